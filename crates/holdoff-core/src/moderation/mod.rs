@@ -1,0 +1,68 @@
+//! Moderation algorithms: small state machines fed `Sample`s that return
+//! register settings (`ModerationParams`).
+//!
+//! Models: the policy half of interrupt moderation. An algorithm never touches
+//! the NIC, the host or the event queue; it sees counters and `now`, and
+//! answers with the register values to write. This keeps every algorithm
+//! unit-testable on its own (like Linux's lib/dim) and liftable into a driver.
+//!
+//! Depends on `units` only.
+//!
+//! Units: register values keep their hardware units in their names
+//! (`itr_256ns`, `eitr_us`, `*_1024ns`).
+
+pub mod static_policy;
+
+use crate::units::SimTime;
+pub use static_policy::StaticModerator;
+
+/// Counters since the previous call, for one interrupt vector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    pub now: SimTime,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub interrupts: u64,
+}
+
+/// Register settings an algorithm asks for. `None` leaves a register as it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModerationParams {
+    /// ITR / 82574-82575 EITR interval [256 ns units]; 0 = no throttling.
+    pub itr_256ns: Option<u32>,
+    /// 82576+ EITR interval field [1 us]; 0 = no throttling.
+    pub eitr_us: Option<u32>,
+    /// RX packet timer RDTR [1.024 us]; 0 = interrupt per packet, RADV off.
+    pub rdtr_1024ns: Option<u32>,
+    /// RX absolute timer RADV [1.024 us]; 0 = off.
+    pub radv_1024ns: Option<u32>,
+    /// TX packet timer TIDV [1.024 us].
+    pub tidv_1024ns: Option<u32>,
+    /// TX absolute timer TADV [1.024 us]; 0 = off.
+    pub tadv_1024ns: Option<u32>,
+}
+
+/// When the driver calls the algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// Only once, at interface up.
+    Never,
+    /// At every interrupt of the vector, before processing.
+    PerInterrupt,
+    /// From a periodic timer (watchdog) [ns].
+    Periodic(crate::units::Nanos),
+}
+
+/// A moderation algorithm.
+pub trait Moderator {
+    /// Stable name used in scenario files and outputs.
+    fn name(&self) -> &'static str;
+    /// The settings written at interface up.
+    fn initial(&self) -> ModerationParams;
+    /// When the driver calls `on_sample`.
+    fn invocation(&self) -> Invocation;
+    /// Feed one sample; return new settings or `None` to keep the current ones.
+    fn on_sample(&mut self, sample: &Sample) -> Option<ModerationParams>;
+}

@@ -1,0 +1,433 @@
+//! NIC chip presets: what differs between e1000-family controllers.
+//!
+//! Models: the per-chip facts the simulator needs: which throttle register
+//! and unit the chip has (ITR in 256 ns, 82574/82575 EITR in 256 ns,
+//! 82576+ EITR in 1 us), whether RADV/TADV exist, how many queues and MSI-X
+//! vectors, the on-chip packet buffer sizes, DMA latency and the chip's own
+//! descriptor-processing rate limits.
+//!
+//! Simplifies: one fixed DMA latency per frame; rate limits as a minimum time
+//! per descriptor.
+//!
+//! Sources: each preset field carries its source or is marked ASSUMPTION.
+//! See `docs/models/nic.md`.
+
+use crate::units::Nanos;
+use serde::Serialize;
+
+/// Which throttle register the chip has and its unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ThrottleKind {
+    /// One ITR register, 256 ns units (8254x, 8257x in legacy/MSI mode).
+    Itr256ns,
+    /// Per-vector EITR in 256 ns units (82574, 82575).
+    Eitr256ns,
+    /// Per-vector EITR, interval field bits 14:2 in 1 us (82576, 82580, I350, I210, I211).
+    Eitr1us,
+}
+
+/// Static facts about one controller model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChipProfile {
+    /// Preset name as used in scenario files.
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Driver family that normally binds it: "lem", "em" or "igb" (informational).
+    pub family: &'static str,
+    pub throttle: ThrottleKind,
+    /// RADV and TADV registers exist (82540 and later).
+    pub has_abs_timers: bool,
+    /// MSI-X supported.
+    pub msix: bool,
+    /// Maximum RX/TX queue pairs (= MSI-X queue vectors).
+    pub max_queues: u32,
+    /// Largest descriptor ring [descriptors].
+    pub max_ring: u32,
+    /// On-chip receive packet buffer [bytes]; frames beyond it are dropped (`rx_fifo_overrun`).
+    pub rx_fifo_bytes: u32,
+    /// Time from the last byte received to descriptor write-back in host memory [ns].
+    pub rx_dma_ns: Nanos,
+    /// Time from descriptor fetch to first byte on the wire [ns].
+    pub tx_dma_ns: Nanos,
+    /// Minimum time per received frame the descriptor engine needs [ns] (packet-rate limit).
+    pub rx_desc_min_ns: Nanos,
+    /// Minimum time per transmitted frame the descriptor engine needs [ns] (packet-rate limit).
+    pub tx_desc_min_ns: Nanos,
+}
+
+/// Wire time of a minimum (64-B) frame at 1 Gbit/s: 84 B x 8 ns = 672 ns.
+/// Used as "no chip limit beyond the wire" for packet-rate limits.
+const GBE_MIN_FRAME_NS: Nanos = Nanos(672);
+
+/// Largest legacy/advanced descriptor ring the e1000 (82544 and later), e1000e
+/// and igb drivers accept [descriptors].
+const MAX_RING_4096: u32 = 4096;
+
+impl ChipProfile {
+    /// Intel 82540EM: single-port PCI (32-bit, 33/66 MHz) GbE, lem/em.
+    pub const I82540: ChipProfile = ChipProfile {
+        name: "82540",
+        description: "Intel 82540EM, PCI 32-bit 33/66 MHz, one ITR, INTx only",
+        // FreeBSD: lem(4) since 2010 (em(4) before); Linux e1000.
+        family: "lem",
+        // 8254x SDM §13.4.18: ITR in 256 ns units, 82540 and later.
+        throttle: ThrottleKind::Itr256ns,
+        // 8254x SDM §13.4.31/§13.4.44: RADV and TADV "not on 82542/82543/82544".
+        has_abs_timers: true,
+        // 8254x SDM: PCI/PCI-X parts, INTx only (no MSI-X capability).
+        msix: false,
+        // 8254x SDM: one RX and one TX descriptor ring.
+        max_queues: 1,
+        // Linux e1000_param.c: RxDescriptors/TxDescriptors valid range
+        // 80-4096 for 82544 and newer.
+        max_ring: MAX_RING_4096,
+        // Linux e1000_main.c e1000_reset(): default PBA = E1000_PBA_48K
+        // ("48K for Rx, 16K for Tx") for 8254x other than 82547, 64 KB total.
+        rx_fifo_bytes: 48 * 1024,
+        // ASSUMPTION: ~2 us from last byte in to descriptor write-back on a
+        // shared 32-bit PCI bus (arbitration + burst + write-back), slower
+        // than the PCI-X and PCIe parts.
+        rx_dma_ns: Nanos(2000),
+        // ASSUMPTION: ~2 us for descriptor fetch + data read + FIFO threshold
+        // on 32-bit PCI.
+        tx_dma_ns: Nanos(2000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        // Bus bandwidth (133/266 MB/s shared) is not modelled.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel 82546EB/GB: dual-port PCI-X (64-bit, up to 133 MHz) GbE, lem/em.
+    /// The NIC of seed 000 (pciconf 0x1010) and the class of seeds 001-003.
+    pub const I82546: ChipProfile = ChipProfile {
+        name: "82546",
+        description: "Intel 82546EB/GB dual-port, PCI-X 64-bit up to 133 MHz, one ITR per port",
+        // FreeBSD: lem(4) since 2010 (em(4) in 2006); Linux e1000.
+        family: "lem",
+        // 8254x SDM §13.4.18: ITR in 256 ns units.
+        throttle: ThrottleKind::Itr256ns,
+        // 8254x SDM §13.4.31/§13.4.44: RADV/TADV present on 82540 and later.
+        has_abs_timers: true,
+        // 8254x SDM: INTx only.
+        msix: false,
+        // 8254x SDM: one RX and one TX ring per port.
+        max_queues: 1,
+        // Linux e1000_param.c: 80-4096 descriptors for 82544 and newer.
+        max_ring: MAX_RING_4096,
+        // Linux e1000_main.c e1000_reset(): E1000_PBA_48K (48 KB RX of the
+        // 64 KB packet buffer) for standard frames; 40 KB with jumbo frames.
+        rx_fifo_bytes: 48 * 1024,
+        // ASSUMPTION: ~1.5 us DMA + write-back through a PCI-X bridge (SDM
+        // §13.3: register reads split; DMA bursts are long on PCI-X).
+        rx_dma_ns: Nanos(1500),
+        // ASSUMPTION: ~1.5 us descriptor fetch + data read on PCI-X.
+        tx_dma_ns: Nanos(1500),
+        // ASSUMPTION: no documented RX packet-rate limit found; wire rate.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // FreeBSD em(4) fast-interrupt/taskqueue commit text (2006, seed 002;
+        // seed-scenarios.md card 3): "the same NIC hardware seems unable to
+        // transmit more than 800 kpps" -> 1e9 / 800_000 = 1250 ns per frame.
+        // The freebsd-net post of 2006-10-20 suspects chip prefetching was
+        // off in that test, so this is a configuration-dependent ceiling.
+        tx_desc_min_ns: Nanos(1250),
+    };
+
+    /// Intel 82574L: single-port PCIe 1.1 x1 GbE, em / e1000e.
+    pub const I82574: ChipProfile = ChipProfile {
+        name: "82574",
+        description:
+            "Intel 82574L, PCIe x1, EITR in 256 ns units, MSI-X (5 vectors), one queue pair used",
+        // FreeBSD em(4); Linux e1000e.
+        family: "em",
+        // algorithms.md §1.6: 82574 EITR(n) in 256 ns units, like ITR.
+        throttle: ThrottleKind::Eitr256ns,
+        // 82574 keeps the 8254x delay timers (same register set as 82583V,
+        // datasheet §9.2.6.12 TADV).
+        has_abs_timers: true,
+        // 82574 datasheet: MSI-X with 5 vectors (RX0, RX1, TX0, TX1, other);
+        // Linux e1000e FLAG_HAS_MSIX for 82574.
+        msix: true,
+        // The drivers (Linux e1000e, FreeBSD em) run one RX/TX queue pair on
+        // the 82574, although the chip has two of each.
+        max_queues: 1,
+        // Linux e1000e: E1000_MAX_RXD/E1000_MAX_TXD 4096.
+        max_ring: MAX_RING_4096,
+        // Linux e1000e 82571.c: e1000_82574_info.pba = 32 (KB for RX; older
+        // e1000e releases used 20).
+        rx_fifo_bytes: 32 * 1024,
+        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4: PCIe round trip
+        // "usually less than 1 us", 2009 PCI latency study).
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us descriptor + data read round trip on PCIe.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel 82576: dual-port PCIe 2.0 x4 GbE, igb.
+    pub const I82576: ChipProfile = ChipProfile {
+        name: "82576",
+        description: "Intel 82576 dual-port, PCIe 2.0, EITR in 1 us, MSI-X, 16 queues",
+        // FreeBSD igb (now part of em/iflib); Linux igb.
+        family: "igb",
+        // algorithms.md §1.6: 82576/I350/I210 EITR interval bits 14:2 in 1 us.
+        throttle: ThrottleKind::Eitr1us,
+        // ASSUMPTION: treated as absent: igb drivers moderate only through
+        // EITR, and the advanced TX descriptor has no IDE bit (OpenBSD
+        // if_em.c: 82575/6 "lack the IDE bit"), so TIDV/TADV cannot act.
+        // See seed-scenarios.md §6 question 4.
+        has_abs_timers: false,
+        // 82576 datasheet; Linux igb uses MSI-X on it.
+        msix: true,
+        // 82576 datasheet: 16 RX/16 TX queues. Note: Linux igb caps RSS at
+        // IGB_MAX_RX_QUEUES = 8 (igb_get_max_rss_queues).
+        max_queues: 16,
+        // Linux igb: IGB_MAX_RXD/IGB_MAX_TXD 4096.
+        max_ring: MAX_RING_4096,
+        // Linux igb igb_reset() (older releases): pba = E1000_PBA_64K for
+        // 82576; newer releases read the same default from RXPBS.
+        rx_fifo_bytes: 64 * 1024,
+        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4).
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us on PCIe.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel I350: 2/4-port PCIe 2.1 x4 GbE, igb (Emulab d430 class hosts).
+    pub const I350: ChipProfile = ChipProfile {
+        name: "i350",
+        description: "Intel I350 2/4-port, PCIe 2.1, EITR in 1 us, MSI-X, 8 queues per port",
+        // FreeBSD igb; Linux igb.
+        family: "igb",
+        // algorithms.md §1.6: EITR interval in 1 us.
+        throttle: ThrottleKind::Eitr1us,
+        // ASSUMPTION: as the 82576 (EITR only, no IDE in advanced TX
+        // descriptors; seed-scenarios.md §6 question 4).
+        has_abs_timers: false,
+        // I350 datasheet; Linux igb uses MSI-X.
+        msix: true,
+        // Linux igb: I350 falls through to IGB_MAX_RX_QUEUES = 8 RSS queues.
+        max_queues: 8,
+        // Linux igb: IGB_MAX_RXD 4096.
+        max_ring: MAX_RING_4096,
+        // ASSUMPTION: 36 KB, the first entry of the 82580/I350 RXPBS size
+        // encoding (e1000_82580_rxpbs_table, Linux igb / FreeBSD e1000);
+        // the per-port default depends on the number of ports (FreeBSD igb
+        // comment) and was not found in a datasheet.
+        rx_fifo_bytes: 36 * 1024,
+        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4).
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us on PCIe.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel I210: single-port PCIe 2.1 x1 GbE, igb (APU2 c4/d4/e4, seed 004).
+    pub const I210: ChipProfile = ChipProfile {
+        name: "i210",
+        description: "Intel I210, PCIe 2.1 x1, EITR in 1 us, MSI-X, 4 queues",
+        // FreeBSD igb; Linux igb; OpenBSD drives it with em(4) (em_i210).
+        family: "igb",
+        // I210 datasheet §7.3 / §8.8.14: EITR interval in 1 us.
+        throttle: ThrottleKind::Eitr1us,
+        // ASSUMPTION: as the 82576; OpenBSD if_em.c does not set IDE on
+        // em_i210 (seed-scenarios.md card 4 and §6 question 4).
+        has_abs_timers: false,
+        // I210 datasheet §8.8.14 via algorithms.md §1.1: EITR0..EITR4, i.e.
+        // five MSI-X vectors.
+        msix: true,
+        // Linux igb: IGB_MAX_RX_QUEUES_82575 = 4 for the I210.
+        max_queues: 4,
+        // Linux igb: IGB_MAX_RXD 4096.
+        max_ring: MAX_RING_4096,
+        // Linux igb: I210_RXPBSIZE_DEFAULT 0xA2 = 34 KB for host RX (+2 KB to
+        // the BMC), of the 36 KB on-chip RX buffer the I210 datasheet
+        // §7.1.3.2 gives; igb_reset() uses E1000_PBA_34K for I210/I211.
+        rx_fifo_bytes: 34 * 1024,
+        // ASSUMPTION: ~1 us on PCIe x1 (seed-scenarios.md §0.4).
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us on PCIe x1.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel I211: single-port PCIe 2.1 x1 GbE, igb (APU2 c0/c2/d2/e2, seed 004).
+    pub const I211: ChipProfile = ChipProfile {
+        name: "i211",
+        description: "Intel I211, PCIe 2.1 x1, EITR in 1 us, MSI-X, 2 queues",
+        // FreeBSD igb; Linux igb; OpenBSD em(4) (em_i210 class).
+        family: "igb",
+        // I210-family EITR in 1 us (I211 shares the I210 register set).
+        throttle: ThrottleKind::Eitr1us,
+        // ASSUMPTION: as the I210.
+        has_abs_timers: false,
+        // I211 shares the I210's MSI-X interrupt block; Linux igb uses MSI-X.
+        msix: true,
+        // Linux igb: IGB_MAX_RX_QUEUES_I211 = 2 (the datasheet's figure of 4
+        // is reported wrong by the teklager.se APU2 pfSense tuning article).
+        max_queues: 2,
+        // Linux igb: IGB_MAX_RXD 4096.
+        max_ring: MAX_RING_4096,
+        // Linux igb igb_reset(): E1000_PBA_34K for I210 and I211 alike.
+        rx_fifo_bytes: 34 * 1024,
+        // ASSUMPTION: ~1 us on PCIe x1 (seed-scenarios.md §0.4).
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us on PCIe x1.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        rx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
+        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+    };
+}
+
+/// All named presets, in a stable order.
+pub fn presets() -> Vec<&'static ChipProfile> {
+    vec![
+        &ChipProfile::I82540,
+        &ChipProfile::I82546,
+        &ChipProfile::I82574,
+        &ChipProfile::I82576,
+        &ChipProfile::I350,
+        &ChipProfile::I210,
+        &ChipProfile::I211,
+    ]
+}
+
+/// Look a preset up by name.
+pub fn by_name(name: &str) -> Option<&'static ChipProfile> {
+    presets().into_iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{wire_bytes, MIN_FRAME_BYTES};
+
+    /// Line time of a minimum frame at 1 Gbit/s [ns] (8 ns per byte).
+    fn min_frame_wire_ns() -> u64 {
+        wire_bytes(MIN_FRAME_BYTES) as u64 * 8
+    }
+
+    #[test]
+    fn names_are_unique_and_found_by_name() {
+        // Scenario files refer to chips by name; a duplicate would shadow one.
+        let all = presets();
+        assert_eq!(all.len(), 7);
+        for (i, c) in all.iter().enumerate() {
+            assert!(
+                all[i + 1..].iter().all(|d| d.name != c.name),
+                "duplicate {}",
+                c.name
+            );
+            assert_eq!(by_name(c.name), Some(*c));
+        }
+        for name in ["82540", "82546", "82574", "82576", "i350", "i210", "i211"] {
+            assert!(by_name(name).is_some(), "{name} missing");
+        }
+        assert_eq!(by_name("82599"), None);
+    }
+
+    #[test]
+    fn the_82546_transmits_at_most_800_kpps() {
+        // FreeBSD em commit text (2006): the NIC "seems unable to transmit
+        // more than 800 kpps"; the preset must encode exactly that rate.
+        let c = by_name("82546").unwrap();
+        assert_eq!(1_000_000_000 / c.tx_desc_min_ns.as_ns(), 800_000);
+    }
+
+    #[test]
+    fn rate_limits_are_never_faster_than_the_wire() {
+        // A GbE chip cannot be specified faster than 1,488,095 frames/s of
+        // 64-B frames; a smaller value would mean a unit slip (e.g. 67 ns).
+        assert_eq!(min_frame_wire_ns(), GBE_MIN_FRAME_NS.as_ns());
+        for c in presets() {
+            assert!(
+                c.rx_desc_min_ns.as_ns() >= min_frame_wire_ns(),
+                "{}",
+                c.name
+            );
+            assert!(
+                c.tx_desc_min_ns.as_ns() >= min_frame_wire_ns(),
+                "{}",
+                c.name
+            );
+        }
+    }
+
+    #[test]
+    fn throttle_unit_matches_driver_family() {
+        // algorithms.md §1.6: the igb parts (82576, I350, I210, I211) count
+        // EITR in 1 us; the lem/em parts count ITR/EITR in 256 ns.
+        for c in presets() {
+            match c.family {
+                "igb" => assert_eq!(c.throttle, ThrottleKind::Eitr1us, "{}", c.name),
+                "lem" => assert_eq!(c.throttle, ThrottleKind::Itr256ns, "{}", c.name),
+                "em" => assert_ne!(c.throttle, ThrottleKind::Eitr1us, "{}", c.name),
+                other => panic!("{}: unknown family {other}", c.name),
+            }
+        }
+    }
+
+    #[test]
+    fn queues_need_msix() {
+        // Without MSI-X there is one interrupt and the drivers run one queue
+        // pair; more than one queue implies per-queue vectors.
+        for c in presets() {
+            assert!(c.max_queues >= 1, "{}", c.name);
+            if !c.msix {
+                assert_eq!(c.max_queues, 1, "{}", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn buffers_and_rings_are_hardware_shaped() {
+        // PBA/RXPBS are programmed in 1 KB units; the RX buffer must hold
+        // at least two 1522-B frames (the drivers put the flow-control
+        // high-water mark one full frame below its top). Ring lengths are
+        // multiples of 8 descriptors (RDLEN/TDLEN are 128-byte multiples).
+        for c in presets() {
+            assert_eq!(c.rx_fifo_bytes % 1024, 0, "{}", c.name);
+            assert!(c.rx_fifo_bytes >= 2 * 1522, "{}", c.name);
+            assert_eq!(c.max_ring % 8, 0, "{}", c.name);
+            assert!(
+                c.max_ring >= 256,
+                "{}: drivers' default ring is 256",
+                c.name
+            );
+        }
+    }
+
+    #[test]
+    fn dma_latency_is_a_few_microseconds_at_most() {
+        // The fixed DMA latency stands for a bus round trip plus a burst; it
+        // must stay well below one full-size frame time (12.3 us), otherwise
+        // it would dominate the wire and hide the moderation timers.
+        for c in presets() {
+            assert!(
+                c.rx_dma_ns > Nanos::ZERO && c.rx_dma_ns < Nanos::from_us(5),
+                "{}",
+                c.name
+            );
+            assert!(
+                c.tx_dma_ns > Nanos::ZERO && c.tx_dma_ns < Nanos::from_us(5),
+                "{}",
+                c.name
+            );
+        }
+    }
+}

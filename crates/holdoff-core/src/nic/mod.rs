@@ -1,0 +1,710 @@
+//! NIC port, e1000 family (8254x/8257x, 82574) and igb class (82576, I350,
+//! I210/I211): descriptor rings, DMA, the delay timers, interrupt causes and
+//! masks, throttling (ITR/EITR) and interrupt delivery modes.
+//!
+//! Models (algorithms.md §1; 8254x SDM; I210 datasheet §7.3):
+//! - RX: a frame fully received enters the on-chip packet buffer
+//!   (`rx_fifo_bytes`; overflow drops it as `rx_fifo_overrun` and raises RXO);
+//!   the descriptor engine takes at least `rx_desc_min_ns` per frame (the
+//!   chip's packet-rate limit) and the frame lands in host memory
+//!   `rx_dma_ns` later, where it takes a free descriptor or is dropped
+//!   (`rx_ring_full`). RDTR/RADV then decide when RXT0 is raised; RDTR = 0
+//!   raises it at once. RXDMT0 is raised when the free descriptors fall to
+//!   the threshold (RCTL.RDMTS = 1/2 of the ring by default).
+//! - TX: descriptors posted by the driver become visible to the chip at the
+//!   TDT write; each is fetched (at most one per `tx_desc_min_ns`), sent at
+//!   line rate after `tx_dma_ns`, and written back when its last byte left.
+//!   Every packet carries RS; with IDE the TIDV/TADV pair delays TXDW, without
+//!   IDE TXDW is raised at once (`set_ide` is a per-chip/driver switch).
+//! - Causes: ICR is read-to-clear, IMS/IMC set and clear mask bits; the
+//!   device wants to interrupt while ICR & IMS != 0.
+//! - Throttling: ITR (256 ns) or EITR (per vector) is a minimum interval
+//!   between assertions. A cause arriving after the interval is signalled at
+//!   once; one arriving inside it waits for the interval's end; at the end
+//!   the vector asserts only if causes are still pending, otherwise it stays
+//!   idle and the next cause asserts at once.
+//! - Modes: legacy INTx (a level line, shareable by several ports), MSI (one
+//!   message per assertion) and MSI-X (one vector per queue, own EITR; the
+//!   delay timers are bypassed as on 82574/82576 in MSI-X mode).
+//!
+//! Simplifies: descriptor write-back is not batched (visible at DMA
+//! completion); no PCI bus contention model beyond the fixed DMA latencies;
+//! EICR per-queue bits are represented by RXT0/TXDW on the queue's vector; no
+//! link state changes (LSC) during a run.
+//!
+//! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
+//! `*_1024ns`), times [ns], sizes [bytes].
+
+pub mod chip;
+pub mod timers;
+
+use crate::engine::Timer;
+use crate::moderation::ModerationParams;
+use crate::packet::{DropReason, Packet};
+use crate::units::{eitr_us_to_nanos, itr_256ns_to_nanos, ticks_1024ns_to_nanos, Nanos, SimTime};
+use crate::wire::LinkDir;
+use chip::{ChipProfile, ThrottleKind};
+use timers::{DelayOutcome, DelayPair};
+
+/// ICR bit: transmit descriptor written back.
+pub const ICR_TXDW: u32 = 1 << 0;
+/// ICR bit: link status change.
+pub const ICR_LSC: u32 = 1 << 2;
+/// ICR bit: receive sequence error.
+pub const ICR_RXSEQ: u32 = 1 << 3;
+/// ICR bit: receive descriptor minimum threshold reached.
+pub const ICR_RXDMT0: u32 = 1 << 4;
+/// ICR bit: receiver overrun.
+pub const ICR_RXO: u32 = 1 << 6;
+/// ICR bit: receiver timer interrupt.
+pub const ICR_RXT0: u32 = 1 << 7;
+/// Causes Linux e1000 enables (`IMS_ENABLE_MASK`).
+pub const IMS_ENABLE_MASK: u32 = ICR_RXT0 | ICR_TXDW | ICR_RXDMT0 | ICR_RXSEQ | ICR_LSC;
+
+/// How the port signals interrupts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntMode {
+    /// Legacy level-triggered line, possibly shared.
+    Intx,
+    /// One message per assertion, one vector.
+    Msi,
+    /// One vector per queue.
+    Msix,
+}
+
+/// Per-port configuration (validated by `scenario`).
+#[derive(Clone, Debug)]
+pub struct PortConfig {
+    pub rx_ring: u32,
+    pub tx_ring: u32,
+    pub queues: u32,
+    pub mode: IntMode,
+    /// Whether the driver sets IDE on TX descriptors (delays TXDW by TIDV/TADV).
+    pub set_ide: bool,
+    /// RXDMT0 threshold as a right shift of the ring size (1 = 1/2, 2 = 1/4, 3 = 1/8).
+    pub rdmts_shift: u32,
+}
+
+/// Something the port asks the world to schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NicEvent {
+    RxDmaDone { queue: u16, pkt: Packet },
+    TxDone { queue: u16 },
+    RxDelay { queue: u16, gen: u32 },
+    TxDelay { queue: u16, gen: u32 },
+    Throttle { vector: u16, gen: u32 },
+}
+
+/// Outputs of a port operation, drained by the caller. The buffers keep
+/// their capacity, so steady-state operation allocates nothing.
+#[derive(Default, Debug)]
+pub struct NicOut {
+    pub events: Vec<(SimTime, NicEvent)>,
+    /// Vectors that asserted an interrupt now (MSI/MSI-X message, or INTx line raised).
+    pub asserts: Vec<u16>,
+    /// Frames put on the wire: arrival time at the far end.
+    pub frames: Vec<(SimTime, Packet)>,
+    pub drops: Vec<(DropReason, Packet)>,
+}
+
+impl NicOut {
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.asserts.clear();
+        self.frames.clear();
+        self.drops.clear();
+    }
+}
+
+/// One interrupt vector: its causes, mask and throttle.
+#[derive(Clone, Debug)]
+struct Vector {
+    icr: u32,
+    ims: u32,
+    interval: Nanos,
+    /// Raw register value as written (for outputs).
+    reg: u32,
+    next_allowed: SimTime,
+    timer: Timer,
+    interrupts: u64,
+    line_high: bool,
+}
+
+impl Vector {
+    fn pending(&self) -> u32 {
+        self.icr & self.ims
+    }
+}
+
+#[derive(Clone, Debug)]
+struct RxQueue {
+    slots: Vec<Packet>,
+    head: u32,
+    filled: u32,
+    hw_free: u32,
+    host_held: u32,
+    max_filled: u32,
+    timers: DelayPair,
+}
+
+#[derive(Clone, Debug)]
+struct TxQueue {
+    slots: Vec<Packet>,
+    /// Next descriptor to reclaim.
+    clean: u32,
+    /// Sent and written back, not yet reclaimed.
+    done: u32,
+    /// Visible to the chip (TDT written), not yet started.
+    queued: u32,
+    /// Posted by the driver, TDT not yet written.
+    unkicked: u32,
+    sending: bool,
+    fetch_free_at: SimTime,
+    timers: DelayPair,
+}
+
+impl TxQueue {
+    fn used(&self) -> u32 {
+        self.done + self.queued + self.unkicked + self.sending as u32
+    }
+}
+
+/// Counters of one port (MAC statistics registers, read by drivers and outputs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    /// Good packets / octets received into host memory (GPRC / GORC).
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    /// Good packets / octets transmitted (GPTC / GOTC).
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Missed packets (MPC): RX ring full or FIFO overrun.
+    pub rx_missed: u64,
+}
+
+/// One NIC port.
+#[derive(Clone, Debug)]
+pub struct NicPort {
+    pub chip: &'static ChipProfile,
+    pub cfg: PortConfig,
+    pub egress: LinkDir,
+    vectors: Vec<Vector>,
+    rxq: Vec<RxQueue>,
+    txq: Vec<TxQueue>,
+    rx_fifo_used: u32,
+    rx_fifo_frames: u32,
+    rx_engine_free_at: SimTime,
+    rdtr: Nanos,
+    radv: Nanos,
+    tidv: Nanos,
+    tadv: Nanos,
+    pub stats: PortStats,
+}
+
+impl NicPort {
+    pub fn new(chip: &'static ChipProfile, cfg: PortConfig, egress: LinkDir) -> Self {
+        let nvec = if cfg.mode == IntMode::Msix {
+            cfg.queues as usize
+        } else {
+            1
+        };
+        let vectors = vec![
+            Vector {
+                icr: 0,
+                ims: 0,
+                interval: Nanos::ZERO,
+                reg: 0,
+                next_allowed: SimTime::ZERO,
+                timer: Timer::default(),
+                interrupts: 0,
+                line_high: false,
+            };
+            nvec
+        ];
+        let rxq = (0..cfg.queues)
+            .map(|_| RxQueue {
+                slots: vec![Packet::EMPTY; cfg.rx_ring as usize],
+                head: 0,
+                filled: 0,
+                // One descriptor stays unused so that head == tail means empty.
+                hw_free: cfg.rx_ring - 1,
+                host_held: 0,
+                max_filled: 0,
+                timers: DelayPair::default(),
+            })
+            .collect();
+        let txq = (0..cfg.queues)
+            .map(|_| TxQueue {
+                slots: vec![Packet::EMPTY; cfg.tx_ring as usize],
+                clean: 0,
+                done: 0,
+                queued: 0,
+                unkicked: 0,
+                sending: false,
+                fetch_free_at: SimTime::ZERO,
+                timers: DelayPair::default(),
+            })
+            .collect();
+        NicPort {
+            chip,
+            cfg,
+            egress,
+            vectors,
+            rxq,
+            txq,
+            rx_fifo_used: 0,
+            rx_fifo_frames: 0,
+            rx_engine_free_at: SimTime::ZERO,
+            rdtr: Nanos::ZERO,
+            radv: Nanos::ZERO,
+            tidv: Nanos::ZERO,
+            tadv: Nanos::ZERO,
+            stats: PortStats::default(),
+        }
+    }
+
+    // ---------------------------------------------------------------- topology
+
+    pub fn num_vectors(&self) -> usize {
+        self.vectors.len()
+    }
+
+    pub fn num_queues(&self) -> usize {
+        self.rxq.len()
+    }
+
+    /// The vector a queue's causes go to.
+    #[inline]
+    pub fn vector_of_queue(&self, queue: u16) -> u16 {
+        if self.cfg.mode == IntMode::Msix {
+            queue
+        } else {
+            0
+        }
+    }
+
+    /// Queues served by a vector (inclusive range).
+    pub fn queues_of_vector(&self, vector: u16) -> std::ops::Range<u16> {
+        if self.cfg.mode == IntMode::Msix {
+            vector..vector + 1
+        } else {
+            0..self.rxq.len() as u16
+        }
+    }
+
+    /// RSS: the receive queue of a flow.
+    #[inline]
+    fn rx_queue_of(&self, pkt: &Packet) -> u16 {
+        (pkt.flow as usize % self.rxq.len()) as u16
+    }
+
+    fn delay_timers_active(&self) -> bool {
+        self.cfg.mode != IntMode::Msix
+    }
+
+    // ------------------------------------------------------------- registers
+
+    /// Apply moderation settings (register writes). Values in the unit the
+    /// chip does not use are converted (1 us = 1000/256 ITR units, truncated).
+    pub fn apply_params(
+        &mut self,
+        now: SimTime,
+        p: &ModerationParams,
+        vector: Option<u16>,
+        out: &mut NicOut,
+    ) {
+        if let Some(v) = p.rdtr_1024ns {
+            self.rdtr = ticks_1024ns_to_nanos(v);
+        }
+        if self.chip.has_abs_timers {
+            if let Some(v) = p.radv_1024ns {
+                self.radv = ticks_1024ns_to_nanos(v);
+            }
+            if let Some(v) = p.tadv_1024ns {
+                self.tadv = ticks_1024ns_to_nanos(v);
+            }
+        }
+        if let Some(v) = p.tidv_1024ns {
+            self.tidv = ticks_1024ns_to_nanos(v);
+        }
+        let interval = match (self.chip.throttle, p.itr_256ns, p.eitr_us) {
+            (ThrottleKind::Eitr1us, _, Some(us)) => Some((us, eitr_us_to_nanos(us))),
+            (ThrottleKind::Eitr1us, Some(itr), None) => {
+                let us = (itr as u64 * 256 / 1000) as u32;
+                Some((us, eitr_us_to_nanos(us)))
+            }
+            (_, Some(itr), _) => Some((itr, itr_256ns_to_nanos(itr))),
+            (_, None, Some(us)) => {
+                let itr = (us as u64 * 1000 / 256) as u32;
+                Some((itr, itr_256ns_to_nanos(itr)))
+            }
+            (_, None, None) => None,
+        };
+        if let Some((reg, ns)) = interval {
+            let range = match vector {
+                Some(v) => v as usize..v as usize + 1,
+                None => 0..self.vectors.len(),
+            };
+            for vi in range {
+                self.write_throttle(now, vi as u16, reg, ns, out);
+            }
+        }
+    }
+
+    /// Write the throttle register of one vector. ITR: the new interval
+    /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
+    /// write also zeroes the counter, so pending causes assert at once
+    /// (I210 datasheet §8.8.14).
+    fn write_throttle(
+        &mut self,
+        now: SimTime,
+        vector: u16,
+        reg: u32,
+        interval: Nanos,
+        out: &mut NicOut,
+    ) {
+        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
+        let v = &mut self.vectors[vector as usize];
+        v.reg = reg;
+        v.interval = interval;
+        if resets_counter {
+            v.next_allowed = now;
+            v.timer.cancel();
+            if v.pending() != 0 {
+                Self::assert(v, vector, now, out);
+            }
+        }
+    }
+
+    /// Read ICR of a vector (read-to-clear). Drops an INTx line.
+    pub fn read_icr(&mut self, vector: u16) -> u32 {
+        let v = &mut self.vectors[vector as usize];
+        let icr = v.icr;
+        v.icr = 0;
+        v.line_high = false;
+        icr
+    }
+
+    /// Peek at ICR without clearing (for tests and outputs).
+    pub fn icr(&self, vector: u16) -> u32 {
+        self.vectors[vector as usize].icr
+    }
+
+    /// Write IMS (enable causes). Pending causes assert subject to throttling.
+    pub fn write_ims(&mut self, now: SimTime, vector: u16, bits: u32, out: &mut NicOut) {
+        let v = &mut self.vectors[vector as usize];
+        let was = v.pending();
+        v.ims |= bits;
+        if was == 0 && v.pending() != 0 {
+            Self::try_assert(v, vector, now, out);
+        }
+    }
+
+    /// Write IMC (disable causes).
+    pub fn write_imc(&mut self, vector: u16, bits: u32) {
+        let v = &mut self.vectors[vector as usize];
+        v.ims &= !bits;
+        if v.pending() == 0 {
+            v.line_high = false;
+        }
+    }
+
+    pub fn ims(&self, vector: u16) -> u32 {
+        self.vectors[vector as usize].ims
+    }
+
+    /// Set cause bits (hardware event or ICS write).
+    pub fn raise(&mut self, now: SimTime, vector: u16, bits: u32, out: &mut NicOut) {
+        let v = &mut self.vectors[vector as usize];
+        let was = v.pending();
+        v.icr |= bits;
+        if was == 0 && v.pending() != 0 {
+            Self::try_assert(v, vector, now, out);
+        }
+    }
+
+    fn try_assert(v: &mut Vector, vector: u16, now: SimTime, out: &mut NicOut) {
+        if now >= v.next_allowed {
+            Self::assert(v, vector, now, out);
+        } else if v.timer.deadline() != Some(v.next_allowed) {
+            let gen = v.timer.arm(v.next_allowed);
+            out.events
+                .push((v.next_allowed, NicEvent::Throttle { vector, gen }));
+        }
+    }
+
+    fn assert(v: &mut Vector, vector: u16, now: SimTime, out: &mut NicOut) {
+        v.interrupts += 1;
+        v.line_high = true;
+        v.next_allowed = now + v.interval;
+        out.asserts.push(vector);
+        if !v.interval.is_zero() {
+            // The countdown runs; at its end pending causes assert again.
+            let gen = v.timer.arm(v.next_allowed);
+            out.events
+                .push((v.next_allowed, NicEvent::Throttle { vector, gen }));
+        } else {
+            v.timer.cancel();
+        }
+    }
+
+    /// The throttle countdown of `vector` reached zero.
+    pub fn throttle_expired(&mut self, now: SimTime, vector: u16, gen: u32, out: &mut NicOut) {
+        let v = &mut self.vectors[vector as usize];
+        if v.timer.fire(gen) && v.pending() != 0 {
+            Self::assert(v, vector, now, out);
+        }
+    }
+
+    /// Whether the INTx line of this port is asserted.
+    pub fn line_high(&self) -> bool {
+        self.vectors.iter().any(|v| v.line_high && v.pending() != 0)
+    }
+
+    pub fn interrupts(&self, vector: u16) -> u64 {
+        self.vectors[vector as usize].interrupts
+    }
+
+    /// Current throttle interval of a vector [ns] and its raw register value.
+    pub fn throttle(&self, vector: u16) -> (Nanos, u32) {
+        let v = &self.vectors[vector as usize];
+        (v.interval, v.reg)
+    }
+
+    // ------------------------------------------------------------------- RX
+
+    /// A frame's last byte arrived from the wire.
+    pub fn frame_arrived(&mut self, now: SimTime, pkt: Packet, out: &mut NicOut) {
+        if self.rx_fifo_used + pkt.frame_bytes > self.chip.rx_fifo_bytes {
+            self.stats.rx_missed += 1;
+            out.drops.push((DropReason::RxFifoOverrun, pkt));
+            let q = self.rx_queue_of(&pkt);
+            let vec = self.vector_of_queue(q);
+            self.raise(now, vec, ICR_RXO, out);
+            return;
+        }
+        self.rx_fifo_used += pkt.frame_bytes;
+        self.rx_fifo_frames += 1;
+        let start = now.max(self.rx_engine_free_at);
+        self.rx_engine_free_at = start + self.chip.rx_desc_min_ns;
+        let queue = self.rx_queue_of(&pkt);
+        out.events.push((
+            start + self.chip.rx_dma_ns,
+            NicEvent::RxDmaDone { queue, pkt },
+        ));
+    }
+
+    /// A received frame's DMA into host memory completed.
+    pub fn rx_dma_done(&mut self, now: SimTime, queue: u16, pkt: Packet, out: &mut NicOut) {
+        self.rx_fifo_used -= pkt.frame_bytes;
+        self.rx_fifo_frames -= 1;
+        let ring = self.cfg.rx_ring;
+        let thr = ring >> self.cfg.rdmts_shift;
+        let vector = self.vector_of_queue(queue);
+        let q = &mut self.rxq[queue as usize];
+        if q.hw_free == 0 {
+            self.stats.rx_missed += 1;
+            out.drops.push((DropReason::RxRingFull, pkt));
+            return;
+        }
+        let idx = (q.head + q.filled) % ring;
+        q.slots[idx as usize] = pkt;
+        q.filled += 1;
+        q.max_filled = q.max_filled.max(q.filled);
+        q.hw_free -= 1;
+        let crossed = q.hw_free == thr;
+        self.stats.rx_packets += 1;
+        self.stats.rx_bytes += pkt.frame_bytes as u64;
+        if crossed {
+            self.raise(now, vector, ICR_RXDMT0, out);
+        }
+        if !self.delay_timers_active() {
+            self.raise(now, vector, ICR_RXT0, out);
+            return;
+        }
+        let (rdtr, radv) = (self.rdtr, self.radv);
+        match self.rxq[queue as usize].timers.on_event(now, rdtr, radv) {
+            DelayOutcome::Immediate => self.raise(now, vector, ICR_RXT0, out),
+            DelayOutcome::Arm { at, gen } => {
+                out.events.push((at, NicEvent::RxDelay { queue, gen }))
+            }
+            DelayOutcome::Unchanged => {}
+        }
+    }
+
+    /// An RX delay-timer check fired.
+    pub fn rx_delay_expired(&mut self, now: SimTime, queue: u16, gen: u32, out: &mut NicOut) {
+        if self.rxq[queue as usize].timers.on_expiry(gen) {
+            let v = self.vector_of_queue(queue);
+            self.raise(now, v, ICR_RXT0, out);
+        }
+    }
+
+    /// Receive descriptors with DD set, waiting for the driver.
+    #[inline]
+    pub fn rx_ready(&self, queue: u16) -> u32 {
+        self.rxq[queue as usize].filled
+    }
+
+    /// The driver takes the next received packet (its descriptor is held
+    /// until `rx_refill`).
+    #[inline]
+    pub fn rx_take(&mut self, queue: u16) -> Option<Packet> {
+        let ring = self.cfg.rx_ring;
+        let q = &mut self.rxq[queue as usize];
+        if q.filled == 0 {
+            return None;
+        }
+        let p = q.slots[q.head as usize];
+        q.head = (q.head + 1) % ring;
+        q.filled -= 1;
+        q.host_held += 1;
+        Some(p)
+    }
+
+    /// RDT write: every descriptor the driver took is given back with a fresh buffer.
+    /// Returns how many were returned.
+    #[inline]
+    pub fn rx_refill(&mut self, queue: u16) -> u32 {
+        let q = &mut self.rxq[queue as usize];
+        let n = q.host_held;
+        q.hw_free += n;
+        q.host_held = 0;
+        n
+    }
+
+    /// Descriptors taken by the driver and not yet returned.
+    pub fn rx_held(&self, queue: u16) -> u32 {
+        self.rxq[queue as usize].host_held
+    }
+
+    /// Highest number of filled descriptors seen on a queue.
+    pub fn rx_max_filled(&self, queue: u16) -> u32 {
+        self.rxq[queue as usize].max_filled
+    }
+
+    // ------------------------------------------------------------------- TX
+
+    /// Free TX descriptors the driver may post.
+    #[inline]
+    pub fn tx_free(&self, queue: u16) -> u32 {
+        let q = &self.txq[queue as usize];
+        self.cfg.tx_ring - 1 - q.used()
+    }
+
+    /// Post one packet (descriptor write in host memory; no MMIO).
+    /// Returns false (and takes nothing) if the ring is full.
+    #[inline]
+    pub fn tx_post(&mut self, queue: u16, pkt: Packet) -> bool {
+        if self.tx_free(queue) == 0 {
+            return false;
+        }
+        let ring = self.cfg.tx_ring;
+        let q = &mut self.txq[queue as usize];
+        let idx = (q.clean + q.used()) % ring;
+        q.slots[idx as usize] = pkt;
+        q.unkicked += 1;
+        true
+    }
+
+    /// TDT write: posted descriptors become visible to the chip.
+    pub fn tx_kick(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        let q = &mut self.txq[queue as usize];
+        q.queued += q.unkicked;
+        q.unkicked = 0;
+        if !q.sending {
+            self.tx_start_next(now, queue, out);
+        }
+    }
+
+    fn tx_start_next(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        let ring = self.cfg.tx_ring;
+        let q = &mut self.txq[queue as usize];
+        if q.queued == 0 {
+            return;
+        }
+        let idx = (q.clean + q.done) % ring;
+        let pkt = q.slots[idx as usize];
+        let fetch = now.max(q.fetch_free_at);
+        q.fetch_free_at = fetch + self.chip.tx_desc_min_ns;
+        q.queued -= 1;
+        q.sending = true;
+        let dep = self
+            .egress
+            .send(fetch + self.chip.tx_dma_ns, pkt.frame_bytes);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += pkt.frame_bytes as u64;
+        out.frames.push((dep.arrive, pkt));
+        out.events.push((dep.end, NicEvent::TxDone { queue }));
+    }
+
+    /// A frame's last byte left the port; its descriptor is written back.
+    pub fn tx_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        {
+            let q = &mut self.txq[queue as usize];
+            q.sending = false;
+            q.done += 1;
+        }
+        let vector = self.vector_of_queue(queue);
+        if !self.delay_timers_active() {
+            self.raise(now, vector, ICR_TXDW, out);
+        } else {
+            // RS on every packet; IDE per driver switch. Without IDE: immediate.
+            let (tidv, tadv) = if self.cfg.set_ide {
+                (self.tidv, self.tadv)
+            } else {
+                (Nanos::ZERO, Nanos::ZERO)
+            };
+            match self.txq[queue as usize].timers.on_event(now, tidv, tadv) {
+                DelayOutcome::Immediate => self.raise(now, vector, ICR_TXDW, out),
+                DelayOutcome::Arm { at, gen } => {
+                    out.events.push((at, NicEvent::TxDelay { queue, gen }))
+                }
+                DelayOutcome::Unchanged => {}
+            }
+        }
+        self.tx_start_next(now, queue, out);
+    }
+
+    /// A TX delay-timer check fired.
+    pub fn tx_delay_expired(&mut self, now: SimTime, queue: u16, gen: u32, out: &mut NicOut) {
+        if self.txq[queue as usize].timers.on_expiry(gen) {
+            let v = self.vector_of_queue(queue);
+            self.raise(now, v, ICR_TXDW, out);
+        }
+    }
+
+    /// Written-back TX descriptors waiting to be reclaimed.
+    #[inline]
+    pub fn tx_done_count(&self, queue: u16) -> u32 {
+        self.txq[queue as usize].done
+    }
+
+    /// Reclaim up to `max` completed TX descriptors; returns how many.
+    #[inline]
+    pub fn tx_clean(&mut self, queue: u16, max: u32) -> u32 {
+        let ring = self.cfg.tx_ring;
+        let q = &mut self.txq[queue as usize];
+        let n = q.done.min(max);
+        q.clean = (q.clean + n) % ring;
+        q.done -= n;
+        n
+    }
+
+    // --------------------------------------------------------------- ledger
+
+    /// Packets held by this port that are not on a wire: in the RX packet
+    /// buffer, in filled RX descriptors, or in TX descriptors not yet sent.
+    pub fn packets_held(&self) -> u64 {
+        let rx: u64 = self.rxq.iter().map(|q| q.filled as u64).sum();
+        let tx: u64 = self
+            .txq
+            .iter()
+            .map(|q| (q.queued + q.unkicked) as u64)
+            .sum();
+        self.rx_fifo_frames as u64 + rx + tx
+    }
+}
+
+#[cfg(test)]
+mod tests;

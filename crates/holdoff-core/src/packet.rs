@@ -1,0 +1,82 @@
+//! Packets and drop reasons: what moves through the model and why it may die.
+//!
+//! Models: a packet is a small `Copy` record (no payload bytes): its frame
+//! size on the wire, what it is (UDP, ICMP echo request/reply), which flow or
+//! application it belongs to, a sequence number and its creation time. Being
+//! `Copy` and fixed-size, packets live in preallocated ring slots and in
+//! events; nothing is allocated per packet.
+//!
+//! Units: `frame_bytes` is destination address to FCS [bytes].
+
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// What a packet is, as far as the stack cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PktKind {
+    Udp,
+    IcmpEchoRequest,
+    IcmpEchoReply,
+}
+
+/// One frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// When the sender created it (generator emission or host send call).
+    pub created: SimTime,
+    /// Frame length, destination address to FCS [bytes].
+    pub frame_bytes: u32,
+    /// Sequence number within its flow.
+    pub seq: u32,
+    /// Flow id: the generator or application index that owns the exchange.
+    pub flow: u16,
+    pub kind: PktKind,
+}
+
+impl Packet {
+    pub const EMPTY: Packet = Packet {
+        created: SimTime::ZERO,
+        frame_bytes: 0,
+        seq: 0,
+        flow: 0,
+        kind: PktKind::Udp,
+    };
+}
+
+/// Why a packet was dropped. Every reason is reported, zero or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The NIC's on-chip receive buffer was full (packet-rate limit exceeded).
+    RxFifoOverrun,
+    /// A received frame found no free RX descriptor.
+    RxRingFull,
+    /// The driver found its TX ring full.
+    TxRingFull,
+    /// The destination socket's receive buffer was full.
+    SocketFull,
+    /// No application listens for this packet on the receiving host.
+    NoListener,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 5] = [
+        DropReason::RxFifoOverrun,
+        DropReason::RxRingFull,
+        DropReason::TxRingFull,
+        DropReason::SocketFull,
+        DropReason::NoListener,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::RxFifoOverrun => "rx_fifo_overrun",
+            DropReason::RxRingFull => "rx_ring_full",
+            DropReason::TxRingFull => "tx_ring_full",
+            DropReason::SocketFull => "socket_full",
+            DropReason::NoListener => "no_listener",
+        }
+    }
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}

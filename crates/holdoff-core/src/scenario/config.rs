@@ -1,0 +1,812 @@
+//! Scenario files: the TOML schema, its defaults and its validation.
+//!
+//! A scenario names hosts (cost profile, cores, driver, NICs), traffic
+//! generator ports, the links between ports, the applications, the duration
+//! and the seed. It is validated once, here; errors name the field path, the
+//! bad value and what is allowed. `holdoff schema` prints the JSON Schema
+//! derived from these types.
+//!
+//! Units are in the field names: `_ms`, `_us`, `_ns`, `_bytes`, `_pps`,
+//! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
+
+use crate::error::Error;
+use crate::host::driver::{DriverKind, NapiConfig};
+use crate::host::profile;
+use crate::nic::chip;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// A complete experiment.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short identifier used in outputs.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Master seed; every random stream derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time [ms].
+    pub duration_ms: u64,
+    /// Time-series sampling interval [us].
+    #[serde(default = "default_sample_interval_us")]
+    pub sample_interval_us: u64,
+    pub hosts: Vec<HostCfg>,
+    #[serde(default)]
+    pub generators: Vec<GeneratorCfg>,
+    pub links: Vec<LinkCfg>,
+    #[serde(default)]
+    pub apps: Vec<AppCfg>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval_us() -> u64 {
+    10_000
+}
+
+/// A modelled machine.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    pub name: String,
+    /// Cost profile preset: ideal, p4-xeon-2004, opteron-2006, apu2, xeon-modern.
+    pub profile: String,
+    /// CPU cores [count].
+    #[serde(default = "one")]
+    pub cores: u32,
+    #[serde(default)]
+    pub driver: DriverKind,
+    #[serde(default)]
+    pub napi: NapiConfig,
+    pub nics: Vec<NicCfg>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Interrupt delivery mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntModeCfg {
+    Intx,
+    Msi,
+    Msix,
+}
+
+/// One NIC port on a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicCfg {
+    pub name: String,
+    /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211.
+    pub chip: String,
+    /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
+    #[serde(default)]
+    pub interrupt_mode: Option<IntModeCfg>,
+    /// RX descriptors [count].
+    #[serde(default = "default_ring")]
+    pub rx_ring: u32,
+    /// TX descriptors [count].
+    #[serde(default = "default_ring")]
+    pub tx_ring: u32,
+    /// RX/TX queue pairs [count]; > 1 requires MSI-X.
+    #[serde(default = "one")]
+    pub queues: u32,
+    /// Whether the driver sets IDE on TX descriptors (TIDV/TADV apply only then).
+    #[serde(default = "yes")]
+    pub set_ide: bool,
+    /// RXDMT0 threshold as a fraction of the ring: 2 (1/2), 4 (1/4) or 8 (1/8).
+    #[serde(default = "two")]
+    pub rdmts_divisor: u32,
+    /// INTx only: ports with the same line number on a host share one line.
+    #[serde(default)]
+    pub irq_line: Option<u32>,
+    /// Core that takes this port's interrupts (MSI-X: the first vector's; others follow round robin).
+    #[serde(default)]
+    pub irq_core: u32,
+    #[serde(default)]
+    pub moderation: ModerationCfg,
+}
+
+fn default_ring() -> u32 {
+    256
+}
+fn yes() -> bool {
+    true
+}
+fn two() -> u32 {
+    2
+}
+
+/// Moderation policy of a port.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ModerationCfg {
+    /// Registers written once at interface up. Give at most one of
+    /// `itr_per_s`, `itr_256ns`, `eitr_us`; none means no throttling.
+    Static {
+        /// Target maximum interrupt rate [int/s], converted as the driver does.
+        #[serde(default)]
+        itr_per_s: Option<u32>,
+        /// Raw ITR / 82574-82575 EITR interval [256 ns units].
+        #[serde(default)]
+        itr_256ns: Option<u32>,
+        /// 82576+ EITR interval [us].
+        #[serde(default)]
+        eitr_us: Option<u32>,
+        /// RX packet timer [1.024 us]; 0 = interrupt per packet.
+        #[serde(default)]
+        rdtr_1024ns: u32,
+        /// RX absolute timer [1.024 us]; 0 = off.
+        #[serde(default)]
+        radv_1024ns: u32,
+        /// TX packet timer [1.024 us] (descriptors with IDE); 0 = immediate.
+        #[serde(default)]
+        tidv_1024ns: u32,
+        /// TX absolute timer [1.024 us]; 0 = off.
+        #[serde(default)]
+        tadv_1024ns: u32,
+    },
+}
+
+impl Default for ModerationCfg {
+    fn default() -> Self {
+        ModerationCfg::Static {
+            itr_per_s: None,
+            itr_256ns: None,
+            eitr_us: None,
+            rdtr_1024ns: 0,
+            radv_1024ns: 0,
+            tidv_1024ns: 0,
+            tadv_1024ns: 0,
+        }
+    }
+}
+
+/// Inter-arrival pattern of a generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Evenly spaced frames.
+    #[default]
+    Constant,
+    /// Exponential inter-arrival times.
+    Poisson,
+    /// Constant rate during `on_us`, silent during `off_us`, repeated.
+    OnOff,
+}
+
+/// A weighted frame size.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SizeWeight {
+    /// Frame size, destination address to FCS [bytes].
+    pub bytes: u32,
+    pub weight: u32,
+}
+
+/// A traffic generator port (a tester, not a modelled host). It sends UDP
+/// frames to the host at the other end of its link and counts what it receives.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorCfg {
+    pub name: String,
+    #[serde(default)]
+    pub pattern: Pattern,
+    /// Offered rate [frames/s] (during "on" periods for on-off). Give this or `load`.
+    #[serde(default)]
+    pub rate_pps: Option<f64>,
+    /// Offered load as a fraction of the link's line rate for the mean frame size (0 < load <= 1).
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// Fixed frame size [bytes], 64..=9018. Default 64.
+    #[serde(default)]
+    pub frame_bytes: Option<u32>,
+    /// Frame-size distribution (instead of `frame_bytes`).
+    #[serde(default)]
+    pub frame_sizes: Option<Vec<SizeWeight>>,
+    /// On-off pattern: on period [us].
+    #[serde(default)]
+    pub on_us: Option<u64>,
+    /// On-off pattern: off period [us].
+    #[serde(default)]
+    pub off_us: Option<u64>,
+    /// First frame at [us].
+    #[serde(default)]
+    pub start_us: u64,
+    /// No frames after [us]; default: the end of the run.
+    #[serde(default)]
+    pub stop_us: Option<u64>,
+    /// Number of flows (frames are spread round robin; RSS maps flows to queues).
+    #[serde(default = "one_u16")]
+    pub flows: u16,
+}
+
+fn one_u16() -> u16 {
+    1
+}
+
+/// A full-duplex link between two ports: "host.nic" or a generator name.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub a: String,
+    pub b: String,
+    /// Line rate: 10M, 100M, 1G, 2.5G, 10G, 25G, 40G, 100G, or a number of bit/s.
+    #[serde(default = "default_rate")]
+    pub rate: String,
+    /// One-way propagation delay [ns].
+    #[serde(default)]
+    pub propagation_ns: u64,
+}
+
+fn default_rate() -> String {
+    "1G".into()
+}
+
+/// An application on a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppCfg {
+    /// Receives every UDP frame that reaches its host and reads it from the socket.
+    UdpSink {
+        name: String,
+        host: String,
+        /// Socket receive buffer [bytes] (Linux default rmem_default 212992).
+        #[serde(default = "default_rcvbuf")]
+        rcvbuf_bytes: u32,
+        /// Core the application runs on.
+        #[serde(default)]
+        core: u32,
+    },
+    /// ICMP echo requests to another modelled host; records each round trip.
+    Ping {
+        name: String,
+        host: String,
+        /// Target host name (must be linked to `host`).
+        to: String,
+        /// Time between requests [us] (ping -i; default 1 s).
+        #[serde(default = "default_ping_interval")]
+        interval_us: u64,
+        /// ICMP payload [bytes] (ping -s; default 56).
+        #[serde(default = "default_ping_size")]
+        size_bytes: u32,
+        /// Requests to send; default: until the end of the run.
+        #[serde(default)]
+        count: Option<u64>,
+        /// First request at [us].
+        #[serde(default)]
+        start_us: u64,
+        #[serde(default)]
+        core: u32,
+    },
+}
+
+fn default_rcvbuf() -> u32 {
+    212_992
+}
+fn default_ping_interval() -> u64 {
+    1_000_000
+}
+fn default_ping_size() -> u32 {
+    56
+}
+
+impl AppCfg {
+    pub fn name(&self) -> &str {
+        match self {
+            AppCfg::UdpSink { name, .. } | AppCfg::Ping { name, .. } => name,
+        }
+    }
+    pub fn host(&self) -> &str {
+        match self {
+            AppCfg::UdpSink { host, .. } | AppCfg::Ping { host, .. } => host,
+        }
+    }
+    pub fn core(&self) -> u32 {
+        match self {
+            AppCfg::UdpSink { core, .. } | AppCfg::Ping { core, .. } => *core,
+        }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AppCfg::UdpSink { .. } => "udp_sink",
+            AppCfg::Ping { .. } => "ping",
+        }
+    }
+}
+
+/// Parse a link rate: "10M", "1G", "2.5G", "100G" or plain bit/s.
+pub fn parse_rate(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'G' | 'g' => (&s[..s.len() - 1], 1_000_000_000u64),
+        'M' | 'm' => (&s[..s.len() - 1], 1_000_000),
+        'K' | 'k' => (&s[..s.len() - 1], 1_000),
+        _ => (s, 1),
+    };
+    // Allow one decimal point ("2.5G") with exact integer arithmetic.
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num, ""),
+    };
+    if int.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut v: u64 = int.parse().ok()?;
+    v = v.checked_mul(mult)?;
+    let mut scale = mult;
+    for d in frac.bytes() {
+        scale /= 10;
+        if scale == 0 {
+            return None;
+        }
+        v = v.checked_add((d - b'0') as u64 * scale)?;
+    }
+    Some(v)
+}
+
+/// The allowed range of link rates [bit/s]: 10 Mbit/s to 100 Gbit/s.
+pub const RATE_MIN_BPS: u64 = 10_000_000;
+pub const RATE_MAX_BPS: u64 = 100_000_000_000;
+
+fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> Error {
+    Error::Config {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+fn names_list(v: &[&str]) -> String {
+    v.join(", ")
+}
+
+impl Scenario {
+    /// Parse TOML text and validate it.
+    pub fn from_toml(text: &str) -> Result<Scenario, Error> {
+        let s: Scenario = toml::from_str(text).map_err(|e| Error::Parse {
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Check every cross-reference and range; the first problem is returned.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.name.trim().is_empty() {
+            return Err(cfg_err("name", "must not be empty"));
+        }
+        if self.duration_ms == 0 || self.duration_ms > 3_600_000 {
+            return Err(cfg_err(
+                "duration_ms",
+                format!("got {}; allowed: 1 to 3600000 (1 hour)", self.duration_ms),
+            ));
+        }
+        if self.sample_interval_us == 0 {
+            return Err(cfg_err("sample_interval_us", "got 0; must be at least 1"));
+        }
+        if self.hosts.is_empty() {
+            return Err(cfg_err("hosts", "at least one host is required"));
+        }
+        let mut names = BTreeSet::new();
+        let profiles: Vec<&str> = profile::presets().iter().map(|p| p.name).collect();
+        let chips: Vec<&str> = chip::presets().iter().map(|c| c.name).collect();
+        for (hi, h) in self.hosts.iter().enumerate() {
+            let f = |x: &str| format!("hosts[{hi}].{x}");
+            if !names.insert(h.name.clone()) || h.name.contains('.') || h.name.is_empty() {
+                return Err(cfg_err(
+                    f("name"),
+                    format!(
+                        "got {:?}; names must be unique, non-empty and contain no '.'",
+                        h.name
+                    ),
+                ));
+            }
+            if profile::by_name(&h.profile).is_none() {
+                return Err(cfg_err(
+                    f("profile"),
+                    format!("got {:?}; allowed: {}", h.profile, names_list(&profiles)),
+                ));
+            }
+            if h.cores == 0 || h.cores > 256 {
+                return Err(cfg_err(
+                    f("cores"),
+                    format!("got {}; allowed: 1 to 256", h.cores),
+                ));
+            }
+            let n = &h.napi;
+            if n.weight == 0 || n.budget == 0 || n.budget_usecs == 0 {
+                return Err(cfg_err(
+                    f("napi"),
+                    "weight, budget and budget_usecs must be at least 1 (Linux: 64, 300, 2000)",
+                ));
+            }
+            if h.nics.is_empty() {
+                return Err(cfg_err(f("nics"), "a host needs at least one NIC"));
+            }
+            let mut nic_names = BTreeSet::new();
+            for (ni, nic) in h.nics.iter().enumerate() {
+                let f = |x: &str| format!("hosts[{hi}].nics[{ni}].{x}");
+                if !nic_names.insert(nic.name.clone())
+                    || nic.name.contains('.')
+                    || nic.name.is_empty()
+                {
+                    return Err(cfg_err(
+                        f("name"),
+                        format!(
+                            "got {:?}; NIC names must be unique on a host, non-empty, without '.'",
+                            nic.name
+                        ),
+                    ));
+                }
+                let Some(c) = chip::by_name(&nic.chip) else {
+                    return Err(cfg_err(
+                        f("chip"),
+                        format!("got {:?}; allowed: {}", nic.chip, names_list(&chips)),
+                    ));
+                };
+                for (field, v) in [("rx_ring", nic.rx_ring), ("tx_ring", nic.tx_ring)] {
+                    if v < 8 || v > c.max_ring || v % 8 != 0 {
+                        return Err(cfg_err(
+                            f(field),
+                            format!(
+                                "got {v}; allowed: a multiple of 8 from 8 to {} for chip {}",
+                                c.max_ring, c.name
+                            ),
+                        ));
+                    }
+                }
+                if nic.queues == 0 || nic.queues > c.max_queues {
+                    return Err(cfg_err(
+                        f("queues"),
+                        format!(
+                            "got {}; allowed: 1 to {} for chip {}",
+                            nic.queues, c.max_queues, c.name
+                        ),
+                    ));
+                }
+                let mode = nic.interrupt_mode.unwrap_or(if c.msix {
+                    IntModeCfg::Msix
+                } else {
+                    IntModeCfg::Intx
+                });
+                if mode == IntModeCfg::Msix && !c.msix {
+                    return Err(cfg_err(
+                        f("interrupt_mode"),
+                        format!(
+                            "got \"msix\"; chip {} has no MSI-X: allowed: intx, msi",
+                            c.name
+                        ),
+                    ));
+                }
+                if nic.queues > 1 && mode != IntModeCfg::Msix {
+                    return Err(cfg_err(
+                        f("queues"),
+                        format!(
+                            "got {}; more than one queue needs interrupt_mode = \"msix\"",
+                            nic.queues
+                        ),
+                    ));
+                }
+                if nic.irq_line.is_some() && mode != IntModeCfg::Intx {
+                    return Err(cfg_err(f("irq_line"), "only legacy INTx lines can be shared; remove irq_line or set interrupt_mode = \"intx\""));
+                }
+                if ![2, 4, 8].contains(&nic.rdmts_divisor) {
+                    return Err(cfg_err(
+                        f("rdmts_divisor"),
+                        format!("got {}; allowed: 2, 4, 8", nic.rdmts_divisor),
+                    ));
+                }
+                if nic.irq_core >= h.cores {
+                    return Err(cfg_err(
+                        f("irq_core"),
+                        format!(
+                            "got {}; the host has {} core(s): allowed 0 to {}",
+                            nic.irq_core,
+                            h.cores,
+                            h.cores - 1
+                        ),
+                    ));
+                }
+                match &nic.moderation {
+                    ModerationCfg::Static {
+                        itr_per_s,
+                        itr_256ns,
+                        eitr_us,
+                        rdtr_1024ns,
+                        radv_1024ns,
+                        tidv_1024ns,
+                        tadv_1024ns,
+                    } => {
+                        let given = [itr_per_s.is_some(), itr_256ns.is_some(), eitr_us.is_some()]
+                            .iter()
+                            .filter(|x| **x)
+                            .count();
+                        if given > 1 {
+                            return Err(cfg_err(
+                                f("moderation"),
+                                "give at most one of itr_per_s, itr_256ns, eitr_us",
+                            ));
+                        }
+                        if let Some(r) = itr_per_s {
+                            if *r != 0 && !(100..=100_000).contains(r) {
+                                return Err(cfg_err(
+                                    f("moderation.itr_per_s"),
+                                    format!("got {r}; allowed: 0 (off) or 100 to 100000 (Linux e1000 range)"),
+                                ));
+                            }
+                        }
+                        if let Some(v) = itr_256ns {
+                            if *v > 0xFFFF {
+                                return Err(cfg_err(
+                                    f("moderation.itr_256ns"),
+                                    format!("got {v}; the INTERVAL field is 16 bits: allowed 0 to 65535"),
+                                ));
+                            }
+                        }
+                        if let Some(v) = eitr_us {
+                            if *v > 0x1FFF {
+                                return Err(cfg_err(
+                                    f("moderation.eitr_us"),
+                                    format!("got {v}; the EITR interval field (bits 14:2) allows 0 to 8191 us"),
+                                ));
+                            }
+                        }
+                        for (field, v) in [
+                            ("rdtr_1024ns", rdtr_1024ns),
+                            ("radv_1024ns", radv_1024ns),
+                            ("tidv_1024ns", tidv_1024ns),
+                            ("tadv_1024ns", tadv_1024ns),
+                        ] {
+                            if *v > 0xFFFF {
+                                return Err(cfg_err(
+                                    format!("hosts[{hi}].nics[{ni}].moderation.{field}"),
+                                    format!("got {v}; the register field is 16 bits: allowed 0 to 65535"),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (gi, g) in self.generators.iter().enumerate() {
+            let f = |x: &str| format!("generators[{gi}].{x}");
+            if !names.insert(g.name.clone()) || g.name.contains('.') || g.name.is_empty() {
+                return Err(cfg_err(
+                    f("name"),
+                    format!("got {:?}; generator names must be unique among hosts and generators, without '.'", g.name),
+                ));
+            }
+            match (g.rate_pps, g.load) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(cfg_err(
+                        f("rate_pps"),
+                        "give exactly one of rate_pps or load",
+                    ));
+                }
+                (Some(r), None) if !(r > 0.0 && r <= 1.0e9) => {
+                    return Err(cfg_err(
+                        f("rate_pps"),
+                        format!("got {r}; allowed: > 0 and <= 1e9"),
+                    ));
+                }
+                (None, Some(l)) if !(l > 0.0 && l <= 1.0) => {
+                    return Err(cfg_err(
+                        f("load"),
+                        format!("got {l}; allowed: > 0 and <= 1 (fraction of line rate)"),
+                    ));
+                }
+                _ => {}
+            }
+            match (&g.frame_bytes, &g.frame_sizes) {
+                (Some(_), Some(_)) => {
+                    return Err(cfg_err(
+                        f("frame_sizes"),
+                        "give frame_bytes or frame_sizes, not both",
+                    ));
+                }
+                (Some(b), None) if !(64..=9018).contains(b) => {
+                    return Err(cfg_err(
+                        f("frame_bytes"),
+                        format!("got {b}; allowed: 64 to 9018"),
+                    ));
+                }
+                (None, Some(v)) => {
+                    if v.is_empty() || v.iter().all(|s| s.weight == 0) {
+                        return Err(cfg_err(
+                            f("frame_sizes"),
+                            "needs at least one entry with weight > 0",
+                        ));
+                    }
+                    for (i, s) in v.iter().enumerate() {
+                        if !(64..=9018).contains(&s.bytes) {
+                            return Err(cfg_err(
+                                format!("generators[{gi}].frame_sizes[{i}].bytes"),
+                                format!("got {}; allowed: 64 to 9018", s.bytes),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if g.pattern == Pattern::OnOff && (g.on_us.unwrap_or(0) == 0 || g.off_us.is_none()) {
+                return Err(cfg_err(
+                    f("on_us"),
+                    "pattern \"on-off\" needs on_us > 0 and off_us",
+                ));
+            }
+            if g.flows == 0 {
+                return Err(cfg_err(f("flows"), "got 0; allowed: 1 to 65535"));
+            }
+        }
+        // Links: endpoints exist, each port used once.
+        let mut used = BTreeSet::new();
+        for (li, l) in self.links.iter().enumerate() {
+            for (side, ep) in [("a", &l.a), ("b", &l.b)] {
+                let field = format!("links[{li}].{side}");
+                if !self.endpoint_exists(ep) {
+                    return Err(cfg_err(
+                        field,
+                        format!(
+                            "got {ep:?}; allowed: a generator name or \"host.nic\": {}",
+                            self.endpoint_names().join(", ")
+                        ),
+                    ));
+                }
+                if !used.insert(ep.clone()) {
+                    return Err(cfg_err(
+                        field,
+                        format!("{ep:?} is already linked; a port takes one link"),
+                    ));
+                }
+            }
+            match parse_rate(&l.rate) {
+                Some(r) if (RATE_MIN_BPS..=RATE_MAX_BPS).contains(&r) => {}
+                _ => {
+                    return Err(cfg_err(
+                        format!("links[{li}].rate"),
+                        format!("got {:?}; allowed: 10M to 100G, e.g. \"10M\", \"1G\", \"2.5G\", \"100G\"", l.rate),
+                    ));
+                }
+            }
+        }
+        for ep in self.endpoint_names() {
+            if !used.contains(&ep) {
+                return Err(cfg_err(
+                    "links",
+                    format!("port {ep:?} has no link; every NIC and generator needs one"),
+                ));
+            }
+        }
+        for (ai, a) in self.apps.iter().enumerate() {
+            let f = |x: &str| format!("apps[{ai}].{x}");
+            if !names.insert(a.name().to_string()) {
+                return Err(cfg_err(
+                    f("name"),
+                    format!("got {:?}; names must be unique", a.name()),
+                ));
+            }
+            let Some(h) = self.hosts.iter().find(|h| h.name == a.host()) else {
+                return Err(cfg_err(
+                    f("host"),
+                    format!(
+                        "got {:?}; allowed: {}",
+                        a.host(),
+                        self.host_names().join(", ")
+                    ),
+                ));
+            };
+            if a.core() >= h.cores {
+                return Err(cfg_err(
+                    f("core"),
+                    format!(
+                        "got {}; host {:?} has {} core(s)",
+                        a.core(),
+                        h.name,
+                        h.cores
+                    ),
+                ));
+            }
+            if let AppCfg::Ping {
+                to,
+                interval_us,
+                size_bytes,
+                ..
+            } = a
+            {
+                if self.route(a.host(), to).is_none() {
+                    return Err(cfg_err(
+                        f("to"),
+                        format!(
+                            "got {to:?}; must be another host directly linked to {:?}",
+                            a.host()
+                        ),
+                    ));
+                }
+                if *interval_us == 0 {
+                    return Err(cfg_err(f("interval_us"), "got 0; must be at least 1"));
+                }
+                if *size_bytes > 8972 {
+                    return Err(cfg_err(
+                        f("size_bytes"),
+                        format!("got {size_bytes}; allowed: 0 to 8972"),
+                    ));
+                }
+            }
+        }
+        let sinks: Vec<&str> = self
+            .apps
+            .iter()
+            .filter(|a| matches!(a, AppCfg::UdpSink { .. }))
+            .map(|a| a.host())
+            .collect();
+        let uniq: BTreeSet<&str> = sinks.iter().copied().collect();
+        if uniq.len() != sinks.len() {
+            return Err(cfg_err("apps", "at most one udp_sink per host"));
+        }
+        Ok(())
+    }
+
+    fn host_names(&self) -> Vec<String> {
+        self.hosts.iter().map(|h| h.name.clone()).collect()
+    }
+
+    /// Every port name: "host.nic" and generator names, in declaration order.
+    pub fn endpoint_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for h in &self.hosts {
+            for n in &h.nics {
+                v.push(format!("{}.{}", h.name, n.name));
+            }
+        }
+        for g in &self.generators {
+            v.push(g.name.clone());
+        }
+        v
+    }
+
+    fn endpoint_exists(&self, ep: &str) -> bool {
+        self.endpoint_names().iter().any(|e| e == ep)
+    }
+
+    /// The (local port, remote port) names linking host `from` to host `to`.
+    pub fn route(&self, from: &str, to: &str) -> Option<(String, String)> {
+        if from == to {
+            return None;
+        }
+        for l in &self.links {
+            for (x, y) in [(&l.a, &l.b), (&l.b, &l.a)] {
+                if x.split_once('.').map(|p| p.0) == Some(from)
+                    && y.split_once('.').map(|p| p.0) == Some(to)
+                {
+                    return Some((x.clone(), y.clone()));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse_exactly() {
+        assert_eq!(parse_rate("10M"), Some(10_000_000));
+        assert_eq!(parse_rate("1G"), Some(1_000_000_000));
+        assert_eq!(parse_rate("2.5G"), Some(2_500_000_000));
+        assert_eq!(parse_rate("100G"), Some(100_000_000_000));
+        assert_eq!(parse_rate("123456"), Some(123_456));
+        assert_eq!(parse_rate("fast"), None);
+        assert_eq!(parse_rate("G"), None);
+    }
+}

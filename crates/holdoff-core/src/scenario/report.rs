@@ -1,0 +1,342 @@
+//! Run outputs: the summary, the time series and the latency histograms of a
+//! finished world, as stable, documented, deterministic JSON.
+//!
+//! Every field and its unit is documented in `docs/outputs.md`. Wall-clock
+//! measurements are not part of the report (they would break byte-identical
+//! output for the same scenario and seed); see `api::Perf`.
+
+use super::config::Scenario;
+use super::world::World;
+use crate::apps::AppKind;
+use crate::error::Error;
+use crate::metrics::LatencyHist;
+use crate::packet::DropReason;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize)]
+pub struct Report<'a> {
+    pub holdoff_version: &'static str,
+    pub scenario: &'a str,
+    pub seed: u64,
+    pub config: &'a Scenario,
+    pub summary: Summary,
+    pub timeseries: Series<'a>,
+    /// Per application: (value [ns], count) buckets of its latency histogram.
+    pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
+}
+
+#[derive(Serialize)]
+pub struct Summary {
+    pub sim_time_ns: u64,
+    pub events_processed: u64,
+    pub ledger: LedgerOut,
+    pub drops: BTreeMap<&'static str, u64>,
+    pub ports: Vec<PortOut>,
+    pub hosts: Vec<HostOut>,
+    pub apps: Vec<AppOut>,
+    pub generators: Vec<GenOut>,
+}
+
+#[derive(Serialize)]
+pub struct LedgerOut {
+    pub injected: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+    pub balanced: bool,
+}
+
+#[derive(Serialize)]
+pub struct VectorOut {
+    pub vector: u16,
+    pub interrupts: u64,
+    pub interrupts_per_s: f64,
+    pub throttle_interval_ns: u64,
+}
+
+#[derive(Serialize)]
+pub struct PortOut {
+    pub port: String,
+    pub chip: &'static str,
+    pub moderation: &'static str,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub rx_missed: u64,
+    pub interrupts: u64,
+    pub vectors: Vec<VectorOut>,
+    pub rx_ring_max_occupancy: u32,
+}
+
+#[derive(Serialize)]
+pub struct CpuNs {
+    pub hardirq: u64,
+    pub softirq: u64,
+    pub app: u64,
+    pub idle: u64,
+}
+
+#[derive(Serialize)]
+pub struct CpuUtil {
+    pub hardirq: f64,
+    pub softirq: f64,
+    pub app: f64,
+    pub busy: f64,
+}
+
+#[derive(Serialize)]
+pub struct HostOut {
+    pub host: String,
+    pub profile: &'static str,
+    pub driver: &'static str,
+    pub cores: usize,
+    pub cpu_ns: CpuNs,
+    pub cpu_util: CpuUtil,
+    /// Interrupt deliveries to cores (handler invocations, including spurious/shared).
+    pub irq_deliveries: u64,
+    pub time_squeeze: u64,
+}
+
+#[derive(Serialize)]
+pub struct LatencyOut {
+    pub count: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Serialize)]
+pub struct AppOut {
+    pub app: String,
+    pub kind: &'static str,
+    pub host: String,
+    pub sent: u64,
+    pub received: u64,
+    pub rx_bytes: u64,
+    pub throughput_bps: f64,
+    pub latency_us: Option<LatencyOut>,
+}
+
+#[derive(Serialize)]
+pub struct GenOut {
+    pub generator: String,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    pub offered_bps: f64,
+    pub rx_packets: u64,
+}
+
+#[derive(Serialize)]
+pub struct Series<'a> {
+    pub interval_ns: u64,
+    pub t_ns: &'a [u64],
+    pub series: BTreeMap<&'a str, &'a [f64]>,
+}
+
+fn latency(h: &LatencyHist) -> Option<LatencyOut> {
+    if h.count() == 0 {
+        return None;
+    }
+    let us = |ns: u64| ns as f64 / 1000.0;
+    Some(LatencyOut {
+        count: h.count(),
+        min: us(h.min_ns()),
+        mean: h.mean_ns() / 1000.0,
+        p50: us(h.quantile_ns(0.5)),
+        p90: us(h.quantile_ns(0.9)),
+        p99: us(h.quantile_ns(0.99)),
+        p999: us(h.quantile_ns(0.999)),
+        max: us(h.max_ns()),
+    })
+}
+
+/// Build the summary; fails if the packet ledger does not balance.
+pub fn summary(w: &World) -> Result<Summary, Error> {
+    let secs = w.end.as_ns() as f64 / 1e9;
+    let in_flight = w.in_flight();
+    let l = &w.ledger;
+    let ledger = LedgerOut {
+        injected: l.injected,
+        delivered: l.delivered,
+        dropped: l.dropped_total(),
+        in_flight,
+        balanced: l.balances(in_flight),
+    };
+    if !ledger.balanced {
+        return Err(Error::Run {
+            message: format!(
+                "packet ledger does not balance: injected {} != delivered {} + dropped {} + in flight {} (a model bug; please report it with the scenario)",
+                l.injected,
+                l.delivered,
+                l.dropped_total(),
+                in_flight
+            ),
+        });
+    }
+    let drops = DropReason::ALL
+        .iter()
+        .map(|r| (r.as_str(), l.dropped[r.index()]))
+        .collect();
+    let ports = w
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let vectors: Vec<VectorOut> = (0..p.num_vectors() as u16)
+                .map(|v| VectorOut {
+                    vector: v,
+                    interrupts: p.interrupts(v),
+                    interrupts_per_s: p.interrupts(v) as f64 / secs,
+                    throttle_interval_ns: p.throttle(v).0.as_ns(),
+                })
+                .collect();
+            PortOut {
+                port: w.port_names[pi].clone(),
+                chip: p.chip.name,
+                moderation: w.moderators[pi].name(),
+                rx_packets: p.stats.rx_packets,
+                rx_bytes: p.stats.rx_bytes,
+                tx_packets: p.stats.tx_packets,
+                tx_bytes: p.stats.tx_bytes,
+                rx_missed: p.stats.rx_missed,
+                interrupts: vectors.iter().map(|v| v.interrupts).sum(),
+                vectors,
+                rx_ring_max_occupancy: (0..p.num_queues() as u16)
+                    .map(|q| p.rx_max_filled(q))
+                    .max()
+                    .unwrap_or(0),
+            }
+        })
+        .collect();
+    let hosts = w
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(hi, h)| {
+            let mut b = [0u64; 3];
+            for c in &h.cores {
+                for (k, x) in b.iter_mut().enumerate() {
+                    *x += c.busy_ns[k];
+                }
+            }
+            let cap = w.end.as_ns() * h.cores.len() as u64;
+            let busy: u64 = b.iter().sum();
+            let f = |x: u64| x as f64 / cap as f64;
+            HostOut {
+                host: h.name.clone(),
+                profile: h.profile.name,
+                driver: h.driver.as_str(),
+                cores: h.cores.len(),
+                cpu_ns: CpuNs {
+                    hardirq: b[0],
+                    softirq: b[1],
+                    app: b[2],
+                    idle: cap.saturating_sub(busy),
+                },
+                cpu_util: CpuUtil {
+                    hardirq: f(b[0]),
+                    softirq: f(b[1]),
+                    app: f(b[2]),
+                    busy: f(busy),
+                },
+                irq_deliveries: h.lines.iter().map(|l| l.delivered).sum(),
+                time_squeeze: w.time_squeeze(hi),
+            }
+        })
+        .collect();
+    let apps = w
+        .apps
+        .iter()
+        .map(|a| {
+            let host = w.hosts[a.host as usize].name.clone();
+            match &a.kind {
+                AppKind::UdpSink(s) => AppOut {
+                    app: a.name.clone(),
+                    kind: "udp_sink",
+                    host,
+                    sent: 0,
+                    received: s.received,
+                    rx_bytes: s.rx_bytes,
+                    throughput_bps: s.rx_bytes as f64 * 8.0 / secs,
+                    latency_us: latency(&s.latency),
+                },
+                AppKind::Ping(p) => AppOut {
+                    app: a.name.clone(),
+                    kind: "ping",
+                    host,
+                    sent: p.sent,
+                    received: p.received,
+                    rx_bytes: p.received * p.frame_bytes() as u64,
+                    throughput_bps: p.received as f64 * p.frame_bytes() as f64 * 8.0 / secs,
+                    latency_us: latency(&p.rtt),
+                },
+            }
+        })
+        .collect();
+    let generators = w
+        .gens
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| GenOut {
+            generator: w.gen_names[gi].clone(),
+            sent_packets: g.sent_packets,
+            sent_bytes: g.sent_bytes,
+            offered_bps: g.offered_bps,
+            rx_packets: g.rx_packets,
+        })
+        .collect();
+    Ok(Summary {
+        sim_time_ns: w.end.as_ns(),
+        events_processed: w.q.processed(),
+        ledger,
+        drops,
+        ports,
+        hosts,
+        apps,
+        generators,
+    })
+}
+
+/// Serialise the whole report.
+pub fn to_json(w: &World) -> Result<String, Error> {
+    let summary = summary(w)?;
+    let histograms = w
+        .apps
+        .iter()
+        .map(|a| {
+            let h = match &a.kind {
+                AppKind::UdpSink(s) => &s.latency,
+                AppKind::Ping(p) => &p.rtt,
+            };
+            (a.name.clone(), h.buckets())
+        })
+        .collect();
+    let r = Report {
+        holdoff_version: crate::api::VERSION,
+        scenario: &w.scenario.name,
+        seed: w.scenario.seed,
+        config: &w.scenario,
+        summary,
+        timeseries: Series {
+            interval_ns: w.scenario.sample_interval_us * 1000,
+            t_ns: &w.ts.t_ns,
+            series: w
+                .ts
+                .names
+                .iter()
+                .map(|s| s.as_str())
+                .zip(w.ts.values.iter().map(|v| v.as_slice()))
+                .collect(),
+        },
+        histograms,
+    };
+    serde_json::to_string(&r).map_err(|e| Error::Run {
+        message: format!("could not serialise the report: {e}"),
+    })
+}

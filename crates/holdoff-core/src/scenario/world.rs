@@ -1,0 +1,1088 @@
+//! The world: every component of a scenario wired together, and the event
+//! loop that runs it. This is the only place that connects NICs, links,
+//! hosts, drivers, the stack and applications.
+//!
+//! Event flow of one received frame: generator or peer NIC puts it on the
+//! wire -> `Arrive` at the NIC -> `RxDmaDone` -> cause raised (delay timers)
+//! -> throttle -> assertion -> IRQ line -> core runs the driver's handler ->
+//! (NAPI poll in softirq) -> stack -> socket -> application.
+//!
+//! Units: times [ns].
+
+use super::config::{AppCfg, IntModeCfg, ModerationCfg, Scenario};
+use crate::apps::{App, AppKind, Generator, Ping, UdpSink};
+use crate::engine::{rng_stream, EventQueue};
+use crate::host::driver::{self, DriverKind, NapiConfig, StackSink};
+use crate::host::profile::{self, HostProfile};
+use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
+use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::{ModerationParams, Moderator, StaticModerator};
+use crate::nic::chip;
+use crate::nic::{IntMode, NicEvent, NicOut, NicPort, PortConfig, IMS_ENABLE_MASK};
+use crate::packet::{DropReason, Packet, PktKind};
+use crate::units::{ints_per_s_to_itr_256ns, BitsPerSec, Nanos, SimTime};
+use crate::wire::LinkDir;
+use std::collections::VecDeque;
+
+/// Every event of the simulation.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    GenEmit { gen: u16 },
+    Arrive { ep: u16, pkt: Packet },
+    Nic { port: u16, ev: NicEvent },
+    CoreDone { host: u16, core: u16, gen: u32 },
+    AppTimer { app: u16 },
+    Wake { app: u16 },
+    Sample,
+}
+
+/// A moderation algorithm attached to one port (static dispatch).
+pub enum AnyModerator {
+    Static(StaticModerator),
+}
+
+impl AnyModerator {
+    pub fn initial(&self) -> ModerationParams {
+        match self {
+            AnyModerator::Static(m) => m.initial(),
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            AnyModerator::Static(m) => m.name(),
+        }
+    }
+}
+
+/// Per-core softirq (net_rx_action) state.
+#[derive(Default)]
+struct SoftirqState {
+    poll_list: VecDeque<(u16, u16)>,
+    active: bool,
+    budget_left: i64,
+    started: SimTime,
+    time_squeeze: u64,
+}
+
+/// A modelled host.
+pub struct Host {
+    pub name: String,
+    pub profile: &'static HostProfile,
+    pub driver: DriverKind,
+    pub napi: NapiConfig,
+    pub cores: Vec<Core>,
+    softirq: Vec<SoftirqState>,
+    pub lines: Vec<IrqLine>,
+    /// Global port indices of this host's NICs.
+    pub ports: Vec<u16>,
+    /// The UDP sink application on this host, if any.
+    pub udp_sink: Option<u16>,
+}
+
+/// What an endpoint index refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Port(u16),
+    Gen(u16),
+}
+
+/// Samples kept between two time-series points.
+#[derive(Default, Clone)]
+struct SamplePrev {
+    vec_interrupts: Vec<Vec<u64>>,
+    port_rx_bytes: Vec<u64>,
+    port_tx_bytes: Vec<u64>,
+    host_busy: Vec<[u64; 3]>,
+}
+
+/// Everything in a run.
+pub struct World {
+    pub scenario: Scenario,
+    pub q: EventQueue<Ev>,
+    pub end: SimTime,
+    pub hosts: Vec<Host>,
+    pub ports: Vec<NicPort>,
+    pub port_names: Vec<String>,
+    pub port_host: Vec<u16>,
+    /// Per port: per vector: (host-local line index).
+    port_vec_line: Vec<Vec<u16>>,
+    pub moderators: Vec<AnyModerator>,
+    pub gens: Vec<Generator>,
+    pub gen_names: Vec<String>,
+    pub gen_egress: Vec<LinkDir>,
+    /// Peer endpoint of every endpoint (ports first, then generators).
+    peer: Vec<Endpoint>,
+    pub apps: Vec<App>,
+    pub ledger: Ledger,
+    out: NicOut,
+    pending_asserts: Vec<(u16, u16)>,
+    replies: Vec<(SimTime, u16, Packet)>,
+    wakes: Vec<(SimTime, u16)>,
+    pub ts: TimeSeries,
+    sample_interval: Nanos,
+    prev: SamplePrev,
+    ts_cols: Vec<usize>,
+}
+
+fn endpoint_index(s: &Scenario, name: &str) -> Endpoint {
+    let mut i = 0u16;
+    for h in &s.hosts {
+        for n in &h.nics {
+            if format!("{}.{}", h.name, n.name) == name {
+                return Endpoint::Port(i);
+            }
+            i += 1;
+        }
+    }
+    let g = s
+        .generators
+        .iter()
+        .position(|g| g.name == name)
+        .expect("validated endpoint");
+    Endpoint::Gen(g as u16)
+}
+
+impl World {
+    /// Build a world from a validated scenario.
+    pub fn build(s: &Scenario) -> World {
+        let end = SimTime(s.duration_ms * 1_000_000);
+        let link_of = |ep: &str| {
+            s.links
+                .iter()
+                .find(|l| l.a == ep || l.b == ep)
+                .expect("validated: every endpoint linked")
+        };
+        let mut hosts = Vec::new();
+        let mut ports = Vec::new();
+        let mut port_names = Vec::new();
+        let mut port_host = Vec::new();
+        let mut port_vec_line = Vec::new();
+        let mut moderators = Vec::new();
+        for (hi, h) in s.hosts.iter().enumerate() {
+            let prof = profile::by_name(&h.profile).expect("validated profile");
+            let mut host = Host {
+                name: h.name.clone(),
+                profile: prof,
+                driver: h.driver,
+                napi: h.napi,
+                cores: (0..h.cores).map(|_| Core::new()).collect(),
+                softirq: (0..h.cores).map(|_| SoftirqState::default()).collect(),
+                lines: Vec::new(),
+                ports: Vec::new(),
+                udp_sink: None,
+            };
+            let mut shared: Vec<(u32, u16)> = Vec::new();
+            for n in &h.nics {
+                let c = chip::by_name(&n.chip).expect("validated chip");
+                let mode = match n.interrupt_mode.unwrap_or(if c.msix {
+                    IntModeCfg::Msix
+                } else {
+                    IntModeCfg::Intx
+                }) {
+                    IntModeCfg::Intx => IntMode::Intx,
+                    IntModeCfg::Msi => IntMode::Msi,
+                    IntModeCfg::Msix => IntMode::Msix,
+                };
+                let name = format!("{}.{}", h.name, n.name);
+                let l = link_of(&name);
+                let egress = LinkDir::new(
+                    BitsPerSec(super::config::parse_rate(&l.rate).expect("validated rate")),
+                    Nanos(l.propagation_ns),
+                );
+                let cfg = PortConfig {
+                    rx_ring: n.rx_ring,
+                    tx_ring: n.tx_ring,
+                    queues: n.queues,
+                    mode,
+                    set_ide: n.set_ide,
+                    rdmts_shift: n.rdmts_divisor.trailing_zeros(),
+                };
+                let port = NicPort::new(c, cfg, egress);
+                let pidx = ports.len() as u16;
+                let mut lines = Vec::new();
+                for v in 0..port.num_vectors() as u16 {
+                    let core = ((n.irq_core + v as u32) % h.cores) as u16;
+                    let li = match (mode, n.irq_line) {
+                        (IntMode::Intx, Some(num)) => {
+                            if let Some(&(_, li)) = shared.iter().find(|(x, _)| *x == num) {
+                                host.lines[li as usize].handlers.push((pidx, v));
+                                li
+                            } else {
+                                let li = host.lines.len() as u16;
+                                shared.push((num, li));
+                                host.lines.push(IrqLine {
+                                    handlers: vec![(pidx, v)],
+                                    core,
+                                    level: true,
+                                    ..Default::default()
+                                });
+                                li
+                            }
+                        }
+                        _ => {
+                            let li = host.lines.len() as u16;
+                            host.lines.push(IrqLine {
+                                handlers: vec![(pidx, v)],
+                                core,
+                                level: mode == IntMode::Intx,
+                                ..Default::default()
+                            });
+                            li
+                        }
+                    };
+                    lines.push(li);
+                }
+                let m = match &n.moderation {
+                    ModerationCfg::Static {
+                        itr_per_s,
+                        itr_256ns,
+                        eitr_us,
+                        rdtr_1024ns,
+                        radv_1024ns,
+                        tidv_1024ns,
+                        tadv_1024ns,
+                    } => {
+                        let (itr, eitr) = match (itr_per_s, itr_256ns, eitr_us) {
+                            (Some(r), _, _) => match c.throttle {
+                                chip::ThrottleKind::Eitr1us => {
+                                    (None, Some(if *r == 0 { 0 } else { 1_000_000 / *r }))
+                                }
+                                _ => (Some(ints_per_s_to_itr_256ns(*r)), None),
+                            },
+                            (None, Some(v), _) => (Some(*v), None),
+                            (None, None, Some(v)) => (None, Some(*v)),
+                            (None, None, None) => (Some(0), None),
+                        };
+                        AnyModerator::Static(StaticModerator::new(ModerationParams {
+                            itr_256ns: itr,
+                            eitr_us: eitr,
+                            rdtr_1024ns: Some(*rdtr_1024ns),
+                            radv_1024ns: Some(*radv_1024ns),
+                            tidv_1024ns: Some(*tidv_1024ns),
+                            tadv_1024ns: Some(*tadv_1024ns),
+                        }))
+                    }
+                };
+                host.ports.push(pidx);
+                ports.push(port);
+                port_names.push(name);
+                port_host.push(hi as u16);
+                port_vec_line.push(lines);
+                moderators.push(m);
+            }
+            hosts.push(host);
+        }
+        let mut gens = Vec::new();
+        let mut gen_egress = Vec::new();
+        for g in &s.generators {
+            let l = link_of(&g.name);
+            let rate = super::config::parse_rate(&l.rate).expect("validated rate");
+            gens.push(Generator::new(
+                g,
+                rate,
+                end,
+                rng_stream(s.seed, &format!("generator/{}", g.name)),
+            ));
+            gen_egress.push(LinkDir::new(BitsPerSec(rate), Nanos(l.propagation_ns)));
+        }
+        let mut peer = Vec::new();
+        for name in s.endpoint_names() {
+            let l = link_of(&name);
+            let other = if l.a == name { &l.b } else { &l.a };
+            peer.push(endpoint_index(s, other));
+        }
+        let mut apps = Vec::new();
+        for a in &s.apps {
+            let hi = s
+                .hosts
+                .iter()
+                .position(|h| h.name == a.host())
+                .expect("validated host") as u16;
+            let kind = match a {
+                AppCfg::UdpSink { rcvbuf_bytes, .. } => {
+                    hosts[hi as usize].udp_sink = Some(apps.len() as u16);
+                    AppKind::UdpSink(UdpSink {
+                        rcvbuf_bytes: *rcvbuf_bytes,
+                        ..Default::default()
+                    })
+                }
+                AppCfg::Ping {
+                    to,
+                    interval_us,
+                    size_bytes,
+                    count,
+                    ..
+                } => {
+                    let (local, _) = s.route(a.host(), to).expect("validated route");
+                    let Endpoint::Port(p) = endpoint_index(s, &local) else {
+                        unreachable!("route is between host ports")
+                    };
+                    AppKind::Ping(Ping {
+                        interval: Nanos(interval_us * 1000),
+                        size_bytes: *size_bytes,
+                        count: *count,
+                        port: p,
+                        ..Default::default()
+                    })
+                }
+            };
+            apps.push(App {
+                name: a.name().to_string(),
+                host: hi,
+                core: a.core() as u16,
+                runnable: false,
+                wake_pending: false,
+                kind,
+            });
+        }
+        let mut w = World {
+            scenario: s.clone(),
+            q: EventQueue::new(),
+            end,
+            hosts,
+            ports,
+            port_names,
+            port_host,
+            port_vec_line,
+            moderators,
+            gens,
+            gen_names: s.generators.iter().map(|g| g.name.clone()).collect(),
+            gen_egress,
+            peer,
+            apps,
+            ledger: Ledger::default(),
+            out: NicOut::default(),
+            pending_asserts: Vec::new(),
+            replies: Vec::new(),
+            wakes: Vec::new(),
+            ts: TimeSeries::default(),
+            sample_interval: Nanos(s.sample_interval_us * 1000),
+            prev: SamplePrev::default(),
+            ts_cols: Vec::new(),
+        };
+        w.init();
+        w
+    }
+
+    fn init(&mut self) {
+        // Interface up: moderation registers, then IMS.
+        for p in 0..self.ports.len() {
+            let params = self.moderators[p].initial();
+            self.ports[p].apply_params(SimTime::ZERO, &params, None, &mut self.out);
+            for v in 0..self.ports[p].num_vectors() as u16 {
+                self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
+            }
+            self.flush(p as u16);
+        }
+        for g in 0..self.gens.len() {
+            if let Some(t) = self.gens[g].first() {
+                self.q.schedule(t, Ev::GenEmit { gen: g as u16 });
+            }
+        }
+        for (ai, a) in self.scenario.apps.iter().enumerate() {
+            if let AppCfg::Ping { start_us, .. } = a {
+                self.q
+                    .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
+            }
+        }
+        self.init_series();
+        self.q
+            .schedule(SimTime::ZERO + self.sample_interval, Ev::Sample);
+    }
+
+    // ------------------------------------------------------------- run loop
+
+    /// Run to the end of the scenario.
+    pub fn run(&mut self) {
+        while let Some((now, ev)) = self.q.pop_until(self.end) {
+            self.handle(now, ev);
+        }
+        self.q.advance_to(self.end);
+        let end = self.end;
+        for h in &mut self.hosts {
+            for c in &mut h.cores {
+                c.account(end);
+            }
+        }
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::GenEmit { gen } => {
+                let (pkt, next) = self.gens[gen as usize].emit(now);
+                self.ledger.injected += 1;
+                let dep = self.gen_egress[gen as usize].send(now, pkt.frame_bytes);
+                let ep = self.peer[self.ports.len() + gen as usize];
+                self.q.schedule(
+                    dep.arrive,
+                    Ev::Arrive {
+                        ep: ep_index(ep, self.ports.len()),
+                        pkt,
+                    },
+                );
+                if let Some(t) = next {
+                    // Never faster than the line: wait for the wire to be free.
+                    let t = t.max(self.gen_egress[gen as usize].free_at());
+                    if t <= self.end {
+                        self.q.schedule(t, Ev::GenEmit { gen });
+                    }
+                }
+            }
+            Ev::Arrive { ep, pkt } => {
+                let np = self.ports.len() as u16;
+                // The frame left the peer's egress link.
+                match self.peer[ep as usize] {
+                    Endpoint::Port(p) => self.ports[p as usize].egress.arrived(),
+                    Endpoint::Gen(g) => self.gen_egress[g as usize].arrived(),
+                }
+                if ep < np {
+                    self.ports[ep as usize].frame_arrived(now, pkt, &mut self.out);
+                    self.flush(ep);
+                } else {
+                    let g = &mut self.gens[(ep - np) as usize];
+                    g.rx_packets += 1;
+                    g.rx_bytes += pkt.frame_bytes as u64;
+                    self.ledger.delivered += 1;
+                }
+            }
+            Ev::Nic { port, ev } => {
+                let p = &mut self.ports[port as usize];
+                match ev {
+                    NicEvent::RxDmaDone { queue, pkt } => {
+                        p.rx_dma_done(now, queue, pkt, &mut self.out)
+                    }
+                    NicEvent::TxDone { queue } => p.tx_done(now, queue, &mut self.out),
+                    NicEvent::RxDelay { queue, gen } => {
+                        p.rx_delay_expired(now, queue, gen, &mut self.out)
+                    }
+                    NicEvent::TxDelay { queue, gen } => {
+                        p.tx_delay_expired(now, queue, gen, &mut self.out)
+                    }
+                    NicEvent::Throttle { vector, gen } => {
+                        p.throttle_expired(now, vector, gen, &mut self.out)
+                    }
+                }
+                self.flush(port);
+            }
+            Ev::CoreDone { host, core, gen } => {
+                let c = &mut self.hosts[host as usize].cores[core as usize];
+                if c.gen != gen || c.running.is_none() {
+                    return; // stale: the segment was preempted
+                }
+                c.account(now);
+                let action = c.finish();
+                self.end_action(now, host, action);
+                self.dispatch(now, host, core);
+            }
+            Ev::AppTimer { app } => {
+                if let AppKind::Ping(p) = &mut self.apps[app as usize].kind {
+                    p.fired += 1;
+                    let more = p.count.is_none_or(|c| p.fired < c);
+                    p.send_due = true;
+                    let next = now + p.interval;
+                    if more && next < self.end {
+                        self.q.schedule(next, Ev::AppTimer { app });
+                    }
+                }
+                self.wake(now, app);
+            }
+            Ev::Wake { app } => {
+                self.apps[app as usize].wake_pending = false;
+                self.wake(now, app);
+            }
+            Ev::Sample => {
+                self.sample(now);
+                let next = now + self.sample_interval;
+                if next <= self.end {
+                    self.q.schedule(next, Ev::Sample);
+                }
+            }
+        }
+        self.process_asserts(now);
+    }
+
+    /// Drain a port's outputs: schedule its events and frames, book its drops,
+    /// and queue its interrupt assertions.
+    fn flush(&mut self, port: u16) {
+        for (at, ev) in self.out.events.drain(..) {
+            self.q.schedule(at, Ev::Nic { port, ev });
+        }
+        let ep = ep_index(self.peer[port as usize], self.ports.len());
+        for (at, pkt) in self.out.frames.drain(..) {
+            self.q.schedule(at, Ev::Arrive { ep, pkt });
+        }
+        for (r, _) in self.out.drops.drain(..) {
+            self.ledger.drop(r);
+        }
+        for v in self.out.asserts.drain(..) {
+            self.pending_asserts.push((port, v));
+        }
+    }
+
+    fn process_asserts(&mut self, now: SimTime) {
+        while let Some((port, v)) = self.pending_asserts.pop() {
+            let h = self.port_host[port as usize];
+            let li = self.port_vec_line[port as usize][v as usize];
+            self.irq_raise(now, h, li);
+        }
+    }
+
+    /// An interrupt message or a rising line reached the host.
+    fn irq_raise(&mut self, now: SimTime, h: u16, li: u16) {
+        let host = &mut self.hosts[h as usize];
+        let line = &mut host.lines[li as usize];
+        if line.in_service {
+            line.replay = true;
+            return;
+        }
+        if line.queued {
+            return;
+        }
+        line.queued = true;
+        let core = line.core;
+        let c = &mut host.cores[core as usize];
+        c.queue_irq(li);
+        if c.is_idle() {
+            self.dispatch(now, h, core);
+        } else if c.should_preempt(Class::HardIrq) {
+            c.account(now);
+            c.preempt(now);
+            self.dispatch(now, h, core);
+        }
+    }
+
+    fn wake(&mut self, now: SimTime, app: u16) {
+        let a = &mut self.apps[app as usize];
+        if a.runnable {
+            return;
+        }
+        a.runnable = true;
+        let (h, core) = (a.host, a.core);
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        c.queue_app(app);
+        if c.is_idle() {
+            self.dispatch(now, h, core);
+        }
+    }
+
+    /// Run the core until it is busy or idle.
+    fn dispatch(&mut self, now: SimTime, h: u16, core: u16) {
+        loop {
+            let c = &mut self.hosts[h as usize].cores[core as usize];
+            if !c.is_idle() {
+                return;
+            }
+            c.account(now);
+            match c.pick(now) {
+                Next::Idle => return,
+                Next::Resumed => {
+                    let end = c.running.expect("resumed").end;
+                    let gen = c.gen;
+                    self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
+                    return;
+                }
+                Next::Start(work) => {
+                    let (cost, next, on_end) = self.run_segment(now, h, core, work);
+                    let c = &mut self.hosts[h as usize].cores[core as usize];
+                    let gen = c.begin(now, work.class(), cost, next, on_end);
+                    self.q
+                        .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
+                    self.post_segment(now);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn end_action(&mut self, now: SimTime, h: u16, action: EndAction) {
+        match action {
+            EndAction::None => {}
+            EndAction::Unmask { port, vector } => {
+                self.ports[port as usize].write_ims(now, vector, IMS_ENABLE_MASK, &mut self.out);
+                self.flush(port);
+            }
+            EndAction::IrqDone { irq } => {
+                let host = &mut self.hosts[h as usize];
+                let line = &mut host.lines[irq as usize];
+                line.in_service = false;
+                let again = if line.level {
+                    line.replay = false;
+                    line.handlers
+                        .iter()
+                        .any(|&(p, _)| self.ports[p as usize].line_high())
+                } else {
+                    std::mem::take(&mut line.replay)
+                };
+                if again {
+                    line.queued = true;
+                    let core = line.core;
+                    host.cores[core as usize].queue_irq(irq);
+                }
+            }
+        }
+    }
+
+    /// Replies and wakes produced by a segment's stack work.
+    fn post_segment(&mut self, _now: SimTime) {
+        let replies = std::mem::take(&mut self.replies);
+        for &(t, port, pkt) in &replies {
+            let p = &mut self.ports[port as usize];
+            if p.tx_post(0, pkt) {
+                p.tx_kick(t, 0, &mut self.out);
+                self.flush(port);
+            } else {
+                self.ledger.drop(DropReason::TxRingFull);
+            }
+        }
+        self.replies = replies;
+        self.replies.clear();
+        let wakes = std::mem::take(&mut self.wakes);
+        for &(t, app) in &wakes {
+            let a = &mut self.apps[app as usize];
+            if !a.runnable && !a.wake_pending {
+                a.wake_pending = true;
+                self.q.schedule(t, Ev::Wake { app });
+            }
+        }
+        self.wakes = wakes;
+        self.wakes.clear();
+    }
+
+    /// Execute one segment of `work`: apply its effects, return its cost,
+    /// its continuation and what to do when it ends.
+    fn run_segment(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        work: Work,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        match work {
+            Work::Irq { irq, handler, iter } => self.run_irq(now, h, core, irq, handler, iter),
+            Work::Softirq => self.run_softirq(now, h, core),
+            Work::App { app } => self.run_app(now, app),
+        }
+    }
+
+    fn run_irq(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        irq: u16,
+        handler: u8,
+        iter: u8,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let prof = self.hosts[h as usize].profile;
+        let driver = self.hosts[h as usize].driver;
+        if handler == 0 && iter == 0 {
+            let line = &mut self.hosts[h as usize].lines[irq as usize];
+            line.queued = false;
+            line.in_service = true;
+            line.delivered += 1;
+        }
+        let nh = self.hosts[h as usize].lines[irq as usize].handlers.len() as u8;
+        let (port, vector) = self.hosts[h as usize].lines[irq as usize].handlers[handler as usize];
+        let msix = self.ports[port as usize].cfg.mode == IntMode::Msix;
+        let next_handler = |hnd: u8| -> (Option<Work>, EndAction) {
+            if hnd + 1 < nh {
+                (
+                    Some(Work::Irq {
+                        irq,
+                        handler: hnd + 1,
+                        iter: 0,
+                    }),
+                    EndAction::None,
+                )
+            } else {
+                (None, EndAction::IrqDone { irq })
+            }
+        };
+        if iter == 0 {
+            let (mut cost, icr) = driver::isr_read_cause(
+                &mut self.ports[port as usize],
+                vector,
+                msix,
+                handler == 0,
+                prof,
+            );
+            if icr == 0 {
+                let (n, e) = next_handler(handler);
+                return (cost, n, e);
+            }
+            match driver {
+                DriverKind::Napi => {
+                    if !msix {
+                        self.ports[port as usize].write_imc(vector, u32::MAX);
+                        cost += prof.mmio_write_ns;
+                    }
+                    let s = &mut self.hosts[h as usize];
+                    let sq = &mut s.softirq[core as usize];
+                    if !sq.poll_list.contains(&(port, vector)) {
+                        sq.poll_list.push_back((port, vector));
+                    }
+                    s.cores[core as usize].softirq_pending = true;
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::LinuxIsr => (
+                    cost,
+                    Some(Work::Irq {
+                        irq,
+                        handler,
+                        iter: 1,
+                    }),
+                    EndAction::None,
+                ),
+            }
+        } else {
+            // Linux e1000 non-NAPI loop pass: clean RX (no budget) and TX.
+            let mut stack = Stack::new(
+                h,
+                prof,
+                &mut self.apps,
+                self.hosts[h as usize].udp_sink,
+                &mut self.ledger,
+                &mut self.replies,
+                &mut self.wakes,
+            );
+            let (cost, rx) = driver::clean_rx(
+                &mut self.ports[port as usize],
+                port,
+                vector,
+                u32::MAX,
+                now,
+                Nanos::ZERO,
+                prof,
+                &mut stack,
+            );
+            let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+            let cost = cost + tx_cost;
+            if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
+                (
+                    cost,
+                    Some(Work::Irq {
+                        irq,
+                        handler,
+                        iter: iter + 1,
+                    }),
+                    EndAction::None,
+                )
+            } else {
+                let (n, e) = next_handler(handler);
+                (cost, n, e)
+            }
+        }
+    }
+
+    fn run_softirq(&mut self, now: SimTime, h: u16, core: u16) -> (Nanos, Option<Work>, EndAction) {
+        let host = &mut self.hosts[h as usize];
+        let prof = host.profile;
+        let napi = host.napi;
+        let sq = &mut host.softirq[core as usize];
+        let mut cost = Nanos::ZERO;
+        if !sq.active {
+            sq.active = true;
+            sq.budget_left = napi.budget as i64;
+            sq.started = now;
+            cost += prof.softirq_entry_ns;
+        }
+        let Some((port, vector)) = sq.poll_list.pop_front() else {
+            sq.active = false;
+            return (cost, None, EndAction::None);
+        };
+        cost += prof.poll_overhead_ns;
+        let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+        cost += tx_cost;
+        let mut stack = Stack::new(
+            h,
+            prof,
+            &mut self.apps,
+            self.hosts[h as usize].udp_sink,
+            &mut self.ledger,
+            &mut self.replies,
+            &mut self.wakes,
+        );
+        let (cost, work) = driver::clean_rx(
+            &mut self.ports[port as usize],
+            port,
+            vector,
+            napi.weight,
+            now,
+            cost,
+            prof,
+            &mut stack,
+        );
+        let host = &mut self.hosts[h as usize];
+        let sq = &mut host.softirq[core as usize];
+        sq.budget_left -= work as i64;
+        let mut cost = cost;
+        let mut on_end = EndAction::None;
+        if work < napi.weight {
+            // napi_complete_done: unmask at the end of this poll.
+            cost += prof.mmio_write_ns;
+            on_end = EndAction::Unmask { port, vector };
+        } else {
+            sq.poll_list.push_back((port, vector));
+        }
+        let elapsed = (now + cost) - sq.started;
+        if sq.poll_list.is_empty() {
+            sq.active = false;
+            return (cost, None, on_end);
+        }
+        if sq.budget_left <= 0 || elapsed >= Nanos::from_us(napi.budget_usecs as u64) {
+            // Out of budget or time: re-raise the softirq (time_squeeze).
+            sq.time_squeeze += 1;
+            sq.active = false;
+            host.cores[core as usize].softirq_pending = true;
+            return (cost, None, on_end);
+        }
+        (cost, Some(Work::Softirq), on_end)
+    }
+
+    fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {
+        let h = self.apps[app as usize].host;
+        let prof = self.hosts[h as usize].profile;
+        let a = &mut self.apps[app as usize];
+        a.runnable = false;
+        let mut cost = prof.context_switch_ns;
+        match &mut a.kind {
+            AppKind::UdpSink(s) => {
+                while let Some(p) = s.queue.pop_front() {
+                    cost += prof.copy_ns(p.frame_bytes);
+                    s.queued_bytes -= p.frame_bytes;
+                    s.received += 1;
+                    s.rx_bytes += p.frame_bytes as u64;
+                    s.latency.record(((now + cost) - p.created).as_ns());
+                    self.ledger.delivered += 1;
+                }
+            }
+            AppKind::Ping(p) => {
+                if p.send_due {
+                    p.send_due = false;
+                    cost += prof.tx_packet_ns + prof.copy_ns(p.size_bytes) + prof.mmio_write_ns;
+                    let pkt = Packet {
+                        created: now,
+                        frame_bytes: p.frame_bytes(),
+                        seq: p.sent as u32,
+                        flow: app,
+                        kind: PktKind::IcmpEchoRequest,
+                    };
+                    p.sent += 1;
+                    self.ledger.injected += 1;
+                    self.replies.push((now + cost, p.port, pkt));
+                }
+                while let Some(r) = p.replies.pop_front() {
+                    cost += prof.copy_ns(p.size_bytes);
+                    p.received += 1;
+                    p.rtt.record(((now + cost) - r.created).as_ns());
+                    self.ledger.delivered += 1;
+                }
+            }
+        }
+        (cost, None, EndAction::None)
+    }
+
+    // ------------------------------------------------------------- outputs
+
+    fn init_series(&mut self) {
+        let mut cols = Vec::new();
+        for (pi, p) in self.ports.iter().enumerate() {
+            let name = &self.port_names[pi];
+            for v in 0..p.num_vectors() {
+                cols.push(self.ts.add(format!("{name}.v{v}/interrupts_per_s")));
+                cols.push(self.ts.add(format!("{name}.v{v}/throttle_interval_ns")));
+            }
+            cols.push(self.ts.add(format!("{name}/rx_bps")));
+            cols.push(self.ts.add(format!("{name}/tx_bps")));
+            cols.push(self.ts.add(format!("{name}/rx_ring_filled")));
+        }
+        for h in &self.hosts {
+            for class in ["hardirq", "softirq", "app"] {
+                cols.push(self.ts.add(format!("{}/cpu_{class}", h.name)));
+            }
+        }
+        self.ts_cols = cols;
+        self.prev = SamplePrev {
+            vec_interrupts: self
+                .ports
+                .iter()
+                .map(|p| vec![0; p.num_vectors()])
+                .collect(),
+            port_rx_bytes: vec![0; self.ports.len()],
+            port_tx_bytes: vec![0; self.ports.len()],
+            host_busy: vec![[0; 3]; self.hosts.len()],
+        };
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let dt_s = self.sample_interval.as_ns() as f64 / 1e9;
+        self.ts.push_time(now.as_ns());
+        let mut col = 0;
+        for (pi, p) in self.ports.iter().enumerate() {
+            for v in 0..p.num_vectors() {
+                let n = p.interrupts(v as u16);
+                let d = n - self.prev.vec_interrupts[pi][v];
+                self.prev.vec_interrupts[pi][v] = n;
+                self.ts.push(self.ts_cols[col], d as f64 / dt_s);
+                col += 1;
+                self.ts
+                    .push(self.ts_cols[col], p.throttle(v as u16).0.as_ns() as f64);
+                col += 1;
+            }
+            let rx = p.stats.rx_bytes;
+            let tx = p.stats.tx_bytes;
+            self.ts.push(
+                self.ts_cols[col],
+                (rx - self.prev.port_rx_bytes[pi]) as f64 * 8.0 / dt_s,
+            );
+            col += 1;
+            self.ts.push(
+                self.ts_cols[col],
+                (tx - self.prev.port_tx_bytes[pi]) as f64 * 8.0 / dt_s,
+            );
+            col += 1;
+            self.prev.port_rx_bytes[pi] = rx;
+            self.prev.port_tx_bytes[pi] = tx;
+            let filled: u32 = (0..p.num_queues() as u16).map(|q| p.rx_ready(q)).sum();
+            self.ts.push(self.ts_cols[col], filled as f64);
+            col += 1;
+        }
+        for (hi, h) in self.hosts.iter_mut().enumerate() {
+            let mut busy = [0u64; 3];
+            for c in &mut h.cores {
+                c.account(now);
+                for k in 0..3 {
+                    busy[k] += c.busy_ns[k];
+                }
+            }
+            let cap = self.sample_interval.as_ns() as f64 * h.cores.len() as f64;
+            for k in 0..3 {
+                self.ts.push(
+                    self.ts_cols[col],
+                    (busy[k] - self.prev.host_busy[hi][k]) as f64 / cap,
+                );
+                col += 1;
+            }
+            self.prev.host_busy[hi] = busy;
+        }
+    }
+
+    /// Packets present somewhere in the model (not delivered, not dropped).
+    pub fn in_flight(&self) -> u64 {
+        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
+            + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
+        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum();
+        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum();
+        // Replies created by a segment are posted before the segment's event returns.
+        wire + nic + apps
+    }
+
+    /// Times net_rx_action ran out of budget or time, per host.
+    pub fn time_squeeze(&self, h: usize) -> u64 {
+        self.hosts[h].softirq.iter().map(|s| s.time_squeeze).sum()
+    }
+}
+
+fn ep_index(ep: Endpoint, nports: usize) -> u16 {
+    match ep {
+        Endpoint::Port(p) => p,
+        Endpoint::Gen(g) => nports as u16 + g,
+    }
+}
+
+/// The stack of one host during one segment: UDP to the sink's socket, ICMP
+/// echo requests answered in the kernel, echo replies to the ping process.
+struct Stack<'a> {
+    host: u16,
+    prof: &'a HostProfile,
+    apps: &'a mut [App],
+    udp_sink: Option<u16>,
+    ledger: &'a mut Ledger,
+    replies: &'a mut Vec<(SimTime, u16, Packet)>,
+    wakes: &'a mut Vec<(SimTime, u16)>,
+}
+
+impl<'a> Stack<'a> {
+    fn new(
+        host: u16,
+        prof: &'a HostProfile,
+        apps: &'a mut [App],
+        udp_sink: Option<u16>,
+        ledger: &'a mut Ledger,
+        replies: &'a mut Vec<(SimTime, u16, Packet)>,
+        wakes: &'a mut Vec<(SimTime, u16)>,
+    ) -> Self {
+        Stack {
+            host,
+            prof,
+            apps,
+            udp_sink,
+            ledger,
+            replies,
+            wakes,
+        }
+    }
+
+    fn wake(&mut self, t: SimTime, app: u16) -> Nanos {
+        let a = &self.apps[app as usize];
+        if a.runnable || a.wake_pending || self.wakes.iter().any(|w| w.1 == app) {
+            Nanos::ZERO
+        } else {
+            self.wakes.push((t, app));
+            self.prof.wakeup_ns
+        }
+    }
+}
+
+impl StackSink for Stack<'_> {
+    fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
+        match pkt.kind {
+            PktKind::Udp => {
+                let Some(app) = self.udp_sink else {
+                    self.ledger.drop(DropReason::NoListener);
+                    return Nanos::ZERO;
+                };
+                let AppKind::UdpSink(s) = &mut self.apps[app as usize].kind else {
+                    unreachable!("udp_sink index points at a sink")
+                };
+                if s.queued_bytes + pkt.frame_bytes > s.rcvbuf_bytes {
+                    self.ledger.drop(DropReason::SocketFull);
+                    return Nanos::ZERO;
+                }
+                s.queued_bytes += pkt.frame_bytes;
+                s.queue.push_back(pkt);
+                self.wake(t, app)
+            }
+            PktKind::IcmpEchoRequest => {
+                // Answered in softirq context: the request is consumed, a reply is sent.
+                self.ledger.delivered += 1;
+                self.ledger.injected += 1;
+                let reply = Packet {
+                    kind: PktKind::IcmpEchoReply,
+                    ..pkt
+                };
+                let cost = self.prof.tx_packet_ns + self.prof.mmio_write_ns;
+                self.replies.push((t + cost, port, reply));
+                cost
+            }
+            PktKind::IcmpEchoReply => {
+                let app = pkt.flow;
+                match self.apps.get_mut(app as usize) {
+                    Some(App {
+                        kind: AppKind::Ping(p),
+                        host,
+                        ..
+                    }) if *host == self.host => {
+                        p.replies.push_back(pkt);
+                        self.wake(t, app)
+                    }
+                    _ => {
+                        self.ledger.drop(DropReason::NoListener);
+                        Nanos::ZERO
+                    }
+                }
+            }
+        }
+    }
+}

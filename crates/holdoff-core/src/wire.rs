@@ -1,0 +1,126 @@
+//! Wire: one direction of a full-duplex Ethernet link.
+//!
+//! Models: a frame occupies the line for `max(len, 64) + 8 + 12` bytes
+//! (preamble+SFD, inter-frame gap) at the link rate, then propagates for a
+//! fixed delay. Frames are serialised back to back in order. Rates from
+//! 10 Mbit/s to 100 Gbit/s; serialisation times that are not whole
+//! nanoseconds are carried exactly by a remainder (Bresenham), so the
+//! long-run rate is exact.
+//!
+//! Simplifies: the receiver sees a frame when its last wire byte (including
+//! the IFG) has arrived; no bit errors, no PAUSE frames, no collisions.
+//!
+//! Units: rate [bit/s], times [ns]. Source: IEEE 802.3 framing
+//! (seed-scenarios.md §0.1).
+
+use crate::units::{wire_bytes, BitsPerSec, Nanos, SimTime};
+
+/// Transmit direction of a link.
+#[derive(Clone, Debug)]
+pub struct LinkDir {
+    pub rate: BitsPerSec,
+    pub propagation: Nanos,
+    free_at: SimTime,
+    /// Remainder of `bits * 1e9 / rate` carried between back-to-back frames.
+    rem: u64,
+    /// Frames currently on the wire (sent, not yet arrived) — for the ledger.
+    pub in_flight: u64,
+}
+
+/// When a frame occupies the line and when it reaches the far end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    pub start: SimTime,
+    /// Last wire byte (incl. IFG) leaves the sender.
+    pub end: SimTime,
+    /// Last wire byte arrives at the receiver.
+    pub arrive: SimTime,
+}
+
+impl LinkDir {
+    pub fn new(rate: BitsPerSec, propagation: Nanos) -> Self {
+        LinkDir {
+            rate,
+            propagation,
+            free_at: SimTime::ZERO,
+            rem: 0,
+            in_flight: 0,
+        }
+    }
+
+    /// Earliest time the line is free.
+    #[inline]
+    pub fn free_at(&self) -> SimTime {
+        self.free_at
+    }
+
+    /// Serialisation time of one frame if sent now from an idle line [ns].
+    pub fn serialisation(&self, frame_bytes: u32) -> Nanos {
+        Nanos(wire_bytes(frame_bytes) as u64 * 8 * 1_000_000_000 / self.rate.0)
+    }
+
+    /// Put a frame on the line no earlier than `ready`.
+    #[inline]
+    pub fn send(&mut self, ready: SimTime, frame_bytes: u32) -> Departure {
+        let start = if ready > self.free_at {
+            self.rem = 0; // line was idle: no fractional carry
+            ready
+        } else {
+            self.free_at
+        };
+        let total = wire_bytes(frame_bytes) as u64 * 8_000_000_000 + self.rem;
+        let ns = total / self.rate.0;
+        self.rem = total % self.rate.0;
+        let end = start + Nanos(ns);
+        self.free_at = end;
+        self.in_flight += 1;
+        Departure {
+            start,
+            end,
+            arrive: end + self.propagation,
+        }
+    }
+
+    /// A frame reached the far end.
+    #[inline]
+    pub fn arrived(&mut self) {
+        debug_assert!(self.in_flight > 0);
+        self.in_flight -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gigabit_min_frames_take_672ns() {
+        let mut l = LinkDir::new(BitsPerSec::GIGABIT, Nanos(500));
+        let d = l.send(SimTime(0), 64);
+        assert_eq!(d.end, SimTime(672));
+        assert_eq!(d.arrive, SimTime(1172));
+        let d2 = l.send(SimTime(0), 64); // queued behind the first
+        assert_eq!(d2.start, SimTime(672));
+    }
+
+    #[test]
+    fn ten_gigabit_carries_fractions_exactly() {
+        // 84 B at 10 Gb/s = 67.2 ns; 1000 back-to-back frames = 67 200 ns exactly.
+        let mut l = LinkDir::new(BitsPerSec(10_000_000_000), Nanos(0));
+        let mut last = SimTime::ZERO;
+        for _ in 0..1000 {
+            last = l.send(SimTime(0), 64).end;
+        }
+        assert_eq!(last, SimTime(67_200));
+    }
+
+    #[test]
+    fn max_frame_rate_matches_802_3() {
+        // 1518-B frames at 1 Gb/s: 12.304 us each -> 81 274 frames/s.
+        let l = LinkDir::new(BitsPerSec::GIGABIT, Nanos(0));
+        assert_eq!(l.serialisation(1518), Nanos(12_304));
+        // 10 Mb/s: 84 B -> 67.2 us.
+        let s = LinkDir::new(BitsPerSec(10_000_000), Nanos(0));
+        assert_eq!(s.serialisation(64), Nanos(67_200));
+    }
+}
