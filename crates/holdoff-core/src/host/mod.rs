@@ -46,21 +46,36 @@ pub enum Work {
     /// An interrupt handler: `handler` indexes the handlers sharing the line,
     /// `iter` is the driver's loop counter.
     Irq { irq: u16, handler: u8, iter: u8 },
-    /// One softirq (net_rx_action) step.
-    Softirq,
+    /// One softirq (net_rx_action) step; `thread` = run by ksoftirqd at
+    /// application priority after the softirq restart limit was hit.
+    Softirq { thread: bool },
     /// An application step.
     App { app: u16 },
 }
 
 impl Work {
+    /// The class CPU time is charged to: softirq work run by ksoftirqd still
+    /// counts as softirq time (as Linux's irq-time accounting does).
+    pub fn acct_class(&self) -> Class {
+        match self {
+            Work::Softirq { .. } => Class::Softirq,
+            w => w.class(),
+        }
+    }
+
+    /// The scheduling class.
     pub fn class(&self) -> Class {
         match self {
             Work::Irq { .. } => Class::HardIrq,
-            Work::Softirq => Class::Softirq,
+            Work::Softirq { thread: false } => Class::Softirq,
+            Work::Softirq { thread: true } => Class::App,
             Work::App { .. } => Class::App,
         }
     }
 }
+
+/// Application-queue id of the per-core ksoftirqd thread.
+pub const KSOFTIRQD: u16 = u16::MAX;
 
 /// Something to do when a segment ends (not at its start).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +96,8 @@ pub enum EndAction {
 #[derive(Clone, Copy, Debug)]
 pub struct Running {
     pub class: Class,
+    /// Class charged for the CPU time.
+    pub acct: Class,
     pub end: SimTime,
     /// Work to continue with when this segment ends.
     pub next: Option<Work>,
@@ -91,6 +108,7 @@ pub struct Running {
 #[derive(Clone, Copy, Debug)]
 struct Suspended {
     class: Class,
+    acct: Class,
     remaining: Nanos,
     next: Option<Work>,
     on_end: EndAction,
@@ -144,13 +162,18 @@ impl Core {
     /// Charge the time since the last accounting to the running class.
     pub fn account(&mut self, now: SimTime) {
         if let Some(r) = &self.running {
-            self.busy_ns[r.class as usize] += (now - self.last_acct).as_ns();
+            self.busy_ns[r.acct as usize] += (now - self.last_acct).as_ns();
         }
         self.last_acct = now;
     }
 
     pub fn queue_irq(&mut self, irq: u16) {
         self.irq_queue.push_back(irq);
+    }
+
+    /// Queue the per-core ksoftirqd thread (application class).
+    pub fn queue_ksoftirqd(&mut self) {
+        self.app_queue.push_back(KSOFTIRQD);
     }
 
     pub fn queue_app(&mut self, app: u16) {
@@ -167,6 +190,7 @@ impl Core {
         if let Some(r) = self.running.take() {
             self.suspended.push(Suspended {
                 class: r.class,
+                acct: r.acct,
                 remaining: r.end - now,
                 next: r.next,
                 on_end: r.on_end,
@@ -184,6 +208,7 @@ impl Core {
         if let Some(w) = r.next {
             self.suspended.push(Suspended {
                 class: r.class,
+                acct: r.acct,
                 remaining: Nanos::ZERO,
                 next: Some(w),
                 on_end: EndAction::None,
@@ -220,6 +245,7 @@ impl Core {
             }
             self.running = Some(Running {
                 class: s.class,
+                acct: s.acct,
                 end: now + s.remaining,
                 next: s.next,
                 on_end: s.on_end,
@@ -237,11 +263,12 @@ impl Core {
             }
             Some(Class::Softirq) => {
                 self.softirq_pending = false;
-                Next::Start(Work::Softirq)
+                Next::Start(Work::Softirq { thread: false })
             }
-            Some(Class::App) => Next::Start(Work::App {
-                app: self.app_queue.pop_front().expect("checked"),
-            }),
+            Some(Class::App) => match self.app_queue.pop_front().expect("checked") {
+                KSOFTIRQD => Next::Start(Work::Softirq { thread: true }),
+                app => Next::Start(Work::App { app }),
+            },
             None => Next::Idle,
         }
     }
@@ -251,14 +278,15 @@ impl Core {
     pub fn begin(
         &mut self,
         now: SimTime,
-        class: Class,
+        work: Work,
         cost: Nanos,
         next: Option<Work>,
         on_end: EndAction,
     ) -> u32 {
         debug_assert!(self.running.is_none());
         self.running = Some(Running {
-            class,
+            class: work.class(),
+            acct: work.acct_class(),
             end: now + cost,
             next,
             on_end,
@@ -296,7 +324,13 @@ mod tests {
         let mut c = Core::new();
         c.queue_app(0);
         assert_eq!(c.pick(SimTime(0)), Next::Start(Work::App { app: 0 }));
-        c.begin(SimTime(0), Class::App, Nanos(1000), None, EndAction::None);
+        c.begin(
+            SimTime(0),
+            Work::App { app: 0 },
+            Nanos(1000),
+            None,
+            EndAction::None,
+        );
         c.account(SimTime(300));
         assert!(c.should_preempt(Class::HardIrq));
         c.preempt(SimTime(300));
@@ -311,7 +345,11 @@ mod tests {
         );
         c.begin(
             SimTime(300),
-            Class::HardIrq,
+            Work::Irq {
+                irq: 5,
+                handler: 0,
+                iter: 0,
+            },
             Nanos(200),
             None,
             EndAction::IrqDone { irq: 5 },
@@ -331,17 +369,36 @@ mod tests {
         let mut c = Core::new();
         c.queue_app(1);
         let _ = c.pick(SimTime(0));
-        c.begin(SimTime(0), Class::App, Nanos(1000), None, EndAction::None);
+        c.begin(
+            SimTime(0),
+            Work::App { app: 0 },
+            Nanos(1000),
+            None,
+            EndAction::None,
+        );
         c.account(SimTime(100));
         c.preempt(SimTime(100));
         c.softirq_pending = true;
-        assert_eq!(c.pick(SimTime(100)), Next::Start(Work::Softirq));
+        assert_eq!(
+            c.pick(SimTime(100)),
+            Next::Start(Work::Softirq { thread: false })
+        );
     }
 
     #[test]
     fn hard_irq_does_not_preempt_hard_irq() {
         let mut c = Core::new();
-        c.begin(SimTime(0), Class::HardIrq, Nanos(10), None, EndAction::None);
+        c.begin(
+            SimTime(0),
+            Work::Irq {
+                irq: 0,
+                handler: 0,
+                iter: 0,
+            },
+            Nanos(10),
+            None,
+            EndAction::None,
+        );
         assert!(!c.should_preempt(Class::HardIrq));
     }
 }

@@ -128,6 +128,10 @@ struct Vector {
     timer: Timer,
     interrupts: u64,
     line_high: bool,
+    last_assert: Option<SimTime>,
+    /// Smallest spacing seen between two assertions [ns] (an invariant check:
+    /// never below the throttle interval).
+    min_spacing: Option<Nanos>,
 }
 
 impl Vector {
@@ -218,6 +222,8 @@ impl NicPort {
                 timer: Timer::default(),
                 interrupts: 0,
                 line_high: false,
+                last_assert: None,
+                min_spacing: None,
             };
             nvec
         ];
@@ -434,6 +440,11 @@ impl NicPort {
     }
 
     fn assert(v: &mut Vector, vector: u16, now: SimTime, out: &mut NicOut) {
+        if let Some(last) = v.last_assert {
+            let gap = now - last;
+            v.min_spacing = Some(v.min_spacing.map_or(gap, |m| m.min(gap)));
+        }
+        v.last_assert = Some(now);
         v.interrupts += 1;
         v.line_high = true;
         v.next_allowed = now + v.interval;
@@ -463,6 +474,11 @@ impl NicPort {
 
     pub fn interrupts(&self, vector: u16) -> u64 {
         self.vectors[vector as usize].interrupts
+    }
+
+    /// Smallest spacing between two assertions of a vector so far [ns].
+    pub fn min_spacing(&self, vector: u16) -> Option<Nanos> {
+        self.vectors[vector as usize].min_spacing
     }
 
     /// Current throttle interval of a vector [ns] and its raw register value.

@@ -53,6 +53,8 @@ pub struct VectorOut {
     pub interrupts: u64,
     pub interrupts_per_s: f64,
     pub throttle_interval_ns: u64,
+    /// Smallest observed spacing between two interrupts of this vector [ns]; null if < 2 interrupts.
+    pub min_spacing_ns: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -194,6 +196,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     interrupts: p.interrupts(v),
                     interrupts_per_s: p.interrupts(v) as f64 / secs,
                     throttle_interval_ns: p.throttle(v).0.as_ns(),
+                    min_spacing_ns: p.min_spacing(v).map(|n| n.as_ns()),
                 })
                 .collect();
             PortOut {

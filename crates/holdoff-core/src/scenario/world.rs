@@ -54,13 +54,24 @@ impl AnyModerator {
     }
 }
 
+/// Linux `MAX_SOFTIRQ_RESTART`: __do_softirq restarts at most this many
+/// times (and for at most `MAX_SOFTIRQ_TIME` = 2 ms) before handing the rest
+/// to ksoftirqd.
+const MAX_SOFTIRQ_RESTART: u32 = 10;
+const MAX_SOFTIRQ_TIME: Nanos = Nanos::from_ms(2);
+
 /// Per-core softirq (net_rx_action) state.
 #[derive(Default)]
 struct SoftirqState {
     poll_list: VecDeque<(u16, u16)>,
+    /// A net_rx_action run is in progress (its budget and clock are live).
     active: bool,
     budget_left: i64,
     started: SimTime,
+    /// __do_softirq restarts in the current irq-exit run, and when it began.
+    restarts: u32,
+    do_started: SimTime,
+    ksoftirqd_queued: bool,
     time_squeeze: u64,
 }
 
@@ -394,9 +405,19 @@ impl World {
 
     /// Run to the end of the scenario.
     pub fn run(&mut self) {
-        while let Some((now, ev)) = self.q.pop_until(self.end) {
-            self.handle(now, ev);
-        }
+        while self.step().is_some() {}
+        self.finish();
+    }
+
+    /// Process the next event due by the end of the run; returns its time.
+    pub fn step(&mut self) -> Option<SimTime> {
+        let (now, ev) = self.q.pop_until(self.end)?;
+        self.handle(now, ev);
+        Some(now)
+    }
+
+    /// Close the run at its end time (CPU accounting up to the end).
+    pub fn finish(&mut self) {
         self.q.advance_to(self.end);
         let end = self.end;
         for h in &mut self.hosts {
@@ -584,7 +605,7 @@ impl World {
                 Next::Start(work) => {
                     let (cost, next, on_end) = self.run_segment(now, h, core, work);
                     let c = &mut self.hosts[h as usize].cores[core as usize];
-                    let gen = c.begin(now, work.class(), cost, next, on_end);
+                    let gen = c.begin(now, work, cost, next, on_end);
                     self.q
                         .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
                     self.post_segment(now);
@@ -659,7 +680,7 @@ impl World {
     ) -> (Nanos, Option<Work>, EndAction) {
         match work {
             Work::Irq { irq, handler, iter } => self.run_irq(now, h, core, irq, handler, iter),
-            Work::Softirq => self.run_softirq(now, h, core),
+            Work::Softirq { thread } => self.run_softirq(now, h, core, thread),
             Work::App { app } => self.run_app(now, app),
         }
     }
@@ -775,20 +796,35 @@ impl World {
         }
     }
 
-    fn run_softirq(&mut self, now: SimTime, h: u16, core: u16) -> (Nanos, Option<Work>, EndAction) {
+    fn run_softirq(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        thread: bool,
+    ) -> (Nanos, Option<Work>, EndAction) {
         let host = &mut self.hosts[h as usize];
         let prof = host.profile;
         let napi = host.napi;
         let sq = &mut host.softirq[core as usize];
         let mut cost = Nanos::ZERO;
+        if thread {
+            sq.ksoftirqd_queued = false;
+        }
         if !sq.active {
             sq.active = true;
             sq.budget_left = napi.budget as i64;
             sq.started = now;
             cost += prof.softirq_entry_ns;
+            if thread {
+                cost += prof.context_switch_ns;
+            } else if sq.restarts == 0 {
+                sq.do_started = now;
+            }
         }
         let Some((port, vector)) = sq.poll_list.pop_front() else {
             sq.active = false;
+            sq.restarts = 0;
             return (cost, None, EndAction::None);
         };
         cost += prof.poll_overhead_ns;
@@ -803,7 +839,7 @@ impl World {
             &mut self.replies,
             &mut self.wakes,
         );
-        let (cost, work) = driver::clean_rx(
+        let (mut cost, work) = driver::clean_rx(
             &mut self.ports[port as usize],
             port,
             vector,
@@ -816,7 +852,6 @@ impl World {
         let host = &mut self.hosts[h as usize];
         let sq = &mut host.softirq[core as usize];
         sq.budget_left -= work as i64;
-        let mut cost = cost;
         let mut on_end = EndAction::None;
         if work < napi.weight {
             // napi_complete_done: unmask at the end of this poll.
@@ -825,19 +860,31 @@ impl World {
         } else {
             sq.poll_list.push_back((port, vector));
         }
-        let elapsed = (now + cost) - sq.started;
+        let end = now + cost;
         if sq.poll_list.is_empty() {
             sq.active = false;
+            sq.restarts = 0;
             return (cost, None, on_end);
         }
-        if sq.budget_left <= 0 || elapsed >= Nanos::from_us(napi.budget_usecs as u64) {
-            // Out of budget or time: re-raise the softirq (time_squeeze).
-            sq.time_squeeze += 1;
-            sq.active = false;
-            host.cores[core as usize].softirq_pending = true;
-            return (cost, None, on_end);
+        if sq.budget_left > 0 && end - sq.started < Nanos::from_us(napi.budget_usecs as u64) {
+            return (cost, Some(Work::Softirq { thread }), on_end);
         }
-        (cost, Some(Work::Softirq), on_end)
+        // net_rx_action ran out of budget or time: time_squeeze, re-raise.
+        sq.time_squeeze += 1;
+        sq.active = false;
+        if !thread {
+            if sq.restarts < MAX_SOFTIRQ_RESTART && end - sq.do_started < MAX_SOFTIRQ_TIME {
+                sq.restarts += 1;
+                return (cost, Some(Work::Softirq { thread: false }), on_end);
+            }
+            sq.restarts = 0;
+        }
+        // Hand the rest to ksoftirqd, which shares the core with applications.
+        if !sq.ksoftirqd_queued {
+            sq.ksoftirqd_queued = true;
+            host.cores[core as usize].queue_ksoftirqd();
+        }
+        (cost, None, on_end)
     }
 
     fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {

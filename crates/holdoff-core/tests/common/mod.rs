@@ -1,0 +1,94 @@
+//! Helpers shared by the integration tests: a scenario builder for one
+//! generator feeding one host.
+#![allow(dead_code)]
+
+/// One Poisson/constant generator -> one host NIC (82546 by default) -> UDP sink.
+#[derive(Debug, Clone)]
+pub struct OneHost {
+    pub profile: &'static str,
+    pub driver: &'static str,
+    pub chip: &'static str,
+    pub pattern: &'static str,
+    pub rate_pps: f64,
+    pub frame_bytes: u32,
+    pub duration_ms: u64,
+    pub seed: u64,
+    /// The `[hosts.nics.moderation]` body (without the kind line).
+    pub moderation: String,
+    pub rx_ring: u32,
+}
+
+impl Default for OneHost {
+    fn default() -> Self {
+        OneHost {
+            profile: "ideal",
+            driver: "napi",
+            chip: "82546",
+            pattern: "poisson",
+            rate_pps: 20_000.0,
+            frame_bytes: 64,
+            duration_ms: 10_000,
+            seed: 7,
+            moderation: String::new(),
+            rx_ring: 256,
+        }
+    }
+}
+
+impl OneHost {
+    pub fn toml(&self) -> String {
+        format!(
+            r#"
+name = "one-host"
+seed = {seed}
+duration_ms = {dur}
+sample_interval_us = 100000
+
+[[hosts]]
+name = "dut"
+profile = "{profile}"
+driver = "{driver}"
+
+[[hosts.nics]]
+name = "eth0"
+chip = "{chip}"
+rx_ring = {ring}
+[hosts.nics.moderation]
+kind = "static"
+{moderation}
+
+[[generators]]
+name = "gen"
+pattern = "{pattern}"
+rate_pps = {rate}
+frame_bytes = {bytes}
+
+[[links]]
+a = "gen"
+b = "dut.eth0"
+rate = "1G"
+
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "dut"
+"#,
+            seed = self.seed,
+            dur = self.duration_ms,
+            profile = self.profile,
+            driver = self.driver,
+            chip = self.chip,
+            ring = self.rx_ring,
+            moderation = self.moderation,
+            pattern = self.pattern,
+            rate = self.rate_pps,
+            bytes = self.frame_bytes,
+        )
+    }
+}
+
+/// Run and parse the report.
+pub fn run(toml: &str) -> serde_json::Value {
+    let out = holdoff_core::api::run_toml(toml, None).expect("scenario runs");
+    serde_json::from_str(&out.report_json).expect("report is JSON")
+}
