@@ -129,7 +129,8 @@ mod tests {
     #[test]
     fn table_of_timer_rules() {
         // (case, packet times [ns], RDTR/TIDV ticks, RADV/TADV ticks, expected raise times [ns])
-        let cases: &[(&str, &[u64], u64, u64, &[u64])] = &[
+        type Case<'a> = (&'a str, &'a [u64], u64, u64, &'a [u64]);
+        let cases: &[Case] = &[
             // RDTR = 0: every packet raises at once, RADV inert (SDM §13.4.30).
             ("rdtr0_immediate", &[100, 200, 300], 0, 8, &[100, 200, 300]),
             // Packet timer alone: restarted by each packet; fires 1 interval after the last.

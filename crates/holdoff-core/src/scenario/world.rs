@@ -256,7 +256,7 @@ impl World {
                         let (itr, eitr) = match (itr_per_s, itr_256ns, eitr_us) {
                             (Some(r), _, _) => match c.throttle {
                                 chip::ThrottleKind::Eitr1us => {
-                                    (None, Some(if *r == 0 { 0 } else { 1_000_000 / *r }))
+                                    (None, Some(1_000_000u32.checked_div(*r).unwrap_or(0)))
                                 }
                                 _ => (Some(ints_per_s_to_itr_256ns(*r)), None),
                             },
@@ -586,31 +586,27 @@ impl World {
         }
     }
 
-    /// Run the core until it is busy or idle.
+    /// If the core is idle, start (or resume) its highest-priority work.
     fn dispatch(&mut self, now: SimTime, h: u16, core: u16) {
-        loop {
-            let c = &mut self.hosts[h as usize].cores[core as usize];
-            if !c.is_idle() {
-                return;
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        if !c.is_idle() {
+            return;
+        }
+        c.account(now);
+        match c.pick(now) {
+            Next::Idle => {}
+            Next::Resumed => {
+                let end = c.running.expect("resumed").end;
+                let gen = c.gen;
+                self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
             }
-            c.account(now);
-            match c.pick(now) {
-                Next::Idle => return,
-                Next::Resumed => {
-                    let end = c.running.expect("resumed").end;
-                    let gen = c.gen;
-                    self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
-                    return;
-                }
-                Next::Start(work) => {
-                    let (cost, next, on_end) = self.run_segment(now, h, core, work);
-                    let c = &mut self.hosts[h as usize].cores[core as usize];
-                    let gen = c.begin(now, work, cost, next, on_end);
-                    self.q
-                        .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
-                    self.post_segment(now);
-                    return;
-                }
+            Next::Start(work) => {
+                let (cost, next, on_end) = self.run_segment(now, h, core, work);
+                let c = &mut self.hosts[h as usize].cores[core as usize];
+                let gen = c.begin(now, work, cost, next, on_end);
+                self.q
+                    .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
+                self.post_segment(now);
             }
         }
     }
@@ -999,16 +995,13 @@ impl World {
             let mut busy = [0u64; 3];
             for c in &mut h.cores {
                 c.account(now);
-                for k in 0..3 {
-                    busy[k] += c.busy_ns[k];
+                for (b, x) in busy.iter_mut().zip(c.busy_ns) {
+                    *b += x;
                 }
             }
             let cap = self.sample_interval.as_ns() as f64 * h.cores.len() as f64;
-            for k in 0..3 {
-                self.ts.push(
-                    self.ts_cols[col],
-                    (busy[k] - self.prev.host_busy[hi][k]) as f64 / cap,
-                );
+            for (b, prev) in busy.iter().zip(self.prev.host_busy[hi]) {
+                self.ts.push(self.ts_cols[col], (b - prev) as f64 / cap);
                 col += 1;
             }
             self.prev.host_busy[hi] = busy;
