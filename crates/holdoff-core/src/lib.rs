@@ -32,6 +32,7 @@ pub mod moderation;
 pub mod nic;
 pub mod packet;
 pub mod scenario;
+pub mod stack;
 pub mod units;
 pub mod wire;
 
