@@ -17,6 +17,9 @@ pub enum PktKind {
     Udp,
     IcmpEchoRequest,
     IcmpEchoReply,
+    /// A TCP segment: `seq`, `ack`, `wnd` are its header fields, the payload
+    /// length is `frame_bytes - 70`, `flow` is the connection.
+    Tcp,
 }
 
 /// One frame.
@@ -26,8 +29,12 @@ pub struct Packet {
     pub created: SimTime,
     /// Frame length, destination address to FCS [bytes].
     pub frame_bytes: u32,
-    /// Sequence number within its flow.
+    /// Sequence number within its flow (TCP: sequence number, low 32 bits).
     pub seq: u32,
+    /// TCP acknowledgement number (low 32 bits); 0 otherwise.
+    pub ack: u32,
+    /// TCP advertised window [bytes]; 0 otherwise.
+    pub wnd: u32,
     /// Flow id: the generator or application index that owns the exchange.
     pub flow: u16,
     pub kind: PktKind,
@@ -38,6 +45,8 @@ impl Packet {
         created: SimTime::ZERO,
         frame_bytes: 0,
         seq: 0,
+        ack: 0,
+        wnd: 0,
         flow: 0,
         kind: PktKind::Udp,
     };

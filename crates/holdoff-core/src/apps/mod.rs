@@ -13,6 +13,9 @@
 //!
 //! Units: times [ns], rates [frames/s], sizes [bytes].
 
+pub mod netpipe;
+pub mod tcp_apps;
+
 use crate::engine::StreamRng;
 use crate::metrics::LatencyHist;
 use crate::packet::{Packet, PktKind};
@@ -153,6 +156,8 @@ impl Generator {
             created: now,
             frame_bytes: bytes,
             seq: self.next_seq,
+            ack: 0,
+            wnd: 0,
             flow,
             kind: PktKind::Udp,
         };
@@ -232,6 +237,17 @@ impl Ping {
 pub enum AppKind {
     UdpSink(UdpSink),
     Ping(Ping),
+    NetpipeClient(tcp_apps::NetpipeClient),
+    /// The echoing side; `client` is the application index of its client.
+    NetpipeServer {
+        srv: tcp_apps::NetpipeServer,
+        client: u16,
+    },
+    IperfClient(tcp_apps::IperfClient),
+    IperfServer {
+        srv: tcp_apps::IperfServer,
+        started: SimTime,
+    },
 }
 
 /// One application instance.
@@ -239,11 +255,19 @@ pub struct App {
     pub name: String,
     pub host: u16,
     pub core: u16,
+    pub kind: AppKind,
+}
+
+/// Scheduling state of an application (kept apart from `App` so the stack
+/// can consult it while an application runs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AppSched {
     /// Queued on its core or running.
     pub runnable: bool,
     /// A wake event is scheduled.
     pub wake_pending: bool,
-    pub kind: AppKind,
+    /// What the application is blocked on (TCP applications); None = any wake.
+    pub waits: Option<tcp_apps::Wait>,
 }
 
 impl App {
@@ -252,6 +276,7 @@ impl App {
         match &self.kind {
             AppKind::UdpSink(s) => s.queue.len() as u64,
             AppKind::Ping(p) => p.replies.len() as u64,
+            _ => 0,
         }
     }
 }

@@ -11,9 +11,11 @@
 //! Units: register values keep their hardware units in their names
 //! (`itr_256ns`, `eitr_us`, `*_1024ns`).
 
+pub mod e1000_5x;
 pub mod static_policy;
 
 use crate::units::SimTime;
+pub use e1000_5x::E1000Legacy;
 pub use static_policy::StaticModerator;
 
 /// Counters since the previous call, for one interrupt vector.
@@ -51,8 +53,21 @@ pub enum Invocation {
     Never,
     /// At every interrupt of the vector, before processing.
     PerInterrupt,
-    /// From a periodic timer (watchdog) [ns].
-    Periodic(crate::units::Nanos),
+    /// From a periodic timer (watchdog): every `period`, the first call at
+    /// interface up if `at_start`, else one period later.
+    Periodic {
+        period: crate::units::Nanos,
+        at_start: bool,
+    },
+}
+
+/// One decision of an algorithm, for the run's moderation trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceRow {
+    /// When the decision was taken [ns].
+    pub t_ns: u64,
+    /// Named integer values (inputs and outputs), in a fixed order.
+    pub values: Vec<(&'static str, i64)>,
 }
 
 /// A moderation algorithm.
@@ -65,4 +80,8 @@ pub trait Moderator {
     fn invocation(&self) -> Invocation;
     /// Feed one sample; return new settings or `None` to keep the current ones.
     fn on_sample(&mut self, sample: &Sample) -> Option<ModerationParams>;
+    /// The last decision, for the trace (algorithms that have none return None).
+    fn last_decision(&self) -> Option<&TraceRow> {
+        None
+    }
 }

@@ -158,18 +158,18 @@ struct TxQueue {
     clean: u32,
     /// Sent and written back, not yet reclaimed.
     done: u32,
-    /// Visible to the chip (TDT written), not yet started.
-    queued: u32,
+    /// Fetched by the chip (TDT written), not yet written back; their
+    /// frames are committed to the wire.
+    in_nic: u32,
     /// Posted by the driver, TDT not yet written.
     unkicked: u32,
-    sending: bool,
     fetch_free_at: SimTime,
     timers: DelayPair,
 }
 
 impl TxQueue {
     fn used(&self) -> u32 {
-        self.done + self.queued + self.unkicked + self.sending as u32
+        self.done + self.in_nic + self.unkicked
     }
 }
 
@@ -244,9 +244,8 @@ impl NicPort {
                 slots: vec![Packet::EMPTY; cfg.tx_ring as usize],
                 clean: 0,
                 done: 0,
-                queued: 0,
+                in_nic: 0,
                 unkicked: 0,
-                sending: false,
                 fetch_free_at: SimTime::ZERO,
                 timers: DelayPair::default(),
             })
@@ -623,42 +622,36 @@ impl NicPort {
         true
     }
 
-    /// TDT write: posted descriptors become visible to the chip.
+    /// TDT write: posted descriptors become visible to the chip. The chip
+    /// fetches them one per `tx_desc_min_ns` (pipelined with transmission:
+    /// the next frame's DMA overlaps the current frame on the wire); each
+    /// frame starts on the wire `tx_dma_ns` after its fetch, or when the line
+    /// is free, and its descriptor is written back when its last byte left.
     pub fn tx_kick(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
-        let q = &mut self.txq[queue as usize];
-        q.queued += q.unkicked;
-        q.unkicked = 0;
-        if !q.sending {
-            self.tx_start_next(now, queue, out);
-        }
-    }
-
-    fn tx_start_next(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
         let ring = self.cfg.tx_ring;
         let q = &mut self.txq[queue as usize];
-        if q.queued == 0 {
-            return;
+        for _ in 0..q.unkicked {
+            let idx = (q.clean + q.done + q.in_nic) % ring;
+            let pkt = q.slots[idx as usize];
+            let fetch = now.max(q.fetch_free_at);
+            q.fetch_free_at = fetch + self.chip.tx_desc_min_ns;
+            let dep = self
+                .egress
+                .send(fetch + self.chip.tx_dma_ns, pkt.frame_bytes);
+            q.in_nic += 1;
+            self.stats.tx_packets += 1;
+            self.stats.tx_bytes += pkt.frame_bytes as u64;
+            out.frames.push((dep.arrive, pkt));
+            out.events.push((dep.end, NicEvent::TxDone { queue }));
         }
-        let idx = (q.clean + q.done) % ring;
-        let pkt = q.slots[idx as usize];
-        let fetch = now.max(q.fetch_free_at);
-        q.fetch_free_at = fetch + self.chip.tx_desc_min_ns;
-        q.queued -= 1;
-        q.sending = true;
-        let dep = self
-            .egress
-            .send(fetch + self.chip.tx_dma_ns, pkt.frame_bytes);
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += pkt.frame_bytes as u64;
-        out.frames.push((dep.arrive, pkt));
-        out.events.push((dep.end, NicEvent::TxDone { queue }));
+        q.unkicked = 0;
     }
 
     /// A frame's last byte left the port; its descriptor is written back.
     pub fn tx_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
         {
             let q = &mut self.txq[queue as usize];
-            q.sending = false;
+            q.in_nic -= 1;
             q.done += 1;
         }
         let vector = self.vector_of_queue(queue);
@@ -679,7 +672,6 @@ impl NicPort {
                 DelayOutcome::Unchanged => {}
             }
         }
-        self.tx_start_next(now, queue, out);
     }
 
     /// A TX delay-timer check fired.
@@ -710,14 +702,11 @@ impl NicPort {
     // --------------------------------------------------------------- ledger
 
     /// Packets held by this port that are not on a wire: in the RX packet
-    /// buffer, in filled RX descriptors, or in TX descriptors not yet sent.
+    /// buffer, in filled RX descriptors, or in TX descriptors not yet fetched.
     pub fn packets_held(&self) -> u64 {
         let rx: u64 = self.rxq.iter().map(|q| q.filled as u64).sum();
-        let tx: u64 = self
-            .txq
-            .iter()
-            .map(|q| (q.queued + q.unkicked) as u64)
-            .sum();
+        // Fetched frames are committed to the wire and counted there.
+        let tx: u64 = self.txq.iter().map(|q| q.unkicked as u64).sum();
         self.rx_fifo_frames as u64 + rx + tx
     }
 }

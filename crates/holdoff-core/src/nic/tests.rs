@@ -24,6 +24,8 @@ fn pkt(t: u64) -> Packet {
         created: SimTime(t),
         frame_bytes: 64,
         seq: 0,
+        ack: 0,
+        wnd: 0,
         flow: 0,
         kind: PktKind::Udp,
     }

@@ -62,11 +62,80 @@ pub struct HostCfg {
     pub driver: DriverKind,
     #[serde(default)]
     pub napi: NapiConfig,
+    /// TCP sysctls of this host (Linux 2.6.6 defaults).
+    #[serde(default)]
+    pub tcp: TcpSysctls,
+    /// Interface queue (qdisc) length in front of each TX ring [packets] (Linux txqueuelen).
+    #[serde(default = "default_txqueuelen")]
+    pub txqueuelen: u32,
     pub nics: Vec<NicCfg>,
 }
 
 fn one() -> u32 {
     1
+}
+fn default_txqueuelen() -> u32 {
+    1000
+}
+
+/// TCP settings of a host. Defaults: Linux 2.6.6 (seed-scenarios.md card 1).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSysctls {
+    /// Socket receive buffer, tcp_rmem[1] [bytes] (fixed: no receive autotuning in 2.6.6).
+    #[serde(default = "d_rmem")]
+    pub rmem_default: u32,
+    /// Initial send buffer, tcp_wmem[1] [bytes].
+    #[serde(default = "d_wmem")]
+    pub wmem_default: u32,
+    /// Largest send buffer, tcp_wmem[2] [bytes].
+    #[serde(default = "d_wmem_max")]
+    pub wmem_max: u32,
+    /// tcp_adv_win_scale.
+    #[serde(default = "two")]
+    pub adv_win_scale: u32,
+    /// Delayed-ACK timeout [us] (TCP_DELACK_MIN = 40 ms).
+    #[serde(default = "d_delack")]
+    pub delack_us: u64,
+    /// Minimum retransmission timeout [ms] (TCP_RTO_MIN = 200 ms).
+    #[serde(default = "d_rto_min")]
+    pub rto_min_ms: u64,
+    /// Maximum segment size [bytes] (1500 MTU with timestamps: 1448).
+    #[serde(default = "d_mss")]
+    pub mss_bytes: u32,
+}
+
+fn d_rmem() -> u32 {
+    87_380
+}
+fn d_wmem() -> u32 {
+    16_384
+}
+fn d_wmem_max() -> u32 {
+    131_072
+}
+fn d_delack() -> u64 {
+    40_000
+}
+fn d_rto_min() -> u64 {
+    200
+}
+fn d_mss() -> u32 {
+    1448
+}
+
+impl Default for TcpSysctls {
+    fn default() -> Self {
+        TcpSysctls {
+            rmem_default: d_rmem(),
+            wmem_default: d_wmem(),
+            wmem_max: d_wmem_max(),
+            adv_win_scale: 2,
+            delack_us: d_delack(),
+            rto_min_ms: d_rto_min(),
+            mss_bytes: d_mss(),
+        }
+    }
 }
 
 /// Interrupt delivery mode.
@@ -126,6 +195,7 @@ fn two() -> u32 {
 /// Moderation policy of a port.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[allow(non_camel_case_types)]
 pub enum ModerationCfg {
     /// Registers written once at interface up. Give at most one of
     /// `itr_per_s`, `itr_256ns`, `eitr_us`; none means no throttling.
@@ -152,6 +222,30 @@ pub enum ModerationCfg {
         #[serde(default)]
         tadv_1024ns: u32,
     },
+    /// Linux e1000 5.x (2004): `InterruptThrottleRate` 1 = dynamic (the 2-s
+    /// watchdog goc/dif formula, the default when unset), 0 = off, 100..100000
+    /// = static; out-of-range values fall back to 8000 as the driver does.
+    /// Timer parameters keep the driver's names and 5.x defaults [1.024 us].
+    #[serde(rename = "e1000-5x")]
+    E1000_5x {
+        #[serde(default)]
+        interrupt_throttle_rate: Option<u32>,
+        #[serde(default)]
+        rx_int_delay: u32,
+        #[serde(default = "d_radv_5x")]
+        rx_abs_int_delay: u32,
+        #[serde(default = "d_tx_5x")]
+        tx_int_delay: u32,
+        #[serde(default = "d_tx_5x")]
+        tx_abs_int_delay: u32,
+    },
+}
+
+fn d_radv_5x() -> u32 {
+    128
+}
+fn d_tx_5x() -> u32 {
+    64
 }
 
 impl Default for ModerationCfg {
@@ -285,6 +379,62 @@ pub enum AppCfg {
         #[serde(default)]
         core: u32,
     },
+    /// NetPIPE 3.x NPtcp between `host` (transmitter) and `to` (receiver) over
+    /// one TCP connection; the run ends when NetPIPE finishes.
+    Netpipe {
+        name: String,
+        host: String,
+        to: String,
+        /// First message size [bytes] (NPtcp -l; default 1).
+        #[serde(default = "d_np_start")]
+        start_bytes: u64,
+        /// Last message size [bytes] (NPtcp -u; default 8388608).
+        #[serde(default = "d_np_end")]
+        end_bytes: u64,
+        /// Perturbation [bytes] (NPtcp -p; default 3).
+        #[serde(default = "d_np_pert")]
+        perturbation_bytes: u64,
+        /// TCP_NODELAY on both sockets (NPtcp sets it).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        /// NPtcp starts at [us].
+        #[serde(default)]
+        start_us: u64,
+        #[serde(default)]
+        core: u32,
+    },
+    /// iperf-like bulk TCP transfer from `host` to `to`.
+    Iperf {
+        name: String,
+        host: String,
+        to: String,
+        /// Parallel connections (iperf -P).
+        #[serde(default = "one")]
+        streams: u32,
+        /// Bytes per write call (iperf -l; default 128 KiB).
+        #[serde(default = "d_iperf_len")]
+        write_bytes: u64,
+        /// First write at [us].
+        #[serde(default)]
+        start_us: u64,
+        #[serde(default)]
+        nodelay: bool,
+        #[serde(default)]
+        core: u32,
+    },
+}
+
+fn d_np_start() -> u64 {
+    1
+}
+fn d_np_end() -> u64 {
+    8_388_608
+}
+fn d_np_pert() -> u64 {
+    3
+}
+fn d_iperf_len() -> u64 {
+    131_072
 }
 
 fn default_rcvbuf() -> u32 {
@@ -300,23 +450,43 @@ fn default_ping_size() -> u32 {
 impl AppCfg {
     pub fn name(&self) -> &str {
         match self {
-            AppCfg::UdpSink { name, .. } | AppCfg::Ping { name, .. } => name,
+            AppCfg::UdpSink { name, .. }
+            | AppCfg::Ping { name, .. }
+            | AppCfg::Netpipe { name, .. }
+            | AppCfg::Iperf { name, .. } => name,
         }
     }
     pub fn host(&self) -> &str {
         match self {
-            AppCfg::UdpSink { host, .. } | AppCfg::Ping { host, .. } => host,
+            AppCfg::UdpSink { host, .. }
+            | AppCfg::Ping { host, .. }
+            | AppCfg::Netpipe { host, .. }
+            | AppCfg::Iperf { host, .. } => host,
         }
     }
     pub fn core(&self) -> u32 {
         match self {
-            AppCfg::UdpSink { core, .. } | AppCfg::Ping { core, .. } => *core,
+            AppCfg::UdpSink { core, .. }
+            | AppCfg::Ping { core, .. }
+            | AppCfg::Netpipe { core, .. }
+            | AppCfg::Iperf { core, .. } => *core,
+        }
+    }
+    /// The peer host of a two-host application.
+    pub fn peer(&self) -> Option<&str> {
+        match self {
+            AppCfg::Ping { to, .. } | AppCfg::Netpipe { to, .. } | AppCfg::Iperf { to, .. } => {
+                Some(to)
+            }
+            AppCfg::UdpSink { .. } => None,
         }
     }
     pub fn kind(&self) -> &'static str {
         match self {
             AppCfg::UdpSink { .. } => "udp_sink",
             AppCfg::Ping { .. } => "ping",
+            AppCfg::Netpipe { .. } => "netpipe",
+            AppCfg::Iperf { .. } => "iperf",
         }
     }
 }
@@ -432,6 +602,34 @@ impl Scenario {
             if h.nics.is_empty() {
                 return Err(cfg_err(f("nics"), "a host needs at least one NIC"));
             }
+            let t = &h.tcp;
+            if !(536..=8960).contains(&t.mss_bytes) {
+                return Err(cfg_err(
+                    f("tcp.mss_bytes"),
+                    format!("got {}; allowed: 536 to 8960", t.mss_bytes),
+                ));
+            }
+            if t.rmem_default < 2 * t.mss_bytes
+                || t.wmem_default < t.mss_bytes
+                || t.wmem_max < t.wmem_default
+            {
+                return Err(cfg_err(
+                    f("tcp"),
+                    "need rmem_default >= 2 x mss_bytes, wmem_default >= mss_bytes and wmem_max >= wmem_default",
+                ));
+            }
+            if t.adv_win_scale == 0 || t.adv_win_scale > 8 {
+                return Err(cfg_err(
+                    f("tcp.adv_win_scale"),
+                    format!("got {}; allowed: 1 to 8", t.adv_win_scale),
+                ));
+            }
+            if h.txqueuelen > 100_000 {
+                return Err(cfg_err(
+                    f("txqueuelen"),
+                    format!("got {}; allowed: 0 to 100000", h.txqueuelen),
+                ));
+            }
             let mut nic_names = BTreeSet::new();
             for (ni, nic) in h.nics.iter().enumerate() {
                 let f = |x: &str| format!("hosts[{hi}].nics[{ni}].{x}");
@@ -517,6 +715,33 @@ impl Scenario {
                     ));
                 }
                 match &nic.moderation {
+                    ModerationCfg::E1000_5x {
+                        rx_int_delay,
+                        rx_abs_int_delay,
+                        tx_int_delay,
+                        tx_abs_int_delay,
+                        ..
+                    } => {
+                        if c.throttle != chip::ThrottleKind::Itr256ns {
+                            return Err(cfg_err(
+                                f("moderation.kind"),
+                                format!("\"e1000-5x\" drives the 8254x ITR register; chip {} has EITR: use an e1000-family chip (82540, 82546)", c.name),
+                            ));
+                        }
+                        for (field, v) in [
+                            ("rx_int_delay", rx_int_delay),
+                            ("rx_abs_int_delay", rx_abs_int_delay),
+                            ("tx_int_delay", tx_int_delay),
+                            ("tx_abs_int_delay", tx_abs_int_delay),
+                        ] {
+                            if *v > 0xFFFF {
+                                return Err(cfg_err(
+                                    format!("hosts[{hi}].nics[{ni}].moderation.{field}"),
+                                    format!("got {v}; allowed 0 to 65535 (1.024 us units)"),
+                                ));
+                            }
+                        }
+                    }
                     ModerationCfg::Static {
                         itr_per_s,
                         itr_256ns,

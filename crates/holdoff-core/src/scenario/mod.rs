@@ -4,6 +4,7 @@
 //! documented outputs.
 
 pub mod config;
+pub mod netstack;
 pub mod report;
 pub mod world;
 

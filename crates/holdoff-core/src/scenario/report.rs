@@ -36,6 +36,7 @@ pub struct Summary {
     pub hosts: Vec<HostOut>,
     pub apps: Vec<AppOut>,
     pub generators: Vec<GenOut>,
+    pub tcp: Vec<ConnOut>,
 }
 
 #[derive(Serialize)]
@@ -70,6 +71,14 @@ pub struct PortOut {
     pub interrupts: u64,
     pub vectors: Vec<VectorOut>,
     pub rx_ring_max_occupancy: u32,
+    /// Decisions of a periodic or per-interrupt algorithm (empty for static).
+    pub moderation_trace: Vec<TraceOut>,
+}
+
+#[derive(Serialize)]
+pub struct TraceOut {
+    pub t_ns: u64,
+    pub values: BTreeMap<&'static str, i64>,
 }
 
 #[derive(Serialize)]
@@ -123,6 +132,52 @@ pub struct AppOut {
     pub rx_bytes: u64,
     pub throughput_bps: f64,
     pub latency_us: Option<LatencyOut>,
+    /// Bytes written to sockets (TCP applications).
+    pub tx_bytes: u64,
+    /// NetPIPE transmitter: one row per measured point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netpipe: Option<Vec<NetpipeRow>>,
+    /// NetPIPE transmitter: the NPtcp-style output lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netpipe_lines: Option<Vec<String>>,
+}
+
+#[derive(Serialize)]
+pub struct NetpipeRow {
+    pub index: u32,
+    pub bytes: u64,
+    pub nrepeat: u64,
+    /// Minimum over trials of half the round trip [us].
+    pub t_us: f64,
+    /// NetPIPE's Mbps (2^20 bit/s).
+    pub np_mbps: f64,
+    /// The same in 10^6 bit/s.
+    pub mbit_per_s: f64,
+}
+
+#[derive(Serialize)]
+pub struct TcpSideOut {
+    pub host: String,
+    pub segs_out: u64,
+    pub data_segs_out: u64,
+    pub acks_out: u64,
+    pub delayed_acks: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    /// Congestion window at the end [segments].
+    pub cwnd: u32,
+    /// Send buffer at the end [bytes].
+    pub sndbuf: u32,
+}
+
+#[derive(Serialize)]
+pub struct ConnOut {
+    pub conn: u16,
+    pub app: String,
+    pub sides: [TcpSideOut; 2],
 }
 
 #[derive(Serialize)]
@@ -210,6 +265,13 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 rx_missed: p.stats.rx_missed,
                 interrupts: vectors.iter().map(|v| v.interrupts).sum(),
                 vectors,
+                moderation_trace: w.traces[pi]
+                    .iter()
+                    .map(|r| TraceOut {
+                        t_ns: r.t_ns,
+                        values: r.values.iter().copied().collect(),
+                    })
+                    .collect(),
                 rx_ring_max_occupancy: (0..p.num_queues() as u16)
                     .map(|q| p.rx_max_filled(q))
                     .max()
@@ -258,27 +320,102 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         .iter()
         .map(|a| {
             let host = w.hosts[a.host as usize].name.clone();
+            let base = AppOut {
+                app: a.name.clone(),
+                kind: "",
+                host,
+                sent: 0,
+                received: 0,
+                rx_bytes: 0,
+                throughput_bps: 0.0,
+                latency_us: None,
+                tx_bytes: 0,
+                netpipe: None,
+                netpipe_lines: None,
+            };
             match &a.kind {
                 AppKind::UdpSink(s) => AppOut {
-                    app: a.name.clone(),
                     kind: "udp_sink",
-                    host,
-                    sent: 0,
                     received: s.received,
                     rx_bytes: s.rx_bytes,
                     throughput_bps: s.rx_bytes as f64 * 8.0 / secs,
                     latency_us: latency(&s.latency),
+                    ..base
                 },
                 AppKind::Ping(p) => AppOut {
-                    app: a.name.clone(),
                     kind: "ping",
-                    host,
                     sent: p.sent,
                     received: p.received,
                     rx_bytes: p.received * p.frame_bytes() as u64,
                     throughput_bps: p.received as f64 * p.frame_bytes() as f64 * 8.0 / secs,
                     latency_us: latency(&p.rtt),
+                    ..base
                 },
+                AppKind::NetpipeClient(c) => AppOut {
+                    kind: "netpipe",
+                    netpipe: Some(
+                        c.results()
+                            .iter()
+                            .map(|r| NetpipeRow {
+                                index: r.index,
+                                bytes: r.bytes,
+                                nrepeat: r.nrepeat,
+                                t_us: r.t.as_ns() as f64 / 1000.0,
+                                np_mbps: r.mbps,
+                                mbit_per_s: r.mbps * 1_048_576.0 / 1e6,
+                            })
+                            .collect(),
+                    ),
+                    netpipe_lines: Some(c.lines.clone()),
+                    ..base
+                },
+                AppKind::NetpipeServer { .. } => AppOut {
+                    kind: "netpipe_receiver",
+                    ..base
+                },
+                AppKind::IperfClient(c) => AppOut {
+                    kind: "iperf",
+                    tx_bytes: c.written,
+                    ..base
+                },
+                AppKind::IperfServer { srv, started } => {
+                    let dt = (w.end - *started).as_ns().max(1) as f64 / 1e9;
+                    AppOut {
+                        kind: "iperf_receiver",
+                        rx_bytes: srv.read_bytes,
+                        throughput_bps: srv.read_bytes as f64 * 8.0 / dt,
+                        ..base
+                    }
+                }
+            }
+        })
+        .collect();
+    let tcp = w
+        .conns
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            let side = |i: usize| {
+                let st = c.ep[i].stats;
+                TcpSideOut {
+                    host: w.hosts[c.host[i] as usize].name.clone(),
+                    segs_out: st.segs_out,
+                    data_segs_out: st.data_segs_out,
+                    acks_out: st.acks_out,
+                    delayed_acks: st.delayed_acks,
+                    retransmits: st.retransmits,
+                    fast_retransmits: st.fast_retransmits,
+                    timeouts: st.timeouts,
+                    bytes_acked: st.bytes_acked,
+                    bytes_received: st.bytes_received,
+                    cwnd: c.ep[i].cwnd,
+                    sndbuf: c.ep[i].sndbuf(),
+                }
+            };
+            ConnOut {
+                conn: ci as u16,
+                app: w.apps[c.app[0] as usize].name.clone(),
+                sides: [side(0), side(1)],
             }
         })
         .collect();
@@ -303,6 +440,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         hosts,
         apps,
         generators,
+        tcp,
     })
 }
 
@@ -312,12 +450,13 @@ pub fn to_json(w: &World) -> Result<String, Error> {
     let histograms = w
         .apps
         .iter()
-        .map(|a| {
+        .filter_map(|a| {
             let h = match &a.kind {
                 AppKind::UdpSink(s) => &s.latency,
                 AppKind::Ping(p) => &p.rtt,
+                _ => return None,
             };
-            (a.name.clone(), h.buckets())
+            Some((a.name.clone(), h.buckets()))
         })
         .collect();
     let r = Report {

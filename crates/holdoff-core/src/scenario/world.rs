@@ -10,48 +10,103 @@
 //! Units: times [ns].
 
 use super::config::{AppCfg, IntModeCfg, ModerationCfg, Scenario};
-use crate::apps::{App, AppKind, Generator, Ping, UdpSink};
-use crate::engine::{rng_stream, EventQueue};
-use crate::host::driver::{self, DriverKind, NapiConfig, StackSink};
+use super::netstack::{flush_tcp, Stack, StackOut, TcpConn, TcpCtx};
+use crate::apps::netpipe::{Netpipe, NetpipeConfig};
+use crate::apps::tcp_apps::{IperfClient, IperfServer, NetpipeClient, NetpipeServer, Wait};
+use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
+use crate::engine::{rng_stream, EventQueue, Timer};
+use crate::host::driver::{self, DriverKind, NapiConfig};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
-use crate::moderation::{ModerationParams, Moderator, StaticModerator};
+use crate::moderation::{
+    E1000Legacy, Invocation, ModerationParams, Moderator, Sample, StaticModerator, TraceRow,
+};
 use crate::nic::chip;
 use crate::nic::{IntMode, NicEvent, NicOut, NicPort, PortConfig, IMS_ENABLE_MASK};
 use crate::packet::{DropReason, Packet, PktKind};
+use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{ints_per_s_to_itr_256ns, BitsPerSec, Nanos, SimTime};
 use crate::wire::LinkDir;
+use rand::RngExt;
 use std::collections::VecDeque;
 
 /// Every event of the simulation.
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
-    GenEmit { gen: u16 },
-    Arrive { ep: u16, pkt: Packet },
-    Nic { port: u16, ev: NicEvent },
-    CoreDone { host: u16, core: u16, gen: u32 },
-    AppTimer { app: u16 },
-    Wake { app: u16 },
+    GenEmit {
+        gen: u16,
+    },
+    Arrive {
+        ep: u16,
+        pkt: Packet,
+    },
+    Nic {
+        port: u16,
+        ev: NicEvent,
+    },
+    CoreDone {
+        host: u16,
+        core: u16,
+        gen: u32,
+    },
+    AppTimer {
+        app: u16,
+    },
+    Wake {
+        app: u16,
+    },
     Sample,
+    /// A periodic moderation call (driver watchdog) for a port.
+    Watchdog {
+        port: u16,
+    },
+    TcpTimer {
+        conn: u16,
+        side: u8,
+        gen: u32,
+    },
 }
 
-/// A moderation algorithm attached to one port (static dispatch).
+/// A moderation algorithm attached to one port.
 pub enum AnyModerator {
     Static(StaticModerator),
+    E1000Legacy(E1000Legacy),
 }
 
 impl AnyModerator {
-    pub fn initial(&self) -> ModerationParams {
+    pub fn get(&self) -> &dyn Moderator {
         match self {
-            AnyModerator::Static(m) => m.initial(),
+            AnyModerator::Static(m) => m,
+            AnyModerator::E1000Legacy(m) => m,
         }
+    }
+    pub fn get_mut(&mut self) -> &mut dyn Moderator {
+        match self {
+            AnyModerator::Static(m) => m,
+            AnyModerator::E1000Legacy(m) => m,
+        }
+    }
+    pub fn initial(&self) -> ModerationParams {
+        self.get().initial()
     }
     pub fn name(&self) -> &'static str {
-        match self {
-            AnyModerator::Static(m) => m.name(),
-        }
+        self.get().name()
     }
+    /// The Linux e1000 watchdog also writes ICS = RXDMT0 every run.
+    fn watchdog_ics_rxdmt0(&self) -> bool {
+        matches!(self, AnyModerator::E1000Legacy(_))
+    }
+}
+
+/// Counters at the previous moderation sample of a port.
+#[derive(Clone, Copy, Default)]
+struct ModPrev {
+    rx_packets: u64,
+    rx_bytes: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+    interrupts: u64,
 }
 
 /// Linux `MAX_SOFTIRQ_RESTART`: __do_softirq restarts at most this many
@@ -88,6 +143,7 @@ pub struct Host {
     pub ports: Vec<u16>,
     /// The UDP sink application on this host, if any.
     pub udp_sink: Option<u16>,
+    pub txqueuelen: u32,
 }
 
 /// What an endpoint index refers to.
@@ -124,11 +180,19 @@ pub struct World {
     /// Peer endpoint of every endpoint (ports first, then generators).
     peer: Vec<Endpoint>,
     pub apps: Vec<App>,
+    pub sched: Vec<AppSched>,
+    pub conns: Vec<TcpConn>,
+    /// Interface queue in front of each port's TX ring.
+    pub qdisc: Vec<VecDeque<Packet>>,
+    /// Moderation decisions per port, in time order.
+    pub traces: Vec<Vec<TraceRow>>,
+    mod_prev: Vec<ModPrev>,
+    /// NetPIPE clients still running (the run ends when they are all done).
+    netpipes_running: u32,
     pub ledger: Ledger,
     out: NicOut,
     pending_asserts: Vec<(u16, u16)>,
-    replies: Vec<(SimTime, u16, Packet)>,
-    wakes: Vec<(SimTime, u16)>,
+    sout: StackOut,
     pub ts: TimeSeries,
     sample_interval: Nanos,
     prev: SamplePrev,
@@ -181,6 +245,7 @@ impl World {
                 lines: Vec::new(),
                 ports: Vec::new(),
                 udp_sink: None,
+                txqueuelen: h.txqueuelen,
             };
             let mut shared: Vec<(u32, u16)> = Vec::new();
             for n in &h.nics {
@@ -244,6 +309,19 @@ impl World {
                     lines.push(li);
                 }
                 let m = match &n.moderation {
+                    ModerationCfg::E1000_5x {
+                        interrupt_throttle_rate,
+                        rx_int_delay,
+                        rx_abs_int_delay,
+                        tx_int_delay,
+                        tx_abs_int_delay,
+                    } => AnyModerator::E1000Legacy(E1000Legacy::new(
+                        *interrupt_throttle_rate,
+                        *rx_int_delay,
+                        *rx_abs_int_delay,
+                        *tx_int_delay,
+                        *tx_abs_int_delay,
+                    )),
                     ModerationCfg::Static {
                         itr_per_s,
                         itr_256ns,
@@ -302,7 +380,34 @@ impl World {
             let other = if l.a == name { &l.b } else { &l.a };
             peer.push(endpoint_index(s, other));
         }
-        let mut apps = Vec::new();
+        let mut apps: Vec<App> = Vec::new();
+        let mut conns: Vec<TcpConn> = Vec::new();
+        let mut servers: Vec<App> = Vec::new();
+        let n_cfg_apps = s.apps.len() as u16;
+        let host_idx = |name: &str| {
+            s.hosts
+                .iter()
+                .position(|h| h.name == name)
+                .expect("validated host") as u16
+        };
+        let port_idx = |local: &str| match endpoint_index(s, local) {
+            Endpoint::Port(p) => p,
+            Endpoint::Gen(_) => unreachable!("routes are between host ports"),
+        };
+        let tcp_cfg = |host: u16, nodelay: bool| {
+            let t = &s.hosts[host as usize].tcp;
+            TcpConfig {
+                mss: t.mss_bytes,
+                rcvbuf: t.rmem_default,
+                adv_win_scale: t.adv_win_scale,
+                sndbuf_init: t.wmem_default,
+                sndbuf_max: t.wmem_max,
+                nodelay,
+                delack: Nanos(t.delack_us * 1000),
+                rto_min: Nanos::from_ms(t.rto_min_ms),
+                ..TcpConfig::default()
+            }
+        };
         for a in &s.apps {
             let hi = s
                 .hosts
@@ -336,16 +441,103 @@ impl World {
                         ..Default::default()
                     })
                 }
+                AppCfg::Netpipe {
+                    name,
+                    to,
+                    start_bytes,
+                    end_bytes,
+                    perturbation_bytes,
+                    nodelay,
+                    ..
+                } => {
+                    let (local, remote) = s.route(a.host(), to).expect("validated route");
+                    let th = host_idx(to);
+                    let conn = conns.len() as u16;
+                    let srv_app = n_cfg_apps + servers.len() as u16;
+                    conns.push(TcpConn {
+                        ep: [
+                            TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
+                            TcpEndpoint::new(tcp_cfg(th, *nodelay)),
+                        ],
+                        host: [hi, th],
+                        port: [port_idx(&local), port_idx(&remote)],
+                        app: [apps.len() as u16, srv_app],
+                        timer: [Timer::default(); 2],
+                    });
+                    servers.push(App {
+                        name: format!("{name}.receiver"),
+                        host: th,
+                        core: 0,
+                        kind: AppKind::NetpipeServer {
+                            srv: NetpipeServer::new(conn),
+                            client: apps.len() as u16,
+                        },
+                    });
+                    let np = Netpipe::new(NetpipeConfig {
+                        start_bytes: *start_bytes,
+                        end_bytes: *end_bytes,
+                        perturbation: *perturbation_bytes,
+                        ..NetpipeConfig::default()
+                    });
+                    AppKind::NetpipeClient(NetpipeClient::new(conn, np))
+                }
+                AppCfg::Iperf {
+                    name,
+                    to,
+                    streams,
+                    write_bytes,
+                    nodelay,
+                    start_us,
+                    ..
+                } => {
+                    let (local, remote) = s.route(a.host(), to).expect("validated route");
+                    let th = host_idx(to);
+                    let srv_app = n_cfg_apps + servers.len() as u16;
+                    let mut cs = Vec::new();
+                    for _ in 0..*streams {
+                        cs.push(conns.len() as u16);
+                        conns.push(TcpConn {
+                            ep: [
+                                TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
+                                TcpEndpoint::new(tcp_cfg(th, *nodelay)),
+                            ],
+                            host: [hi, th],
+                            port: [port_idx(&local), port_idx(&remote)],
+                            app: [apps.len() as u16, srv_app],
+                            timer: [Timer::default(); 2],
+                        });
+                    }
+                    servers.push(App {
+                        name: format!("{name}.receiver"),
+                        host: th,
+                        core: 0,
+                        kind: AppKind::IperfServer {
+                            srv: IperfServer {
+                                conns: cs.clone(),
+                                read_bytes: 0,
+                            },
+                            started: SimTime(start_us * 1000),
+                        },
+                    });
+                    AppKind::IperfClient(IperfClient {
+                        conns: cs,
+                        write_bytes: *write_bytes,
+                        written: 0,
+                    })
+                }
             };
             apps.push(App {
                 name: a.name().to_string(),
                 host: hi,
                 core: a.core() as u16,
-                runnable: false,
-                wake_pending: false,
                 kind,
             });
         }
+        apps.extend(servers);
+        let netpipes_running = apps
+            .iter()
+            .filter(|a| matches!(a.kind, AppKind::NetpipeClient(_)))
+            .count() as u32;
         let mut w = World {
             scenario: s.clone(),
             q: EventQueue::new(),
@@ -360,12 +552,17 @@ impl World {
             gen_names: s.generators.iter().map(|g| g.name.clone()).collect(),
             gen_egress,
             peer,
+            sched: vec![AppSched::default(); apps.len()],
+            qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            mod_prev: vec![ModPrev::default(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             apps,
+            conns,
+            netpipes_running,
             ledger: Ledger::default(),
             out: NicOut::default(),
             pending_asserts: Vec::new(),
-            replies: Vec::new(),
-            wakes: Vec::new(),
+            sout: StackOut::default(),
             ts: TimeSeries::default(),
             sample_interval: Nanos(s.sample_interval_us * 1000),
             prev: SamplePrev::default(),
@@ -390,11 +587,39 @@ impl World {
                 self.q.schedule(t, Ev::GenEmit { gen: g as u16 });
             }
         }
-        for (ai, a) in self.scenario.apps.iter().enumerate() {
-            if let AppCfg::Ping { start_us, .. } = a {
-                self.q
-                    .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
+        for p in 0..self.ports.len() {
+            if let Invocation::Periodic { period, at_start } = self.moderators[p].get().invocation()
+            {
+                // Hosts boot independently: each port's periodic timer has its
+                // own phase, drawn once from its RNG stream.
+                let mut rng = rng_stream(
+                    self.scenario.seed,
+                    &format!("watchdog/{}", self.port_names[p]),
+                );
+                let phase = Nanos(rng.random_range(0..period.as_ns().max(1)));
+                let first = if at_start {
+                    SimTime::ZERO + phase
+                } else {
+                    SimTime::ZERO + period + phase
+                };
+                self.q.schedule(first, Ev::Watchdog { port: p as u16 });
             }
+        }
+        for (ai, a) in self.scenario.apps.iter().enumerate() {
+            match a {
+                AppCfg::Ping { start_us, .. }
+                | AppCfg::Iperf { start_us, .. }
+                | AppCfg::Netpipe { start_us, .. } => {
+                    self.q
+                        .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
+                }
+                AppCfg::UdpSink { .. } => {}
+            }
+        }
+        // Receivers of two-host applications start blocked in a read call.
+        for (ai, a) in self.apps.iter().enumerate().skip(self.scenario.apps.len()) {
+            let _ = a;
+            self.sched[ai].waits = Some(Wait::Readable);
         }
         self.init_series();
         self.q
@@ -508,8 +733,29 @@ impl World {
                 self.wake(now, app);
             }
             Ev::Wake { app } => {
-                self.apps[app as usize].wake_pending = false;
+                self.sched[app as usize].wake_pending = false;
                 self.wake(now, app);
+            }
+            Ev::Watchdog { port } => self.watchdog(now, port),
+            Ev::TcpTimer { conn, side, gen } => {
+                let c = &mut self.conns[conn as usize];
+                if c.timer[side as usize].fire(gen) {
+                    c.ep[side as usize].on_timer(now, &mut self.sout.tcp);
+                    let h = c.host[side as usize];
+                    let prof = self.hosts[h as usize].profile;
+                    // Timer softirq work: its send costs are not charged to a core.
+                    flush_tcp(
+                        &self.conns,
+                        &self.sched,
+                        conn,
+                        side,
+                        now,
+                        prof,
+                        &mut self.ledger,
+                        &mut self.sout,
+                    );
+                    self.post_segment(now);
+                }
             }
             Ev::Sample => {
                 self.sample(now);
@@ -573,11 +819,12 @@ impl World {
     }
 
     fn wake(&mut self, now: SimTime, app: u16) {
-        let a = &mut self.apps[app as usize];
-        if a.runnable {
+        let sc = &mut self.sched[app as usize];
+        if sc.runnable || sc.waits == Some(Wait::Done) {
             return;
         }
-        a.runnable = true;
+        sc.runnable = true;
+        let a = &self.apps[app as usize];
         let (h, core) = (a.host, a.core);
         let c = &mut self.hosts[h as usize].cores[core as usize];
         c.queue_app(app);
@@ -639,30 +886,129 @@ impl World {
         }
     }
 
-    /// Replies and wakes produced by a segment's stack work.
+    /// Transmissions, wakes and TCP timers produced by a segment's stack work.
     fn post_segment(&mut self, _now: SimTime) {
-        let replies = std::mem::take(&mut self.replies);
-        for &(t, port, pkt) in &replies {
-            let p = &mut self.ports[port as usize];
-            if p.tx_post(0, pkt) {
-                p.tx_kick(t, 0, &mut self.out);
-                self.flush(port);
-            } else {
-                self.ledger.drop(DropReason::TxRingFull);
-            }
+        if self.sout.is_empty() {
+            return;
         }
-        self.replies = replies;
-        self.replies.clear();
-        let wakes = std::mem::take(&mut self.wakes);
+        let mut sends = std::mem::take(&mut self.sout.sends);
+        for &(t, port, pkt) in &sends {
+            self.transmit(t, port, pkt);
+        }
+        sends.clear();
+        self.sout.sends = sends;
+        let mut wakes = std::mem::take(&mut self.sout.wakes);
         for &(t, app) in &wakes {
-            let a = &mut self.apps[app as usize];
+            let a = &mut self.sched[app as usize];
             if !a.runnable && !a.wake_pending {
                 a.wake_pending = true;
                 self.q.schedule(t, Ev::Wake { app });
             }
         }
-        self.wakes = wakes;
-        self.wakes.clear();
+        wakes.clear();
+        self.sout.wakes = wakes;
+        let mut timers = std::mem::take(&mut self.sout.timers);
+        for &(conn, side) in &timers {
+            let c = &mut self.conns[conn as usize];
+            let want = c.ep[side as usize].next_timer();
+            let t = &mut c.timer[side as usize];
+            if t.deadline() != want {
+                match want {
+                    Some(at) => {
+                        let gen = t.arm(at);
+                        self.q.schedule(at, Ev::TcpTimer { conn, side, gen });
+                    }
+                    None => t.cancel(),
+                }
+            }
+        }
+        timers.clear();
+        self.sout.timers = timers;
+    }
+
+    /// Hand a packet to the driver at `t`: onto the TX ring if the interface
+    /// queue is empty and the ring has room, else into the queue, else drop.
+    fn transmit(&mut self, t: SimTime, port: u16, pkt: Packet) {
+        let q = &mut self.qdisc[port as usize];
+        let p = &mut self.ports[port as usize];
+        if q.is_empty() && p.tx_post(0, pkt) {
+            p.tx_kick(t, 0, &mut self.out);
+            self.flush(port);
+        } else if (q.len() as u32) < self.hosts[self.port_host[port as usize] as usize].txqueuelen {
+            q.push_back(pkt);
+        } else {
+            self.ledger.drop(DropReason::TxRingFull);
+        }
+    }
+
+    /// After TX cleaning: move queued packets onto the ring (one TDT write).
+    fn drain_qdisc(&mut self, t: SimTime, port: u16, prof: &HostProfile) -> Nanos {
+        let q = &mut self.qdisc[port as usize];
+        if q.is_empty() {
+            return Nanos::ZERO;
+        }
+        let p = &mut self.ports[port as usize];
+        let mut n = 0;
+        while let Some(&pkt) = q.front() {
+            if !p.tx_post(0, pkt) {
+                break;
+            }
+            q.pop_front();
+            n += 1;
+        }
+        if n == 0 {
+            return Nanos::ZERO;
+        }
+        p.tx_kick(t, 0, &mut self.out);
+        self.flush(port);
+        prof.mmio_write_ns
+    }
+
+    /// A periodic moderation call: sample the port's counters, let the
+    /// algorithm decide, write its registers.
+    fn watchdog(&mut self, now: SimTime, port: u16) {
+        let p = &self.ports[port as usize];
+        let interrupts: u64 = (0..p.num_vectors() as u16).map(|v| p.interrupts(v)).sum();
+        let cur = ModPrev {
+            rx_packets: p.stats.rx_packets,
+            rx_bytes: p.stats.rx_bytes,
+            tx_packets: p.stats.tx_packets,
+            tx_bytes: p.stats.tx_bytes,
+            interrupts,
+        };
+        let prev = std::mem::replace(&mut self.mod_prev[port as usize], cur);
+        let sample = Sample {
+            now,
+            rx_packets: cur.rx_packets - prev.rx_packets,
+            rx_bytes: cur.rx_bytes - prev.rx_bytes,
+            tx_packets: cur.tx_packets - prev.tx_packets,
+            tx_bytes: cur.tx_bytes - prev.tx_bytes,
+            interrupts: cur.interrupts - prev.interrupts,
+        };
+        let m = &mut self.moderators[port as usize];
+        let params = m.get_mut().on_sample(&sample);
+        if let Some(row) = m.get().last_decision() {
+            if params.is_some() {
+                self.traces[port as usize].push(row.clone());
+            }
+        }
+        let ics = m.watchdog_ics_rxdmt0();
+        let period = match m.get().invocation() {
+            Invocation::Periodic { period, .. } => period,
+            _ => unreachable!("watchdog events exist only for periodic algorithms"),
+        };
+        if let Some(pr) = params {
+            self.ports[port as usize].apply_params(now, &pr, None, &mut self.out);
+        }
+        if ics {
+            // "Cause software interrupt to ensure rx ring is cleaned".
+            self.ports[port as usize].raise(now, 0, crate::nic::ICR_RXDMT0, &mut self.out);
+        }
+        self.flush(port);
+        let next = now + period;
+        if next <= self.end {
+            self.q.schedule(next, Ev::Watchdog { port });
+        }
     }
 
     /// Execute one segment of `work`: apply its effects, return its cost,
@@ -754,15 +1100,16 @@ impl World {
             }
         } else {
             // Linux e1000 non-NAPI loop pass: clean RX (no budget) and TX.
-            let mut stack = Stack::new(
-                h,
+            let mut stack = Stack {
+                host: h,
                 prof,
-                &mut self.apps,
-                self.hosts[h as usize].udp_sink,
-                &mut self.ledger,
-                &mut self.replies,
-                &mut self.wakes,
-            );
+                apps: &mut self.apps,
+                sched: &self.sched,
+                conns: &mut self.conns,
+                udp_sink: self.hosts[h as usize].udp_sink,
+                ledger: &mut self.ledger,
+                out: &mut self.sout,
+            };
             let (cost, rx) = driver::clean_rx(
                 &mut self.ports[port as usize],
                 port,
@@ -774,7 +1121,7 @@ impl World {
                 &mut stack,
             );
             let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-            let cost = cost + tx_cost;
+            let cost = cost + tx_cost + self.drain_qdisc(now + cost + tx_cost, port, prof);
             if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
                 (
                     cost,
@@ -826,15 +1173,17 @@ impl World {
         cost += prof.poll_overhead_ns;
         let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
         cost += tx_cost;
-        let mut stack = Stack::new(
-            h,
+        cost += self.drain_qdisc(now + cost, port, prof);
+        let mut stack = Stack {
+            host: h,
             prof,
-            &mut self.apps,
-            self.hosts[h as usize].udp_sink,
-            &mut self.ledger,
-            &mut self.replies,
-            &mut self.wakes,
-        );
+            apps: &mut self.apps,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            udp_sink: self.hosts[h as usize].udp_sink,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
         let (mut cost, work) = driver::clean_rx(
             &mut self.ports[port as usize],
             port,
@@ -886,21 +1235,39 @@ impl World {
     fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {
         let h = self.apps[app as usize].host;
         let prof = self.hosts[h as usize].profile;
-        let a = &mut self.apps[app as usize];
-        a.runnable = false;
-        let mut cost = prof.context_switch_ns;
-        match &mut a.kind {
+        self.sched[app as usize].runnable = false;
+        self.sched[app as usize].waits = None;
+        let cost = prof.context_switch_ns;
+        // The NetPIPE peer echoes the message size its client is sending now.
+        let np_bytes = match &self.apps[app as usize].kind {
+            AppKind::NetpipeServer { client, .. } => match &self.apps[*client as usize].kind {
+                AppKind::NetpipeClient(c) => c.current_bytes(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        let mut io = TcpCtx {
+            prof,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        let (cost, wait) = match &mut self.apps[app as usize].kind {
             AppKind::UdpSink(s) => {
+                let mut cost = cost;
                 while let Some(p) = s.queue.pop_front() {
                     cost += prof.copy_ns(p.frame_bytes);
                     s.queued_bytes -= p.frame_bytes;
                     s.received += 1;
                     s.rx_bytes += p.frame_bytes as u64;
                     s.latency.record(((now + cost) - p.created).as_ns());
-                    self.ledger.delivered += 1;
+                    io.ledger.delivered += 1;
                 }
+                (cost, None)
             }
             AppKind::Ping(p) => {
+                let mut cost = cost;
                 if p.send_due {
                     p.send_due = false;
                     cost += prof.tx_packet_ns + prof.copy_ns(p.size_bytes) + prof.mmio_write_ns;
@@ -908,21 +1275,48 @@ impl World {
                         created: now,
                         frame_bytes: p.frame_bytes(),
                         seq: p.sent as u32,
+                        ack: 0,
+                        wnd: 0,
                         flow: app,
                         kind: PktKind::IcmpEchoRequest,
                     };
                     p.sent += 1;
-                    self.ledger.injected += 1;
-                    self.replies.push((now + cost, p.port, pkt));
+                    io.ledger.injected += 1;
+                    io.out.sends.push((now + cost, p.port, pkt));
                 }
                 while let Some(r) = p.replies.pop_front() {
                     cost += prof.copy_ns(p.size_bytes);
                     p.received += 1;
                     p.rtt.record(((now + cost) - r.created).as_ns());
-                    self.ledger.delivered += 1;
+                    io.ledger.delivered += 1;
                 }
+                (cost, None)
             }
-        }
+            AppKind::NetpipeClient(c) => {
+                let (cost, w) = c.run(now, cost, prof, &mut io);
+                if w == Wait::Done && self.netpipes_running > 0 {
+                    self.netpipes_running -= 1;
+                    if self.netpipes_running == 0 {
+                        // NetPIPE finished: the run ends when this slice does.
+                        self.end = self.end.min(now + cost);
+                    }
+                }
+                (cost, Some(w))
+            }
+            AppKind::NetpipeServer { srv, .. } => {
+                let (cost, w) = srv.run(now, cost, prof, np_bytes, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::IperfClient(c) => {
+                let (cost, w) = c.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::IperfServer { srv, .. } => {
+                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+        };
+        self.sched[app as usize].waits = wait;
         (cost, None, EndAction::None)
     }
 
@@ -1012,7 +1406,8 @@ impl World {
     pub fn in_flight(&self) -> u64 {
         let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
             + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
-        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum();
+        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
+            + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
         let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum();
         // Replies created by a segment are posted before the segment's event returns.
         wire + nic + apps
@@ -1028,101 +1423,5 @@ fn ep_index(ep: Endpoint, nports: usize) -> u16 {
     match ep {
         Endpoint::Port(p) => p,
         Endpoint::Gen(g) => nports as u16 + g,
-    }
-}
-
-/// The stack of one host during one segment: UDP to the sink's socket, ICMP
-/// echo requests answered in the kernel, echo replies to the ping process.
-struct Stack<'a> {
-    host: u16,
-    prof: &'a HostProfile,
-    apps: &'a mut [App],
-    udp_sink: Option<u16>,
-    ledger: &'a mut Ledger,
-    replies: &'a mut Vec<(SimTime, u16, Packet)>,
-    wakes: &'a mut Vec<(SimTime, u16)>,
-}
-
-impl<'a> Stack<'a> {
-    fn new(
-        host: u16,
-        prof: &'a HostProfile,
-        apps: &'a mut [App],
-        udp_sink: Option<u16>,
-        ledger: &'a mut Ledger,
-        replies: &'a mut Vec<(SimTime, u16, Packet)>,
-        wakes: &'a mut Vec<(SimTime, u16)>,
-    ) -> Self {
-        Stack {
-            host,
-            prof,
-            apps,
-            udp_sink,
-            ledger,
-            replies,
-            wakes,
-        }
-    }
-
-    fn wake(&mut self, t: SimTime, app: u16) -> Nanos {
-        let a = &self.apps[app as usize];
-        if a.runnable || a.wake_pending || self.wakes.iter().any(|w| w.1 == app) {
-            Nanos::ZERO
-        } else {
-            self.wakes.push((t, app));
-            self.prof.wakeup_ns
-        }
-    }
-}
-
-impl StackSink for Stack<'_> {
-    fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
-        match pkt.kind {
-            PktKind::Udp => {
-                let Some(app) = self.udp_sink else {
-                    self.ledger.drop(DropReason::NoListener);
-                    return Nanos::ZERO;
-                };
-                let AppKind::UdpSink(s) = &mut self.apps[app as usize].kind else {
-                    unreachable!("udp_sink index points at a sink")
-                };
-                if s.queued_bytes + pkt.frame_bytes > s.rcvbuf_bytes {
-                    self.ledger.drop(DropReason::SocketFull);
-                    return Nanos::ZERO;
-                }
-                s.queued_bytes += pkt.frame_bytes;
-                s.queue.push_back(pkt);
-                self.wake(t, app)
-            }
-            PktKind::IcmpEchoRequest => {
-                // Answered in softirq context: the request is consumed, a reply is sent.
-                self.ledger.delivered += 1;
-                self.ledger.injected += 1;
-                let reply = Packet {
-                    kind: PktKind::IcmpEchoReply,
-                    ..pkt
-                };
-                let cost = self.prof.tx_packet_ns + self.prof.mmio_write_ns;
-                self.replies.push((t + cost, port, reply));
-                cost
-            }
-            PktKind::IcmpEchoReply => {
-                let app = pkt.flow;
-                match self.apps.get_mut(app as usize) {
-                    Some(App {
-                        kind: AppKind::Ping(p),
-                        host,
-                        ..
-                    }) if *host == self.host => {
-                        p.replies.push_back(pkt);
-                        self.wake(t, app)
-                    }
-                    _ => {
-                        self.ledger.drop(DropReason::NoListener);
-                        Nanos::ZERO
-                    }
-                }
-            }
-        }
     }
 }

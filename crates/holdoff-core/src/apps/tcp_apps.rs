@@ -1,0 +1,285 @@
+//! Applications over TCP: NetPIPE (NPtcp client and its echoing peer) and an
+//! iperf-like bulk sender/receiver.
+//!
+//! An application runs as a sequence of system calls on its core (application
+//! class). Each `run` call is one scheduling slice: it performs calls until it
+//! must block, and returns the CPU time used and what it waits for. Socket
+//! operations go through `TcpIo`, which the world implements (it charges the
+//! stack's per-segment send cost and transmits the segments); the
+//! application itself charges the user/kernel copy of every byte it writes
+//! or reads (`copy_ps_per_byte`).
+//!
+//! NetPIPE: the client runs NPtcp's schedule (`netpipe`): for each point,
+//! TRIALS trials of `nrepeat` round trips (write the message, read the
+//! echo); a trial's time runs from its first write call to the end of its
+//! last read. The peer reads a whole message and writes it back. Between
+//! trials NPtcp also synchronises the two sides with a short exchange; that
+//! is not modelled.
+//!
+//! iperf: the client keeps every stream's send buffer full with writes of
+//! `write_bytes`; the server reads whatever arrives. Goodput = bytes read by
+//! the server / time since the first write.
+//!
+//! Units: bytes, times [ns].
+
+use super::netpipe::{format_line, Netpipe, Point, PointResult};
+use crate::host::profile::HostProfile;
+use crate::units::{Nanos, SimTime};
+
+/// Socket calls as the world offers them to applications.
+pub trait TcpIo {
+    /// Write up to `n` bytes on `(conn, side)` at `t`; returns bytes accepted
+    /// and the stack's CPU time to send the segments this produced.
+    fn write(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos);
+    /// Read up to `n` bytes; returns bytes read and the stack's CPU time
+    /// (a window update it may send).
+    fn read(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos);
+    /// Bytes readable now.
+    fn readable(&self, conn: u16, side: u8) -> u64;
+}
+
+/// What a blocked application waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    Readable,
+    Writable,
+    /// Finished; never runs again.
+    Done,
+}
+
+fn copy(prof: &HostProfile, n: u64) -> Nanos {
+    Nanos(n * prof.copy_ps_per_byte / 1000)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    NextPoint,
+    Write { left: u64 },
+    Read { left: u64 },
+    Done,
+}
+
+/// The NPtcp transmitter side.
+pub struct NetpipeClient {
+    pub conn: u16,
+    pub np: Netpipe,
+    phase: Phase,
+    point: Option<Point>,
+    rep: u64,
+    trial_start: SimTime,
+    /// NPtcp-style result lines, in order.
+    pub lines: Vec<String>,
+}
+
+impl NetpipeClient {
+    pub fn new(conn: u16, np: Netpipe) -> Self {
+        NetpipeClient {
+            conn,
+            np,
+            phase: Phase::NextPoint,
+            point: None,
+            rep: 0,
+            trial_start: SimTime::ZERO,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Size of the message being exchanged now (the peer echoes this much).
+    pub fn current_bytes(&self) -> u64 {
+        self.point.map_or(0, |p| p.bytes)
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    pub fn results(&self) -> &[PointResult] {
+        self.np.results()
+    }
+
+    /// One scheduling slice starting at `now`.
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        io: &mut I,
+    ) -> (Nanos, Wait) {
+        loop {
+            match self.phase {
+                Phase::NextPoint => match self.np.next_point() {
+                    None => {
+                        self.phase = Phase::Done;
+                        return (cost, Wait::Done);
+                    }
+                    Some(p) => {
+                        self.point = Some(p);
+                        self.start_trial(now + cost);
+                    }
+                },
+                Phase::Write { left } => {
+                    let (n, c) = io.write(now + cost, self.conn, 0, left);
+                    cost += copy(prof, n) + c;
+                    if n < left {
+                        self.phase = Phase::Write { left: left - n };
+                        return (cost, Wait::Writable);
+                    }
+                    self.phase = Phase::Read {
+                        left: self.current_bytes(),
+                    };
+                }
+                Phase::Read { left } => {
+                    let (n, c) = io.read(now + cost, self.conn, 0, left);
+                    cost += copy(prof, n) + c;
+                    if n < left {
+                        self.phase = Phase::Read { left: left - n };
+                        return (cost, Wait::Readable);
+                    }
+                    self.rep += 1;
+                    let p = self.point.expect("a point is running");
+                    if self.rep < p.nrepeat {
+                        self.phase = Phase::Write { left: p.bytes };
+                        continue;
+                    }
+                    let elapsed = (now + cost) - self.trial_start;
+                    match self.np.trial_done(elapsed) {
+                        Some(res) => {
+                            self.lines.push(format_line(&res));
+                            self.phase = Phase::NextPoint;
+                        }
+                        None => self.start_trial(now + cost),
+                    }
+                }
+                Phase::Done => return (cost, Wait::Done),
+            }
+        }
+    }
+
+    fn start_trial(&mut self, t: SimTime) {
+        self.trial_start = t;
+        self.rep = 0;
+        self.phase = Phase::Write {
+            left: self.current_bytes(),
+        };
+    }
+}
+
+/// The NPtcp receiver side: read a whole message, write it back.
+pub struct NetpipeServer {
+    pub conn: u16,
+    /// Bytes still to read of the current message (None: not started).
+    read_left: Option<u64>,
+    write_left: u64,
+    msg: u64,
+}
+
+impl NetpipeServer {
+    pub fn new(conn: u16) -> Self {
+        NetpipeServer {
+            conn,
+            read_left: None,
+            write_left: 0,
+            msg: 0,
+        }
+    }
+
+    /// One slice; `msg_bytes` is the size of the message the client is sending.
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        msg_bytes: u64,
+        io: &mut I,
+    ) -> (Nanos, Wait) {
+        loop {
+            if self.write_left > 0 {
+                let (n, c) = io.write(now + cost, self.conn, 1, self.write_left);
+                cost += copy(prof, n) + c;
+                self.write_left -= n;
+                if self.write_left > 0 {
+                    return (cost, Wait::Writable);
+                }
+            }
+            let left = match self.read_left {
+                Some(l) => l,
+                None => {
+                    // The size of a new message is known once its first byte
+                    // arrived (the client has moved to it by then).
+                    if msg_bytes == 0 || io.readable(self.conn, 1) == 0 {
+                        return (cost, Wait::Readable);
+                    }
+                    self.msg = msg_bytes;
+                    msg_bytes
+                }
+            };
+            let (n, c) = io.read(now + cost, self.conn, 1, left);
+            cost += copy(prof, n) + c;
+            if n < left {
+                self.read_left = Some(left - n);
+                return (cost, Wait::Readable);
+            }
+            self.read_left = None;
+            self.write_left = self.msg;
+        }
+    }
+}
+
+/// iperf-like bulk sender over one or more connections.
+pub struct IperfClient {
+    pub conns: Vec<u16>,
+    pub write_bytes: u64,
+    pub written: u64,
+}
+
+impl IperfClient {
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        io: &mut I,
+    ) -> (Nanos, Wait) {
+        loop {
+            let mut progress = false;
+            for &c in &self.conns {
+                let (n, k) = io.write(now + cost, c, 0, self.write_bytes);
+                cost += copy(prof, n) + k;
+                self.written += n;
+                progress |= n > 0;
+            }
+            if !progress {
+                return (cost, Wait::Writable);
+            }
+        }
+    }
+}
+
+/// iperf-like receiver.
+pub struct IperfServer {
+    pub conns: Vec<u16>,
+    pub read_bytes: u64,
+}
+
+impl IperfServer {
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        io: &mut I,
+    ) -> (Nanos, Wait) {
+        loop {
+            let mut progress = false;
+            for &c in &self.conns {
+                let (n, k) = io.read(now + cost, c, 1, u64::MAX);
+                cost += copy(prof, n) + k;
+                self.read_bytes += n;
+                progress |= n > 0;
+            }
+            if !progress {
+                return (cost, Wait::Readable);
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Where packets meet sockets: the per-host stack glue used by the world
+//! during one work segment. UDP goes to the host's sink socket; ICMP echo
+//! requests are answered in softirq context; echo replies go to the ping
+//! process; TCP segments go to their connection's endpoint, whose output
+//! segments are sent and whose readers/writers are woken.
+//!
+//! Costs charged here (host profile): `tx_packet_ns` + one TDT write
+//! (`mmio_write_ns`) per packet sent, `wakeup_ns` per application woken.
+//! Receive costs (`rx_packet_ns`) are charged by the driver.
+
+use crate::apps::tcp_apps::{TcpIo, Wait};
+use crate::apps::{App, AppKind, AppSched};
+use crate::engine::Timer;
+use crate::host::driver::StackSink;
+use crate::host::profile::HostProfile;
+use crate::metrics::Ledger;
+use crate::packet::{DropReason, Packet, PktKind};
+use crate::stack::tcp::{Segment, TcpEndpoint, TcpOut, TCP_FRAME_OVERHEAD};
+use crate::units::{Nanos, SimTime};
+
+/// One TCP connection between two hosts.
+pub struct TcpConn {
+    pub ep: [TcpEndpoint; 2],
+    pub host: [u16; 2],
+    /// Local port (global index) of each side.
+    pub port: [u16; 2],
+    /// Application on each side.
+    pub app: [u16; 2],
+    pub timer: [Timer; 2],
+}
+
+/// Buffers a segment's stack work fills, drained by the world afterwards.
+#[derive(Default)]
+pub struct StackOut {
+    /// (time, port, packet) to transmit.
+    pub sends: Vec<(SimTime, u16, Packet)>,
+    /// (time, app) to wake.
+    pub wakes: Vec<(SimTime, u16)>,
+    /// (conn, side) whose TCP timer may have changed.
+    pub timers: Vec<(u16, u8)>,
+    pub tcp: TcpOut,
+}
+
+impl StackOut {
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty() && self.wakes.is_empty() && self.timers.is_empty()
+    }
+}
+
+fn seg_packet(conn: u16, s: &Segment, t: SimTime) -> Packet {
+    Packet {
+        created: t,
+        frame_bytes: s.frame_bytes(),
+        seq: s.seq,
+        ack: s.ack,
+        wnd: s.wnd,
+        flow: conn,
+        kind: PktKind::Tcp,
+    }
+}
+
+/// Queue the endpoint's output segments for transmission from `t`, one
+/// send cost apart; returns the CPU time spent. Marks readers/writers to
+/// wake according to what they wait for.
+#[allow(clippy::too_many_arguments)]
+pub fn flush_tcp(
+    conns: &[TcpConn],
+    sched: &[AppSched],
+    conn: u16,
+    side: u8,
+    t: SimTime,
+    prof: &HostProfile,
+    ledger: &mut Ledger,
+    out: &mut StackOut,
+) -> Nanos {
+    let c = &conns[conn as usize];
+    let mut cost = Nanos::ZERO;
+    let per_seg = prof.tx_packet_ns + prof.mmio_write_ns;
+    let port = c.port[side as usize];
+    for s in out.tcp.segs.drain(..) {
+        cost += per_seg;
+        ledger.injected += 1;
+        out.sends
+            .push((t + cost, port, seg_packet(conn, &s, t + cost)));
+    }
+    let app = c.app[side as usize];
+    let a = &sched[app as usize];
+    let want = match a.waits {
+        Some(Wait::Readable) => out.tcp.readable,
+        Some(Wait::Writable) => out.tcp.writable,
+        _ => false,
+    };
+    out.tcp.readable = false;
+    out.tcp.writable = false;
+    if want && !a.runnable && !a.wake_pending && !out.wakes.iter().any(|w| w.1 == app) {
+        out.wakes.push((t + cost, app));
+        cost += prof.wakeup_ns;
+    }
+    out.timers.push((conn, side));
+    cost
+}
+
+/// The stack of one host during one segment.
+pub struct Stack<'a> {
+    pub host: u16,
+    pub prof: &'a HostProfile,
+    pub apps: &'a mut [App],
+    pub sched: &'a [AppSched],
+    pub conns: &'a mut [TcpConn],
+    pub udp_sink: Option<u16>,
+    pub ledger: &'a mut Ledger,
+    pub out: &'a mut StackOut,
+}
+
+impl Stack<'_> {
+    fn wake(&mut self, t: SimTime, app: u16) -> Nanos {
+        let a = &self.sched[app as usize];
+        if a.runnable || a.wake_pending || self.out.wakes.iter().any(|w| w.1 == app) {
+            Nanos::ZERO
+        } else {
+            self.out.wakes.push((t, app));
+            self.prof.wakeup_ns
+        }
+    }
+}
+
+impl StackSink for Stack<'_> {
+    fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
+        match pkt.kind {
+            PktKind::Udp => {
+                let Some(app) = self.udp_sink else {
+                    self.ledger.drop(DropReason::NoListener);
+                    return Nanos::ZERO;
+                };
+                let AppKind::UdpSink(s) = &mut self.apps[app as usize].kind else {
+                    unreachable!("udp_sink index points at a sink")
+                };
+                if s.queued_bytes + pkt.frame_bytes > s.rcvbuf_bytes {
+                    self.ledger.drop(DropReason::SocketFull);
+                    return Nanos::ZERO;
+                }
+                s.queued_bytes += pkt.frame_bytes;
+                s.queue.push_back(pkt);
+                self.wake(t, app)
+            }
+            PktKind::IcmpEchoRequest => {
+                // Answered in softirq context: the request is consumed, a reply is sent.
+                self.ledger.delivered += 1;
+                self.ledger.injected += 1;
+                let reply = Packet {
+                    kind: PktKind::IcmpEchoReply,
+                    ..pkt
+                };
+                let cost = self.prof.tx_packet_ns + self.prof.mmio_write_ns;
+                self.out.sends.push((t + cost, port, reply));
+                cost
+            }
+            PktKind::IcmpEchoReply => {
+                let app = pkt.flow;
+                match self.apps.get_mut(app as usize) {
+                    Some(App {
+                        kind: AppKind::Ping(p),
+                        host,
+                        ..
+                    }) if *host == self.host => {
+                        p.replies.push_back(pkt);
+                        self.wake(t, app)
+                    }
+                    _ => {
+                        self.ledger.drop(DropReason::NoListener);
+                        Nanos::ZERO
+                    }
+                }
+            }
+            PktKind::Tcp => {
+                let conn = pkt.flow;
+                let Some(c) = self.conns.get_mut(conn as usize) else {
+                    self.ledger.drop(DropReason::NoListener);
+                    return Nanos::ZERO;
+                };
+                let side = if c.host[1] == self.host { 1u8 } else { 0u8 };
+                self.ledger.delivered += 1;
+                let seg = Segment {
+                    seq: pkt.seq,
+                    len: pkt.frame_bytes - TCP_FRAME_OVERHEAD,
+                    ack: pkt.ack,
+                    wnd: pkt.wnd,
+                };
+                c.ep[side as usize].on_segment(t, seg, &mut self.out.tcp);
+                flush_tcp(
+                    self.conns,
+                    self.sched,
+                    conn,
+                    side,
+                    t,
+                    self.prof,
+                    self.ledger,
+                    self.out,
+                )
+            }
+        }
+    }
+}
+
+/// Socket calls of applications, as `TcpIo`.
+pub struct TcpCtx<'a> {
+    pub prof: &'a HostProfile,
+    pub sched: &'a [AppSched],
+    pub conns: &'a mut [TcpConn],
+    pub ledger: &'a mut Ledger,
+    pub out: &'a mut StackOut,
+}
+
+impl TcpIo for TcpCtx<'_> {
+    fn write(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos) {
+        let acc = self.conns[conn as usize].ep[side as usize].app_write(t, n, &mut self.out.tcp);
+        let cost = flush_tcp(
+            self.conns,
+            self.sched,
+            conn,
+            side,
+            t,
+            self.prof,
+            self.ledger,
+            self.out,
+        );
+        (acc, cost)
+    }
+
+    fn read(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos) {
+        let got = self.conns[conn as usize].ep[side as usize].app_read(t, n, &mut self.out.tcp);
+        let cost = flush_tcp(
+            self.conns,
+            self.sched,
+            conn,
+            side,
+            t,
+            self.prof,
+            self.ledger,
+            self.out,
+        );
+        (got, cost)
+    }
+
+    fn readable(&self, conn: u16, side: u8) -> u64 {
+        self.conns[conn as usize].ep[side as usize].readable() as u64
+    }
+}
