@@ -1,0 +1,102 @@
+//! Python bindings for `holdoff-core`, imported as `holdoff._core`.
+//!
+//! This crate only converts arguments and results, releases the GIL while a
+//! simulation runs and maps core errors to Python exceptions. It holds no
+//! simulation logic: everything a user sees is decided in `holdoff-core`, and
+//! the friendly Python API lives in `python/holdoff`.
+//!
+//! Nothing here may panic into Python: every call into the core runs inside
+//! [`std::panic::catch_unwind`] and a panic becomes `holdoff.SimulationError`
+//! whose message says that it is a bug.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use holdoff_core::api;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+mod error;
+
+use error::{core_error, panic_error};
+
+/// The outcome of a core call made under `catch_unwind`: a panic becomes
+/// `SimulationError`, a core error the matching Python exception.
+fn guarded<T>(
+    py: Python<'_>,
+    result: std::thread::Result<Result<T, holdoff_core::Error>>,
+) -> PyResult<T> {
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(core_error(py, err)),
+        Err(payload) => Err(panic_error(py, payload.as_ref())),
+    }
+}
+
+/// Run one scenario given as TOML text.
+///
+/// Args:
+///     text: the scenario file's contents.
+///     seed: overrides the scenario's `seed` when given.
+///
+/// Returns:
+///     `(report_json, perf)`: the deterministic report as a JSON string and a
+///     dict of wall-clock performance numbers (`wall_time_s`,
+///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`).
+///
+/// Raises:
+///     ScenarioError: the text is not valid TOML or not a valid scenario.
+///     SimulationError: the run failed (or hit a bug in the core).
+///
+/// The GIL is released while the simulation runs.
+#[pyfunction]
+#[pyo3(signature = (text, seed = None))]
+fn run_toml<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| api::run_toml(text, seed))));
+    let output = guarded(py, result)?;
+    let perf = &output.perf;
+    let dict = PyDict::new(py);
+    dict.set_item("wall_time_s", perf.wall_time_s)?;
+    dict.set_item("events_processed", perf.events_processed)?;
+    dict.set_item("sim_packets", perf.sim_packets)?;
+    dict.set_item("events_per_s", perf.events_per_s)?;
+    dict.set_item("packets_per_s", perf.packets_per_s)?;
+    Ok((output.report_json, dict))
+}
+
+/// Check a scenario given as TOML text without running it.
+///
+/// Raises:
+///     ScenarioError: the text is not valid TOML or not a valid scenario.
+#[pyfunction]
+fn validate_toml(py: Python<'_>, text: &str) -> PyResult<()> {
+    let result = catch_unwind(AssertUnwindSafe(|| api::validate_toml(text)));
+    guarded(py, result)
+}
+
+/// The JSON Schema of the scenario file, as pretty-printed JSON text.
+#[pyfunction]
+fn schema_json(py: Python<'_>) -> PyResult<String> {
+    let result = catch_unwind(|| Ok(api::schema_json()));
+    guarded(py, result)
+}
+
+/// The version of the simulation core.
+#[pyfunction]
+fn version() -> &'static str {
+    api::VERSION
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", api::VERSION)?;
+    error::register(m)?;
+    m.add_function(wrap_pyfunction!(run_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,39 @@
+"""Native core of holdoff (Rust, PyO3). Private: use the ``holdoff`` package instead."""
+
+from typing import Final
+
+__all__ = [
+    "__version__",
+    "HoldoffError",
+    "ScenarioError",
+    "SimulationError",
+    "run_toml",
+    "schema_json",
+    "validate_toml",
+    "version",
+]
+
+__version__: Final[str]
+
+class HoldoffError(Exception):
+    """Base class of every error raised by holdoff."""
+
+class ScenarioError(HoldoffError, ValueError):
+    """The scenario is not valid TOML or not a valid scenario."""
+
+    field: str | None
+
+class SimulationError(HoldoffError, RuntimeError):
+    """A valid scenario failed while running, or the core hit a bug."""
+
+def run_toml(text: str, seed: int | None = None) -> tuple[str, dict[str, float | int]]:
+    """Run a scenario given as TOML text; returns ``(report_json, perf)``."""
+
+def validate_toml(text: str) -> None:
+    """Check a scenario given as TOML text without running it."""
+
+def schema_json() -> str:
+    """The JSON Schema of the scenario file, as pretty-printed JSON."""
+
+def version() -> str:
+    """The version of the simulation core."""

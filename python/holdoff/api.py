@@ -1,0 +1,142 @@
+"""Run, validate and describe scenarios from Python.
+
+A scenario can be given as a path to a ``.toml`` file (``str`` or
+:class:`~pathlib.Path`), as TOML text, or as a dict with the same structure as
+the file (keys whose value is ``None`` are left out, so the core's default
+applies). Validation happens once, in the core; its errors name the field,
+the bad value and the allowed values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from holdoff import _core
+from holdoff.result import RunResult
+
+Scenario = str | os.PathLike[str] | Mapping[str, Any]
+"""A path to a scenario file, TOML text, or a dict shaped like the file."""
+
+_MAX_SEED = 2**64 - 1
+
+
+def scenario_text(scenario: Scenario) -> str:
+    """Returns the TOML text of ``scenario`` (see :data:`Scenario`).
+
+    A ``str`` is read as a path when it is a single line that ends in
+    ``.toml`` or names an existing file; otherwise it is TOML text.
+
+    Raises:
+        FileNotFoundError: a path that does not exist.
+        TypeError: ``scenario`` is of another type, or a dict value has no TOML form.
+    """
+    if isinstance(scenario, Mapping):
+        return tomli_w.dumps(_without_none(scenario))
+    if isinstance(scenario, os.PathLike):
+        return Path(scenario).read_text(encoding="utf-8")
+    if isinstance(scenario, str):
+        if _looks_like_path(scenario):
+            return Path(scenario.strip()).read_text(encoding="utf-8")
+        return scenario
+    raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def scenario_name(text: str) -> str | None:
+    """The ``name`` of a scenario given as TOML text, if it has one."""
+    try:
+        name = tomllib.loads(text).get("name")
+    except tomllib.TOMLDecodeError:
+        return None
+    return name if isinstance(name, str) else None
+
+
+def run(scenario: Scenario, *, seed: int | None = None) -> RunResult:
+    """Runs one scenario to completion and returns its result.
+
+    Args:
+        scenario: a path, TOML text or dict (see :data:`Scenario`).
+        seed: overrides the scenario's ``seed`` (0 ≤ seed < 2**64).
+
+    Raises:
+        ScenarioError: the scenario is not valid.
+        SimulationError: the run failed.
+        FileNotFoundError: the scenario file does not exist.
+
+    The same scenario and seed always give a byte-identical report.
+    """
+    return run_text(scenario_text(scenario), seed=seed)
+
+
+def run_text(text: str, *, seed: int | None = None) -> RunResult:
+    """Like :func:`run`, for a scenario that is TOML text (never read as a path)."""
+    report_json, perf = _core.run_toml(text, _check_seed(seed))
+    return RunResult(report_json, perf)
+
+
+def validate(scenario: Scenario) -> None:
+    """Checks a scenario without running it; raises :class:`ScenarioError` if invalid."""
+    _core.validate_toml(scenario_text(scenario))
+
+
+def validate_text(text: str) -> None:
+    """Like :func:`validate`, for a scenario that is TOML text (never read as a path)."""
+    _core.validate_toml(text)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files, as a dict."""
+    parsed: dict[str, Any] = json.loads(_core.schema_json())
+    return parsed
+
+
+def examples_dir() -> Path:
+    """The folder with the example scenarios shipped with holdoff.
+
+    Installed packages carry them in ``holdoff/examples``; in a source checkout
+    that is a link to the repository's ``examples/`` folder.
+    """
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "examples", here.parents[1] / "examples"):
+        if candidate.is_dir() and any(candidate.glob("*.toml")):
+            return candidate
+    raise FileNotFoundError(
+        "the example scenarios were not found (looked in "
+        f"{here / 'examples'} and {here.parents[1] / 'examples'})"
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    if "\n" in text:
+        return False
+    candidate = text.strip()
+    if candidate.endswith(".toml"):
+        return True
+    try:
+        return Path(candidate).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _check_seed(seed: int | None) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    if not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed must be between 0 and 2**64-1, got {seed}")
+    return seed
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_without_none(v) for v in value]
+    return value
