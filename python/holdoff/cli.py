@@ -211,6 +211,97 @@ def _bench_table(report: dict[str, Any]) -> Table:
     return table
 
 
+@app.command("reproduce")
+def reproduce_command(
+    cases: Annotated[
+        list[str] | None,
+        typer.Argument(help="Case ids (default: every bundled case)."),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the results as JSON on stdout.")
+    ] = False,
+    plots: Annotated[
+        Path,
+        typer.Option("--plots", help="Folder for the NetPIPE curve images (one PNG per case)."),
+    ] = Path("runs/reproduce"),
+    list_only: Annotated[
+        bool, typer.Option("--list", help="List the bundled cases and exit.")
+    ] = False,
+) -> None:
+    """Run bundled reproduction cases and compare with the published numbers.
+
+    For every published number: the published value, its source, the
+    simulated value, the tolerance and pass/fail. Exit code 0 if every check
+    passes, 1 if any misses.
+    """
+    from holdoff import reproduce as rp
+
+    try:
+        ids = rp.list_cases()
+    except rp.CaseError as err:
+        _fail(str(err), 2)
+    if list_only:
+        for cid in ids:
+            _stdout().print(f"{cid}: {rp.load_case(cid).title}")
+        return
+    wanted = cases or ids
+    unknown = [c for c in wanted if c not in ids]
+    if unknown:
+        _fail(f"unknown case {', '.join(unknown)}; available: {', '.join(ids)}", 2)
+    err_console = _stderr()
+    results = []
+    for cid in wanted:
+        case = rp.load_case(cid)
+        with err_console.status(f"{cid}: running {len(case.runs)} scenario(s)") as status:
+            try:
+                res = rp.run_case(case, progress=lambda m: status.update(m))
+            except (_core.ScenarioError, _core.SimulationError) as err:
+                _fail(f"{cid}: {err}", 1)
+        results.append(res)
+        png = rp.plot_netpipe(res, plots / f"{cid}-netpipe.png")
+        if png is not None and not json_out:
+            err_console.print(f"{cid}: NetPIPE curves saved to {png}")
+    if json_out:
+        sys.stdout.write(json.dumps(rp.to_json(results), indent=2) + "\n")
+    else:
+        out = _stdout()
+        for res in results:
+            out.print(_reproduce_table(res))
+            out.print(_reproduce_sources(res))
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
+
+
+def _reproduce_table(res: Any) -> Table:
+    t = Table(title=f"{res.case.id}: {res.case.title}", caption=res.case.source)
+    for col in ["#", "check", "published", "simulated", "unit", "tolerance", "result"]:
+        t.add_column(col, justify="right" if col in ("published", "simulated") else "left")
+    for i, c in enumerate(res.checks, start=1):
+        sim = "n/a" if c.simulated is None else f"{c.simulated:,.2f}"
+        dev = c.deviation_rel
+        verdict = "pass" if c.ok else "MISS"
+        if dev is not None:
+            verdict += f" ({dev:+.1%})"
+        t.add_row(
+            str(i),
+            c.name,
+            f"{c.published:,.2f}",
+            sim,
+            c.unit,
+            f"±{c.tolerance_rel:.0%}",
+            Text(verdict, style="green" if c.ok else "red"),
+        )
+    return t
+
+
+def _reproduce_sources(res: Any) -> str:
+    lines = [
+        f"  [{i}] {c.source}" + (f"\n      note: {c.note}" if c.note else "")
+        for i, c in enumerate(res.checks, start=1)
+    ]
+    return "sources:\n" + "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI with ``argv`` (default: ``sys.argv[1:]``) and returns the exit code."""
     args = list(argv) if argv is not None else sys.argv[1:]

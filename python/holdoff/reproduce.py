@@ -168,9 +168,7 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
     raise CaseError(f"unknown metric {check.metric!r}")
 
 
-def run_case(
-    case: Case, *, progress: Callable[[str], None] | None = None
-) -> CaseResult:
+def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> CaseResult:
     """Run every scenario of ``case`` and evaluate its checks."""
     results: dict[str, RunResult] = {}
     for r in case.runs:
@@ -217,7 +215,7 @@ def netpipe_curves(result: CaseResult) -> dict[str, list[tuple[int, float]]]:
     """Per run label: (message bytes, NetPIPE Mbps) of its NetPIPE points."""
     curves: dict[str, list[tuple[int, float]]] = {}
     for r in result.case.runs:
-        rows = []
+        rows: list[tuple[int, float]] = []
         for app in result.results[r.id].report["summary"]["apps"]:
             rows.extend((row["bytes"], row["np_mbps"]) for row in app.get("netpipe") or [])
         if rows:
@@ -239,6 +237,22 @@ def plot_netpipe(result: CaseResult, path: Path) -> Path | None:
     for label, rows in curves.items():
         xs, ys = zip(*rows, strict=True)
         ax.plot(xs, ys, marker=".", label=label)
+    published = [
+        (c.bytes, c.published, c.run)
+        for c in result.case.checks
+        if c.metric == "netpipe.np_mbps" and c.bytes is not None
+    ]
+    labels = {r.id: r.label for r in result.case.runs}
+    for b, v, run_id in published:
+        ax.plot([b], [v], marker="x", markersize=9, color="black", linestyle="none")
+        ax.annotate(
+            f"published ({labels[run_id]})",
+            (b, v),
+            textcoords="offset points",
+            xytext=(-6, 8),
+            ha="right",
+            fontsize=7,
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size [bytes]")
     ax.set_ylabel("throughput [NetPIPE Mbps = 2^20 bit/s]")
