@@ -51,8 +51,15 @@ pub struct ModerationParams {
 pub enum Invocation {
     /// Only once, at interface up.
     Never,
-    /// At every interrupt of the vector, before processing.
+    /// At every interrupt of the vector, before processing (Linux e1000
+    /// `e1000_set_itr`, igb, FreeBSD AIM, ixl). The sample covers the
+    /// traffic since the previous interrupt.
     PerInterrupt,
+    /// At the end of every NAPI poll (or driver clean pass) of the vector,
+    /// after processing (Linux DIM: `net_dim` from the poll routine). The
+    /// sample covers the traffic since the previous call; `interrupts`
+    /// counts the polls/events.
+    PerPoll,
     /// From a periodic timer (watchdog): every `period`, the first call at
     /// interface up if `at_start`, else one period later.
     Periodic {
