@@ -220,3 +220,69 @@ to = "b"
     assert!(got <= want * 1.0001 && got > want * 0.99, "{got} vs {want}");
     assert_eq!(r["summary"]["tcp"][0]["sides"][0]["retransmits"], 0);
 }
+
+#[test]
+fn napi_defer_hard_irqs_keeps_the_irq_masked_and_polls_from_the_timer() {
+    // Two frames, created at 0 and 10 us; ideal host, no ITR. Each lands in
+    // memory 672 ns (wire) + RX DMA later. Without deferral each interrupts.
+    // With napi_defer_hard_irqs = 3 and gro_flush_timeout = 50 us the first
+    // poll (work done) keeps the IRQ masked and arms a 50 us re-poll timer;
+    // the second frame raises no interrupt and is picked up by that timer
+    // poll: its latency is (t1 + 50 us) - 10 us, where t1 = the first frame's
+    // landing time (algorithms.md §10, napi_complete_done).
+    let dma = chip::by_name("82546").unwrap().rx_dma_ns.as_ns();
+    let t1 = 672 + dma;
+    let scenario = |napi: &str| {
+        format!(
+            r#"
+name = "defer"
+duration_ms = 5
+[[hosts]]
+name = "dut"
+profile = "ideal"
+driver = "napi"
+{napi}
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[[generators]]
+name = "gen"
+rate_pps = 100000
+stop_us = 15
+[[links]]
+a = "gen"
+b = "dut.eth0"
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "dut"
+"#
+        )
+    };
+    let plain = run(&scenario(""));
+    assert_eq!(plain["summary"]["ports"][0]["interrupts"], 2);
+    assert_eq!(
+        plain["summary"]["ports"][0]["vectors"][0]["min_spacing_ns"],
+        10_000
+    );
+    let deferred = run(&scenario(
+        "[hosts.napi]\ndefer_hard_irqs = 3\ngro_flush_timeout_ns = 50000",
+    ));
+    // Polls at t1 (work), t1+50 (work: count re-armed to 3), +100, +150
+    // (empty: 2 -> 1 -> 0), +200 (count 0: unmask). The second frame's RXT0
+    // has waited in ICR since it landed, so the unmask asserts at once: the
+    // second and last interrupt comes exactly 200 us after the first.
+    assert_eq!(deferred["summary"]["ports"][0]["interrupts"], 2);
+    assert_eq!(
+        deferred["summary"]["ports"][0]["vectors"][0]["min_spacing_ns"],
+        200_000
+    );
+    let lat = &deferred["summary"]["apps"][0]["latency_us"];
+    assert_eq!(lat["count"], 2);
+    let want_max_us = (t1 + 50_000 - 10_000) as f64 / 1000.0;
+    let want_min_us = t1 as f64 / 1000.0;
+    for (q, want) in [("max", want_max_us), ("min", want_min_us)] {
+        let got = lat[q].as_f64().unwrap();
+        assert!((got - want).abs() <= want * 1e-3, "{q}: {got} vs {want}");
+    }
+}

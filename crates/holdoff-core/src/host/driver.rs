@@ -14,6 +14,13 @@
 //! - In MSI-X mode the cause register auto-clears and the vector auto-masks
 //!   at assertion (EIAC/EIAM), so the handler does no ICR read.
 //!
+//! - NAPI hard-IRQ deferral (Linux >= 5.7, per instance since 6.13): with
+//!   `defer_hard_irqs` = N > 0 and `gro_flush_timeout_ns` = T > 0, a poll
+//!   that completes keeps the IRQ masked and a timer re-polls after T; the
+//!   count is re-armed to N after a poll that did work, so the IRQ comes back
+//!   after N consecutive empty polls. With T = 0 deferral does nothing
+//!   (algorithms.md §10 `napi_complete_done`).
+//!
 //! Every register access costs the profile's MMIO read or write time; RX
 //! buffers are returned to the chip with one RDT write per clean pass.
 //!
@@ -67,6 +74,12 @@ pub struct NapiConfig {
     /// Time one net_rx_action run may take [us].
     #[serde(default = "default_budget_usecs")]
     pub budget_usecs: u32,
+    /// `napi_defer_hard_irqs`: empty polls before the IRQ is re-enabled (0 = off).
+    #[serde(default)]
+    pub defer_hard_irqs: u32,
+    /// `gro_flush_timeout` [ns]: with deferral, the re-poll timer (0 = off).
+    #[serde(default)]
+    pub gro_flush_timeout_ns: u64,
 }
 
 fn default_weight() -> u32 {
@@ -85,6 +98,8 @@ impl Default for NapiConfig {
             weight: default_weight(),
             budget: default_budget(),
             budget_usecs: default_budget_usecs(),
+            defer_hard_irqs: 0,
+            gro_flush_timeout_ns: 0,
         }
     }
 }

@@ -149,6 +149,9 @@ struct RxQueue {
     host_held: u32,
     max_filled: u32,
     timers: DelayPair,
+    /// Frames / bytes written to host memory on this queue.
+    packets: u64,
+    bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -165,6 +168,9 @@ struct TxQueue {
     unkicked: u32,
     fetch_free_at: SimTime,
     timers: DelayPair,
+    /// Frames / bytes transmitted from this queue.
+    packets: u64,
+    bytes: u64,
 }
 
 impl TxQueue {
@@ -237,6 +243,8 @@ impl NicPort {
                 host_held: 0,
                 max_filled: 0,
                 timers: DelayPair::default(),
+                packets: 0,
+                bytes: 0,
             })
             .collect();
         let txq = (0..cfg.queues)
@@ -248,6 +256,8 @@ impl NicPort {
                 unkicked: 0,
                 fetch_free_at: SimTime::ZERO,
                 timers: DelayPair::default(),
+                packets: 0,
+                bytes: 0,
             })
             .collect();
         NicPort {
@@ -475,6 +485,20 @@ impl NicPort {
         self.vectors[vector as usize].interrupts
     }
 
+    /// Traffic counters of the queues a vector serves:
+    /// (rx packets, rx bytes, tx packets, tx bytes) since the start.
+    pub fn vector_counters(&self, vector: u16) -> (u64, u64, u64, u64) {
+        let mut c = (0, 0, 0, 0);
+        for q in self.queues_of_vector(vector) {
+            let (r, t) = (&self.rxq[q as usize], &self.txq[q as usize]);
+            c.0 += r.packets;
+            c.1 += r.bytes;
+            c.2 += t.packets;
+            c.3 += t.bytes;
+        }
+        c
+    }
+
     /// Smallest spacing between two assertions of a vector so far [ns].
     pub fn min_spacing(&self, vector: u16) -> Option<Nanos> {
         self.vectors[vector as usize].min_spacing
@@ -527,6 +551,8 @@ impl NicPort {
         q.filled += 1;
         q.max_filled = q.max_filled.max(q.filled);
         q.hw_free -= 1;
+        q.packets += 1;
+        q.bytes += pkt.frame_bytes as u64;
         let crossed = q.hw_free == thr;
         self.stats.rx_packets += 1;
         self.stats.rx_bytes += pkt.frame_bytes as u64;
@@ -639,6 +665,8 @@ impl NicPort {
                 .egress
                 .send(fetch + self.chip.tx_dma_ns, pkt.frame_bytes);
             q.in_nic += 1;
+            q.packets += 1;
+            q.bytes += pkt.frame_bytes as u64;
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += pkt.frame_bytes as u64;
             out.frames.push((dep.arrive, pkt));

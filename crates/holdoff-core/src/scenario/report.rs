@@ -257,7 +257,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             PortOut {
                 port: w.port_names[pi].clone(),
                 chip: p.chip.name,
-                moderation: w.moderators[pi].name(),
+                moderation: w.moderators[pi][0].name(),
                 rx_packets: p.stats.rx_packets,
                 rx_bytes: p.stats.rx_bytes,
                 tx_packets: p.stats.tx_packets,

@@ -61,6 +61,12 @@ pub enum Ev {
     Watchdog {
         port: u16,
     },
+    /// NAPI re-poll timer (gro_flush_timeout with napi_defer_hard_irqs).
+    NapiTimer {
+        port: u16,
+        vector: u16,
+        gen: u32,
+    },
     TcpTimer {
         conn: u16,
         side: u8,
@@ -97,6 +103,13 @@ impl AnyModerator {
     fn watchdog_ics_rxdmt0(&self) -> bool {
         matches!(self, AnyModerator::E1000Legacy(_))
     }
+}
+
+/// NAPI hard-IRQ deferral state of one instance (Linux `napi_struct.defer_hard_irqs_count`).
+#[derive(Clone, Copy, Default)]
+struct NapiState {
+    defer_count: u32,
+    timer: Timer,
 }
 
 /// Counters at the previous moderation sample of a port.
@@ -173,7 +186,9 @@ pub struct World {
     pub port_host: Vec<u16>,
     /// Per port: per vector: (host-local line index).
     port_vec_line: Vec<Vec<u16>>,
-    pub moderators: Vec<AnyModerator>,
+    /// Per port, per vector. Periodic (watchdog) algorithms use vector 0's
+    /// instance for the whole port.
+    pub moderators: Vec<Vec<AnyModerator>>,
     pub gens: Vec<Generator>,
     pub gen_names: Vec<String>,
     pub gen_egress: Vec<LinkDir>,
@@ -186,7 +201,9 @@ pub struct World {
     pub qdisc: Vec<VecDeque<Packet>>,
     /// Moderation decisions per port, in time order.
     pub traces: Vec<Vec<TraceRow>>,
-    mod_prev: Vec<ModPrev>,
+    mod_prev: Vec<Vec<ModPrev>>,
+    /// Per port, per vector NAPI deferral state.
+    napi_state: Vec<Vec<NapiState>>,
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
     pub ledger: Ledger,
@@ -308,7 +325,7 @@ impl World {
                     };
                     lines.push(li);
                 }
-                let m = match &n.moderation {
+                let make = || match &n.moderation {
                     ModerationCfg::E1000_5x {
                         interrupt_throttle_rate,
                         rx_int_delay,
@@ -352,6 +369,7 @@ impl World {
                         }))
                     }
                 };
+                let m: Vec<AnyModerator> = (0..port.num_vectors()).map(|_| make()).collect();
                 host.ports.push(pidx);
                 ports.push(port);
                 port_names.push(name);
@@ -555,7 +573,8 @@ impl World {
             sched: vec![AppSched::default(); apps.len()],
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
-            mod_prev: vec![ModPrev::default(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            mod_prev: Vec::new(),
+            napi_state: Vec::new(),
             apps,
             conns,
             netpipes_running,
@@ -573,10 +592,22 @@ impl World {
     }
 
     fn init(&mut self) {
+        self.napi_state = self
+            .ports
+            .iter()
+            .map(|p| vec![NapiState::default(); p.num_vectors()])
+            .collect();
+        self.mod_prev = self
+            .ports
+            .iter()
+            .map(|p| vec![ModPrev::default(); p.num_vectors()])
+            .collect();
         // Interface up: moderation registers, then IMS.
         for p in 0..self.ports.len() {
-            let params = self.moderators[p].initial();
-            self.ports[p].apply_params(SimTime::ZERO, &params, None, &mut self.out);
+            for v in 0..self.ports[p].num_vectors() {
+                let params = self.moderators[p][v].initial();
+                self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
+            }
             for v in 0..self.ports[p].num_vectors() as u16 {
                 self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
             }
@@ -588,7 +619,8 @@ impl World {
             }
         }
         for p in 0..self.ports.len() {
-            if let Invocation::Periodic { period, at_start } = self.moderators[p].get().invocation()
+            if let Invocation::Periodic { period, at_start } =
+                self.moderators[p][0].get().invocation()
             {
                 // Hosts boot independently: each port's periodic timer has its
                 // own phase, drawn once from its RNG stream.
@@ -737,6 +769,27 @@ impl World {
                 self.wake(now, app);
             }
             Ev::Watchdog { port } => self.watchdog(now, port),
+            Ev::NapiTimer { port, vector, gen } => {
+                if self.napi_state[port as usize][vector as usize]
+                    .timer
+                    .fire(gen)
+                {
+                    // napi_watchdog: schedule a poll without an interrupt.
+                    let h = self.port_host[port as usize];
+                    let li = self.port_vec_line[port as usize][vector as usize];
+                    let host = &mut self.hosts[h as usize];
+                    let core = host.lines[li as usize].core;
+                    let sq = &mut host.softirq[core as usize];
+                    if !sq.poll_list.contains(&(port, vector)) {
+                        sq.poll_list.push_back((port, vector));
+                    }
+                    let c = &mut host.cores[core as usize];
+                    c.softirq_pending = true;
+                    if c.is_idle() {
+                        self.dispatch(now, h, core);
+                    }
+                }
+            }
             Ev::TcpTimer { conn, side, gen } => {
                 let c = &mut self.conns[conn as usize];
                 if c.timer[side as usize].fire(gen) {
@@ -964,6 +1017,56 @@ impl World {
         prof.mmio_write_ns
     }
 
+    /// A per-interrupt or per-poll moderation call for one vector: sample
+    /// its queues' counters since the previous call, let the algorithm
+    /// decide, write the register. Returns the CPU cost of the write.
+    fn moderate(
+        &mut self,
+        now: SimTime,
+        port: u16,
+        vector: u16,
+        when: Invocation,
+        prof: &HostProfile,
+    ) -> Nanos {
+        let m = &self.moderators[port as usize][vector as usize];
+        if m.get().invocation() != when {
+            return Nanos::ZERO;
+        }
+        let p = &self.ports[port as usize];
+        let (rp, rb, tp, tb) = p.vector_counters(vector);
+        let cur = ModPrev {
+            rx_packets: rp,
+            rx_bytes: rb,
+            tx_packets: tp,
+            tx_bytes: tb,
+            interrupts: p.interrupts(vector),
+        };
+        let prev = std::mem::replace(&mut self.mod_prev[port as usize][vector as usize], cur);
+        let sample = Sample {
+            now,
+            rx_packets: cur.rx_packets - prev.rx_packets,
+            rx_bytes: cur.rx_bytes - prev.rx_bytes,
+            tx_packets: cur.tx_packets - prev.tx_packets,
+            tx_bytes: cur.tx_bytes - prev.tx_bytes,
+            interrupts: cur.interrupts - prev.interrupts,
+        };
+        let m = &mut self.moderators[port as usize][vector as usize];
+        let params = m.get_mut().on_sample(&sample);
+        if let (Some(_), Some(row)) = (params, m.get().last_decision()) {
+            let mut row = row.clone();
+            row.values.push(("vector", vector as i64));
+            self.traces[port as usize].push(row);
+        }
+        match params {
+            Some(pr) => {
+                self.ports[port as usize].apply_params(now, &pr, Some(vector), &mut self.out);
+                self.flush(port);
+                prof.mmio_write_ns
+            }
+            None => Nanos::ZERO,
+        }
+    }
+
     /// A periodic moderation call: sample the port's counters, let the
     /// algorithm decide, write its registers.
     fn watchdog(&mut self, now: SimTime, port: u16) {
@@ -976,7 +1079,7 @@ impl World {
             tx_bytes: p.stats.tx_bytes,
             interrupts,
         };
-        let prev = std::mem::replace(&mut self.mod_prev[port as usize], cur);
+        let prev = std::mem::replace(&mut self.mod_prev[port as usize][0], cur);
         let sample = Sample {
             now,
             rx_packets: cur.rx_packets - prev.rx_packets,
@@ -985,7 +1088,7 @@ impl World {
             tx_bytes: cur.tx_bytes - prev.tx_bytes,
             interrupts: cur.interrupts - prev.interrupts,
         };
-        let m = &mut self.moderators[port as usize];
+        let m = &mut self.moderators[port as usize][0];
         let params = m.get_mut().on_sample(&sample);
         if let Some(row) = m.get().last_decision() {
             if params.is_some() {
@@ -1073,6 +1176,7 @@ impl World {
                 let (n, e) = next_handler(handler);
                 return (cost, n, e);
             }
+            cost += self.moderate(now + cost, port, vector, Invocation::PerInterrupt, prof);
             match driver {
                 DriverKind::Napi => {
                     if !msix {
@@ -1133,6 +1237,8 @@ impl World {
                     EndAction::None,
                 )
             } else {
+                let cost =
+                    cost + self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
                 let (n, e) = next_handler(handler);
                 (cost, n, e)
             }
@@ -1194,15 +1300,29 @@ impl World {
             prof,
             &mut stack,
         );
+        cost += self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
+        let mut on_end = EndAction::None;
+        if work < napi.weight {
+            // napi_complete_done: with hard-IRQ deferral, keep the IRQ masked
+            // and re-poll from a timer; otherwise unmask at the end of the poll.
+            let st = &mut self.napi_state[port as usize][vector as usize];
+            if work > 0 {
+                st.defer_count = napi.defer_hard_irqs;
+            }
+            if st.defer_count > 0 && napi.gro_flush_timeout_ns > 0 {
+                st.defer_count -= 1;
+                let at = now + cost + Nanos(napi.gro_flush_timeout_ns);
+                let gen = st.timer.arm(at);
+                self.q.schedule(at, Ev::NapiTimer { port, vector, gen });
+            } else {
+                cost += prof.mmio_write_ns;
+                on_end = EndAction::Unmask { port, vector };
+            }
+        }
         let host = &mut self.hosts[h as usize];
         let sq = &mut host.softirq[core as usize];
         sq.budget_left -= work as i64;
-        let mut on_end = EndAction::None;
-        if work < napi.weight {
-            // napi_complete_done: unmask at the end of this poll.
-            cost += prof.mmio_write_ns;
-            on_end = EndAction::Unmask { port, vector };
-        } else {
+        if work >= napi.weight {
             sq.poll_list.push_back((port, vector));
         }
         let end = now + cost;
