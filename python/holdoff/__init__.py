@@ -11,12 +11,16 @@ services it, and reports latency, throughput, CPU, interrupt rate and drops.
 
 from holdoff._core import HoldoffError, ScenarioError, SimulationError, __version__
 from holdoff.api import examples_dir, run, schema, validate
+from holdoff.moderator import Moderator, ModeratorError, Sample
 from holdoff.result import RunResult
 from holdoff.summary import summary_text
 
 __all__ = [
     "HoldoffError",
+    "Moderator",
+    "ModeratorError",
     "RunResult",
+    "Sample",
     "ScenarioError",
     "SimulationError",
     "__version__",

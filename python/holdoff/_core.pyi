@@ -26,7 +26,9 @@ class ScenarioError(HoldoffError, ValueError):
 class SimulationError(HoldoffError, RuntimeError):
     """A valid scenario failed while running, or the core hit a bug."""
 
-def run_toml(text: str, seed: int | None = None) -> tuple[str, dict[str, float | int]]:
+def run_toml(
+    text: str, seed: int | None = None, classes: dict[str, type] | None = None
+) -> tuple[str, dict[str, float | int], str | None]:
     """Run a scenario given as TOML text; returns ``(report_json, perf)``."""
 
 def validate_toml(text: str) -> None:

@@ -57,27 +57,46 @@ def scenario_name(text: str) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def run(scenario: Scenario, *, seed: int | None = None) -> RunResult:
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    moderators: Mapping[str, type] | None = None,
+) -> RunResult:
     """Runs one scenario to completion and returns its result.
 
     Args:
         scenario: a path, TOML text or dict (see :data:`Scenario`).
         seed: overrides the scenario's ``seed`` (0 ≤ seed < 2**64).
+        moderators: for ports with ``moderation.kind = "python"``: the
+            classes, keyed by the scenario's ``class`` string (classes not
+            given here are imported from their ``"package.module:Class"`` path).
 
     Raises:
-        ScenarioError: the scenario is not valid.
+        ScenarioError: the scenario is not valid, or a Python moderation
+            class cannot be loaded or constructed.
+        ModeratorError: a Python moderation algorithm misbehaved during the
+            run; its ``result`` holds the run up to that moment.
         SimulationError: the run failed.
         FileNotFoundError: the scenario file does not exist.
 
     The same scenario and seed always give a byte-identical report.
     """
-    return run_text(scenario_text(scenario), seed=seed)
+    return run_text(scenario_text(scenario), seed=seed, moderators=moderators)
 
 
-def run_text(text: str, *, seed: int | None = None) -> RunResult:
+def run_text(
+    text: str, *, seed: int | None = None, moderators: Mapping[str, type] | None = None
+) -> RunResult:
     """Like :func:`run`, for a scenario that is TOML text (never read as a path)."""
-    report_json, perf = _core.run_toml(text, _check_seed(seed))
-    return RunResult(report_json, perf)
+    from holdoff.moderator import ModeratorError
+
+    classes = dict(moderators) if moderators else None
+    report_json, perf, aborted = _core.run_toml(text, _check_seed(seed), classes)
+    result = RunResult(report_json, perf)
+    if aborted is not None:
+        raise ModeratorError(aborted, result)
+    return result
 
 
 def validate(scenario: Scenario) -> None:

@@ -1,6 +1,7 @@
 //! The public entry points used by the CLI and the Python bindings.
 
 use crate::error::Error;
+use crate::scenario::world::ExternalFactory;
 use crate::scenario::{report, Scenario, World};
 use std::time::Instant;
 
@@ -23,20 +24,41 @@ pub struct Perf {
 pub struct RunOutput {
     pub report_json: String,
     pub perf: Perf,
+    /// Why the run stopped early (a moderation algorithm failed), if it did;
+    /// the report then covers the run up to that moment.
+    pub aborted: Option<String>,
 }
 
 /// Parse, validate and build a world (the seed may be overridden).
 pub fn build(text: &str, seed_override: Option<u64>) -> Result<World, Error> {
+    build_with(text, seed_override, None)
+}
+
+/// As `build`, with a factory for externally supplied moderation algorithms.
+pub fn build_with(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+) -> Result<World, Error> {
     let mut s = Scenario::from_toml(text)?;
     if let Some(seed) = seed_override {
         s.seed = seed;
     }
-    Ok(World::build(&s))
+    World::build(&s, factory)
 }
 
 /// Run a scenario given as TOML text.
 pub fn run_toml(text: &str, seed_override: Option<u64>) -> Result<RunOutput, Error> {
-    let mut w = build(text, seed_override)?;
+    run_toml_with(text, seed_override, None)
+}
+
+/// Run a scenario whose moderation may use externally supplied algorithms.
+pub fn run_toml_with(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+) -> Result<RunOutput, Error> {
+    let mut w = build_with(text, seed_override, factory)?;
     let t0 = Instant::now();
     w.run();
     let wall = t0.elapsed().as_secs_f64();
@@ -45,6 +67,7 @@ pub fn run_toml(text: &str, seed_override: Option<u64>) -> Result<RunOutput, Err
     let pkts = w.ledger.injected;
     let wall_nz = wall.max(1e-9);
     Ok(RunOutput {
+        aborted: w.aborted.as_ref().map(|(_, r)| r.clone()),
         report_json,
         perf: Perf {
             wall_time_s: wall,

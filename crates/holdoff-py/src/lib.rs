@@ -16,8 +16,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod error;
+mod moderator;
 
 use error::{core_error, panic_error};
+use moderator::PyModerator;
 
 /// The outcome of a core call made under `catch_unwind`: a panic becomes
 /// `SimulationError`, a core error the matching Python exception.
@@ -37,25 +39,49 @@ fn guarded<T>(
 /// Args:
 ///     text: the scenario file's contents.
 ///     seed: overrides the scenario's `seed` when given.
+///     classes: for `moderation.kind = "python"` ports: a dict from the
+///         scenario's `class` strings to Python classes; classes not in it
+///         are imported from their "package.module:Class" path.
 ///
 /// Returns:
-///     `(report_json, perf)`: the deterministic report as a JSON string and a
-///     dict of wall-clock performance numbers (`wall_time_s`,
-///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`).
+///     `(report_json, perf, aborted)`: the deterministic report as a JSON
+///     string, a dict of wall-clock performance numbers (`wall_time_s`,
+///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`),
+///     and None, or the reason the run stopped early (a Python moderation
+///     algorithm misbehaved; the report covers the run up to then).
 ///
 /// Raises:
-///     ScenarioError: the text is not valid TOML or not a valid scenario.
+///     ScenarioError: the text is not valid TOML or not a valid scenario, or
+///         a Python moderation class cannot be loaded or constructed.
 ///     SimulationError: the run failed (or hit a bug in the core).
 ///
-/// The GIL is released while the simulation runs.
+/// The GIL is released while the simulation runs (and taken back for each
+/// call into a Python moderation algorithm).
 #[pyfunction]
-#[pyo3(signature = (text, seed = None))]
+#[pyo3(signature = (text, seed = None, classes = None))]
 fn run_toml<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| api::run_toml(text, seed))));
+    classes: Option<Bound<'py, PyDict>>,
+) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
+    let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
+    let result = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let mut factory = |class: &str,
+                               params: &std::collections::BTreeMap<String, serde_json::Value>,
+                               _port: &str,
+                               _vector: u16|
+             -> Result<Box<dyn holdoff_core::moderation::Moderator>, String> {
+                Python::attach(|py| {
+                    let cls = classes.as_ref().map(|c| c.bind(py).clone());
+                    PyModerator::create(py, cls.as_ref(), class, params)
+                        .map(|m| Box::new(m) as Box<dyn holdoff_core::moderation::Moderator>)
+                })
+            };
+            api::run_toml_with(text, seed, Some(&mut factory))
+        }))
+    });
     let output = guarded(py, result)?;
     let perf = &output.perf;
     let dict = PyDict::new(py);
@@ -64,7 +90,7 @@ fn run_toml<'py>(
     dict.set_item("sim_packets", perf.sim_packets)?;
     dict.set_item("events_per_s", perf.events_per_s)?;
     dict.set_item("packets_per_s", perf.packets_per_s)?;
-    Ok((output.report_json, dict))
+    Ok((output.report_json, dict, output.aborted))
 }
 
 /// Check a scenario given as TOML text without running it.

@@ -80,7 +80,7 @@ pub struct TraceRow {
 /// A moderation algorithm.
 pub trait Moderator {
     /// Stable name used in scenario files and outputs.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// The settings written at interface up.
     fn initial(&self) -> ModerationParams;
     /// When the driver calls `on_sample`.
@@ -89,6 +89,11 @@ pub trait Moderator {
     fn on_sample(&mut self, sample: &Sample) -> Option<ModerationParams>;
     /// The last decision, for the trace (algorithms that have none return None).
     fn last_decision(&self) -> Option<&TraceRow> {
+        None
+    }
+    /// Set when the algorithm misbehaved (an externally written algorithm
+    /// raised or returned something invalid); the run stops and reports it.
+    fn failure(&self) -> Option<&str> {
         None
     }
 }

@@ -226,6 +226,15 @@ pub enum ModerationCfg {
     /// watchdog goc/dif formula, the default when unset), 0 = off, 100..100000
     /// = static; out-of-range values fall back to 8000 as the driver does.
     /// Timer parameters keep the driver's names and 5.x defaults [1.024 us].
+    /// An algorithm written in Python: `class = "package.module:Class"`,
+    /// constructed once per interrupt vector with `params` as keyword
+    /// arguments (see docs/models/python-moderators.md). Only runs started
+    /// from Python can use it.
+    Python {
+        class: String,
+        #[serde(default)]
+        params: std::collections::BTreeMap<String, serde_json::Value>,
+    },
     #[serde(rename = "e1000-5x")]
     E1000_5x {
         #[serde(default)]
@@ -715,6 +724,14 @@ impl Scenario {
                     ));
                 }
                 match &nic.moderation {
+                    ModerationCfg::Python { class, .. } => {
+                        if class.trim().is_empty() {
+                            return Err(cfg_err(
+                                f("moderation.class"),
+                                "must name a class: \"package.module:ClassName\" or a key of the moderators passed to holdoff.run",
+                            ));
+                        }
+                    }
                     ModerationCfg::E1000_5x {
                         rx_int_delay,
                         rx_abs_int_delay,

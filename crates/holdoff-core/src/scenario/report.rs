@@ -29,6 +29,8 @@ pub struct Report<'a> {
 #[derive(Serialize)]
 pub struct Summary {
     pub sim_time_ns: u64,
+    /// Set when the run stopped early because a moderation algorithm failed.
+    pub aborted: Option<AbortOut>,
     pub events_processed: u64,
     pub ledger: LedgerOut,
     pub drops: BTreeMap<&'static str, u64>,
@@ -37,6 +39,12 @@ pub struct Summary {
     pub apps: Vec<AppOut>,
     pub generators: Vec<GenOut>,
     pub tcp: Vec<ConnOut>,
+}
+
+#[derive(Serialize)]
+pub struct AbortOut {
+    pub at_ns: u64,
+    pub reason: String,
 }
 
 #[derive(Serialize)]
@@ -62,7 +70,7 @@ pub struct VectorOut {
 pub struct PortOut {
     pub port: String,
     pub chip: &'static str,
-    pub moderation: &'static str,
+    pub moderation: String,
     pub rx_packets: u64,
     pub rx_bytes: u64,
     pub tx_packets: u64,
@@ -257,7 +265,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             PortOut {
                 port: w.port_names[pi].clone(),
                 chip: p.chip.name,
-                moderation: w.moderators[pi][0].name(),
+                moderation: w.moderators[pi][0].name().to_string(),
                 rx_packets: p.stats.rx_packets,
                 rx_bytes: p.stats.rx_bytes,
                 tx_packets: p.stats.tx_packets,
@@ -433,6 +441,10 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         .collect();
     Ok(Summary {
         sim_time_ns: w.end.as_ns(),
+        aborted: w.aborted.as_ref().map(|(t, r)| AbortOut {
+            at_ns: t.as_ns(),
+            reason: r.clone(),
+        }),
         events_processed: w.q.processed(),
         ledger,
         drops,

@@ -15,6 +15,7 @@ use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::tcp_apps::{IperfClient, IperfServer, NetpipeClient, NetpipeServer, Wait};
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
+use crate::error::Error;
 use crate::host::driver::{self, DriverKind, NapiConfig};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
@@ -78,25 +79,38 @@ pub enum Ev {
 pub enum AnyModerator {
     Static(StaticModerator),
     E1000Legacy(E1000Legacy),
+    /// Supplied by the caller (e.g. a Python class through the bindings).
+    External(Box<dyn Moderator>),
 }
+
+/// Builds externally supplied algorithms: (class, params, "host.nic", vector).
+pub type ExternalFactory<'a> = dyn FnMut(
+        &str,
+        &std::collections::BTreeMap<String, serde_json::Value>,
+        &str,
+        u16,
+    ) -> Result<Box<dyn Moderator>, String>
+    + 'a;
 
 impl AnyModerator {
     pub fn get(&self) -> &dyn Moderator {
         match self {
             AnyModerator::Static(m) => m,
             AnyModerator::E1000Legacy(m) => m,
+            AnyModerator::External(m) => m.as_ref(),
         }
     }
     pub fn get_mut(&mut self) -> &mut dyn Moderator {
         match self {
             AnyModerator::Static(m) => m,
             AnyModerator::E1000Legacy(m) => m,
+            AnyModerator::External(m) => m.as_mut(),
         }
     }
     pub fn initial(&self) -> ModerationParams {
         self.get().initial()
     }
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         self.get().name()
     }
     /// The Linux e1000 watchdog also writes ICS = RXDMT0 every run.
@@ -206,6 +220,8 @@ pub struct World {
     napi_state: Vec<Vec<NapiState>>,
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
+    /// The run stopped early: when and why (a moderation algorithm failed).
+    pub aborted: Option<(SimTime, String)>,
     pub ledger: Ledger,
     out: NicOut,
     pending_asserts: Vec<(u16, u16)>,
@@ -236,7 +252,7 @@ fn endpoint_index(s: &Scenario, name: &str) -> Endpoint {
 
 impl World {
     /// Build a world from a validated scenario.
-    pub fn build(s: &Scenario) -> World {
+    pub fn build(s: &Scenario, mut factory: Option<&mut ExternalFactory>) -> Result<World, Error> {
         let end = SimTime(s.duration_ms * 1_000_000);
         let link_of = |ep: &str| {
             s.links
@@ -265,7 +281,7 @@ impl World {
                 txqueuelen: h.txqueuelen,
             };
             let mut shared: Vec<(u32, u16)> = Vec::new();
-            for n in &h.nics {
+            for (ni, n) in h.nics.iter().enumerate() {
                 let c = chip::by_name(&n.chip).expect("validated chip");
                 let mode = match n.interrupt_mode.unwrap_or(if c.msix {
                     IntModeCfg::Msix
@@ -325,51 +341,69 @@ impl World {
                     };
                     lines.push(li);
                 }
-                let make = || match &n.moderation {
-                    ModerationCfg::E1000_5x {
-                        interrupt_throttle_rate,
-                        rx_int_delay,
-                        rx_abs_int_delay,
-                        tx_int_delay,
-                        tx_abs_int_delay,
-                    } => AnyModerator::E1000Legacy(E1000Legacy::new(
-                        *interrupt_throttle_rate,
-                        *rx_int_delay,
-                        *rx_abs_int_delay,
-                        *tx_int_delay,
-                        *tx_abs_int_delay,
-                    )),
-                    ModerationCfg::Static {
-                        itr_per_s,
-                        itr_256ns,
-                        eitr_us,
-                        rdtr_1024ns,
-                        radv_1024ns,
-                        tidv_1024ns,
-                        tadv_1024ns,
-                    } => {
-                        let (itr, eitr) = match (itr_per_s, itr_256ns, eitr_us) {
-                            (Some(r), _, _) => match c.throttle {
-                                chip::ThrottleKind::Eitr1us => {
-                                    (None, Some(1_000_000u32.checked_div(*r).unwrap_or(0)))
-                                }
-                                _ => (Some(ints_per_s_to_itr_256ns(*r)), None),
-                            },
-                            (None, Some(v), _) => (Some(*v), None),
-                            (None, None, Some(v)) => (None, Some(*v)),
-                            (None, None, None) => (Some(0), None),
-                        };
-                        AnyModerator::Static(StaticModerator::new(ModerationParams {
-                            itr_256ns: itr,
-                            eitr_us: eitr,
-                            rdtr_1024ns: Some(*rdtr_1024ns),
-                            radv_1024ns: Some(*radv_1024ns),
-                            tidv_1024ns: Some(*tidv_1024ns),
-                            tadv_1024ns: Some(*tadv_1024ns),
-                        }))
-                    }
+                let mut make = |vector: u16| -> Result<AnyModerator, Error> {
+                    Ok(match &n.moderation {
+                        ModerationCfg::Python { class, params } => {
+                            let field = format!("hosts[{hi}].nics[{ni}].moderation.class");
+                            let Some(f) = factory.as_deref_mut() else {
+                                return Err(Error::Config {
+                                field,
+                                message: format!(
+                                    "{class:?} is a Python moderator: run this scenario from Python (holdoff.run) so the class can be loaded"
+                                ),
+                            });
+                            };
+                            let m = f(class, params, &name, vector)
+                                .map_err(|message| Error::Config { field, message })?;
+                            AnyModerator::External(m)
+                        }
+                        ModerationCfg::E1000_5x {
+                            interrupt_throttle_rate,
+                            rx_int_delay,
+                            rx_abs_int_delay,
+                            tx_int_delay,
+                            tx_abs_int_delay,
+                        } => AnyModerator::E1000Legacy(E1000Legacy::new(
+                            *interrupt_throttle_rate,
+                            *rx_int_delay,
+                            *rx_abs_int_delay,
+                            *tx_int_delay,
+                            *tx_abs_int_delay,
+                        )),
+                        ModerationCfg::Static {
+                            itr_per_s,
+                            itr_256ns,
+                            eitr_us,
+                            rdtr_1024ns,
+                            radv_1024ns,
+                            tidv_1024ns,
+                            tadv_1024ns,
+                        } => {
+                            let (itr, eitr) = match (itr_per_s, itr_256ns, eitr_us) {
+                                (Some(r), _, _) => match c.throttle {
+                                    chip::ThrottleKind::Eitr1us => {
+                                        (None, Some(1_000_000u32.checked_div(*r).unwrap_or(0)))
+                                    }
+                                    _ => (Some(ints_per_s_to_itr_256ns(*r)), None),
+                                },
+                                (None, Some(v), _) => (Some(*v), None),
+                                (None, None, Some(v)) => (None, Some(*v)),
+                                (None, None, None) => (Some(0), None),
+                            };
+                            AnyModerator::Static(StaticModerator::new(ModerationParams {
+                                itr_256ns: itr,
+                                eitr_us: eitr,
+                                rdtr_1024ns: Some(*rdtr_1024ns),
+                                radv_1024ns: Some(*radv_1024ns),
+                                tidv_1024ns: Some(*tidv_1024ns),
+                                tadv_1024ns: Some(*tadv_1024ns),
+                            }))
+                        }
+                    })
                 };
-                let m: Vec<AnyModerator> = (0..port.num_vectors()).map(|_| make()).collect();
+                let m: Vec<AnyModerator> = (0..port.num_vectors() as u16)
+                    .map(&mut make)
+                    .collect::<Result<_, _>>()?;
                 host.ports.push(pidx);
                 ports.push(port);
                 port_names.push(name);
@@ -578,6 +612,7 @@ impl World {
             apps,
             conns,
             netpipes_running,
+            aborted: None,
             ledger: Ledger::default(),
             out: NicOut::default(),
             pending_asserts: Vec::new(),
@@ -588,7 +623,7 @@ impl World {
             ts_cols: Vec::new(),
         };
         w.init();
-        w
+        Ok(w)
     }
 
     fn init(&mut self) {
@@ -606,6 +641,9 @@ impl World {
         for p in 0..self.ports.len() {
             for v in 0..self.ports[p].num_vectors() {
                 let params = self.moderators[p][v].initial();
+                if self.check_failure(SimTime::ZERO, p as u16, v as u16) {
+                    return;
+                }
                 self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
             }
             for v in 0..self.ports[p].num_vectors() as u16 {
@@ -1017,6 +1055,27 @@ impl World {
         prof.mmio_write_ns
     }
 
+    /// If the algorithm of (port, vector) failed, stop the run now.
+    fn check_failure(&mut self, now: SimTime, port: u16, vector: u16) -> bool {
+        let m = self.moderators[port as usize][vector as usize].get();
+        let Some(why) = m.failure() else {
+            return false;
+        };
+        if self.aborted.is_none() {
+            let msg = format!(
+                "moderation algorithm {:?} on {} vector {} failed at {} ns: {}",
+                m.name(),
+                self.port_names[port as usize],
+                vector,
+                now.as_ns(),
+                why
+            );
+            self.aborted = Some((now, msg));
+            self.end = self.end.min(now);
+        }
+        true
+    }
+
     /// A per-interrupt or per-poll moderation call for one vector: sample
     /// its queues' counters since the previous call, let the algorithm
     /// decide, write the register. Returns the CPU cost of the write.
@@ -1052,6 +1111,10 @@ impl World {
         };
         let m = &mut self.moderators[port as usize][vector as usize];
         let params = m.get_mut().on_sample(&sample);
+        if self.check_failure(now, port, vector) {
+            return Nanos::ZERO;
+        }
+        let m = &mut self.moderators[port as usize][vector as usize];
         if let (Some(_), Some(row)) = (params, m.get().last_decision()) {
             let mut row = row.clone();
             row.values.push(("vector", vector as i64));
@@ -1090,6 +1153,10 @@ impl World {
         };
         let m = &mut self.moderators[port as usize][0];
         let params = m.get_mut().on_sample(&sample);
+        if self.check_failure(now, port, 0) {
+            return;
+        }
+        let m = &mut self.moderators[port as usize][0];
         if let Some(row) = m.get().last_decision() {
             if params.is_some() {
                 self.traces[port as usize].push(row.clone());

@@ -1,0 +1,690 @@
+//! Linux e1000 >= 7.3 and e1000e `InterruptThrottleRate`: off, static, the
+//! latency-class dynamic ITR (modes 1 and 3) and the "simplified" goc/dif
+//! mode (4).
+//!
+//! Models (algorithms.md §3; e1000 7.3.21-k8 `e1000_main.c`
+//! `e1000_update_itr`/`e1000_set_itr`/watchdog, `e1000_param.c`; e1000e
+//! `netdev.c`/`param.c`):
+//!
+//! - Parameter handling (`e1000_check_options`) gives `itr_setting` (the
+//!   mode) and `itr` (the rate in int/s last written): unset -> (3, 20000);
+//!   0 -> off; 1 -> (1, 20000); 3 -> (3, 20000); 4 -> (4, 4);
+//!   100..=100000 -> (v & !3, v), static. Invalid values: e1000e falls back
+//!   to 3 (dynamic conservative); e1000's validation replaces the value by 3
+//!   and then clears its low bits, so ITR ends up *off* (see `check_option`).
+//! - At configure time ITR = 1e9 / (itr * 256) is written iff
+//!   `itr_setting != 0` (195 for the initial 20000).
+//! - Modes 1 and 3 (`itr_setting & 3`): after each interrupt's NAPI
+//!   completion, `e1000_set_itr` classifies the TX and RX byte/packet totals
+//!   cleaned since the interrupt into lowest/low/bulk latency
+//!   (`update_itr`), takes the bulkier class, maps it to 70000 / 20000 /
+//!   4000 int/s and writes ITR if the rate changed, ramping *up* by a
+//!   quarter of the target per decision (`ramp`) and going down at once.
+//!   Mode 3 turns a lowest-latency class into low latency (never 70000/s).
+//!   Link speed != 1000 Mb/s fixes the rate at 4000/s.
+//! - Mode 4: the watchdog (every 2 s, first run right after interface up)
+//!   applies the 2004 goc/dif formula (`super::e1000_5x::ditr`) to the 2-s
+//!   deltas of the low 32 bits of the good-octets counters and writes ITR
+//!   every run. Between configure and the first run the register holds the
+//!   low 16 bits of 1e9/(4*256) (`MODE4_CONFIGURE_ITR`, a driver artefact).
+//! - Timer defaults (7.x and e1000e): TIDV 8, TADV 32, RDTR 0, RADV 8.
+//!
+//! Invocation: modes 1/3 `PerInterrupt`. The driver decides at the NAPI
+//! completion of interrupt k on the totals cleaned since interrupt k (its ISR
+//! zeroes them) and writes ITR before re-enabling interrupts. Here the call
+//! at interrupt k+1 sees the traffic since interrupt k (the same packets,
+//! give or take those that arrive between completion and the next interrupt)
+//! and the returned ITR is written then; an ITR write applies to later
+//! countdowns, so the new value takes effect one interrupt later than in the
+//! driver. Mode 4 `Periodic` 2 s with `at_start`; static and off `Never`.
+//!
+//! Simplifies: the MAC-type checks (no ITR before 82540), e1000e's
+//! `FLAG2_DISABLE_AIM` and 82574 MSI-X EITR path, and the watchdog's other
+//! work are not modelled (the e1000 watchdog also writes `ICS = RXDMT0`
+//! every 2 s in every mode; that is the driver model's job).
+//! One `Sample` feeds both classes: `tx_*` as the TX totals, `rx_*` as the RX
+//! totals. The driver counts RX bytes without FCS and TX bytes as
+//! wire-equivalent payload (TSO segments with replicated headers); the
+//! thresholds shift by 4 B per packet if the sample counts the FCS.
+//!
+//! Units: rates [int/s]; ITR [256 ns]; bytes [bytes]; timers [1.024 us].
+//! Integer arithmetic is C's (truncating) throughout.
+
+use super::e1000_5x::ditr;
+use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use crate::units::{ints_per_s_to_itr_256ns, Nanos};
+
+/// e1000/e1000e watchdog period.
+pub const WATCHDOG: Nanos = Nanos::from_secs(2);
+/// `DEFAULT_ITR` of e1000 >= 7.3 / e1000e: mode 3 (dynamic conservative).
+pub const DEFAULT_ITR: u32 = 3;
+/// `MIN_ITR`, `MAX_ITR`: the static range [int/s].
+pub const MIN_ITR: u32 = 100;
+pub const MAX_ITR: u32 = 100_000;
+/// The rate the dynamic modes start from [int/s].
+pub const START_RATE: u32 = 20_000;
+/// Class rates of `e1000_set_itr` [int/s].
+pub const LOWEST_LATENCY_RATE: u32 = 70_000;
+pub const LOW_LATENCY_RATE: u32 = 20_000;
+pub const BULK_LATENCY_RATE: u32 = 4_000;
+/// "for non-gigabit speeds, just fix the interrupt rate at 4000".
+pub const NON_GIGABIT_RATE: u32 = 4_000;
+/// e1000 `update_itr` bulk -> low threshold (igb and FreeBSD use 1500).
+pub const BULK_TO_LOW_BYTES: u64 = 6_000;
+/// ITR.INTERVAL is bits 15:0.
+pub const ITR_INTERVAL_MASK: u32 = 0xFFFF;
+/// Mode 4 writes 1e9 / (4 * 256) = 976562 at configure time; the 16-bit
+/// INTERVAL field keeps 976562 & 0xFFFF = 59058 (15.1 ms) until the first
+/// watchdog run.
+pub const MODE4_CONFIGURE_ITR: u32 = (1_000_000_000 / (4 * 256)) & ITR_INTERVAL_MASK;
+/// 7.x / e1000e timer defaults [1.024 us].
+pub const DEFAULT_TIDV: u32 = 8;
+pub const DEFAULT_TADV: u32 = 32;
+pub const DEFAULT_RDTR: u32 = 0;
+pub const DEFAULT_RADV: u32 = 8;
+
+/// Which driver's option handling applies (the algorithms are the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    /// Linux e1000 7.3.x (8254x).
+    E1000,
+    /// Linux e1000e (8257x, 82583, ICH/PCH).
+    E1000e,
+}
+
+/// `enum latency_range`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LatencyClass {
+    Lowest = 0,
+    Low = 1,
+    Bulk = 2,
+}
+
+impl LatencyClass {
+    /// The class's target rate in `e1000_set_itr` [int/s].
+    pub fn rate(self) -> u32 {
+        match self {
+            LatencyClass::Lowest => LOWEST_LATENCY_RATE,
+            LatencyClass::Low => LOW_LATENCY_RATE,
+            LatencyClass::Bulk => BULK_LATENCY_RATE,
+        }
+    }
+}
+
+/// The mode an `itr_setting` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItrMode {
+    Off,
+    Dynamic,
+    DynamicConservative,
+    Simplified,
+    /// Static rate [int/s] (`adapter->itr`).
+    Static(u32),
+}
+
+/// Result of the driver's option check: `adapter->itr_setting` and
+/// `adapter->itr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItrOption {
+    pub setting: u32,
+    pub itr: u32,
+}
+
+impl ItrOption {
+    pub fn mode(self) -> ItrMode {
+        match self.setting {
+            0 => ItrMode::Off,
+            1 => ItrMode::Dynamic,
+            3 => ItrMode::DynamicConservative,
+            4 => ItrMode::Simplified,
+            _ => ItrMode::Static(self.itr),
+        }
+    }
+}
+
+/// `InterruptThrottleRate` option handling (None = unset).
+///
+/// e1000 (`e1000_param.c@30c0923`): 0/1/3/4 are special; anything else goes
+/// through the range check, which replaces an invalid value by the default 3,
+/// and then `itr_setting = itr & ~3` = 0: ITR is never written (off) and
+/// `itr` stays 3. e1000e (`param.c`): values > 4 are range-checked and an
+/// invalid one becomes 3, and 2 is "Invalid mode - setting default"; both end
+/// in mode 3 with 20000.
+pub fn check_option(driver: Driver, param: Option<u32>) -> ItrOption {
+    let Some(v) = param else {
+        return ItrOption {
+            setting: DEFAULT_ITR,
+            itr: START_RATE,
+        };
+    };
+    let valid_static = (MIN_ITR..=MAX_ITR).contains(&v);
+    match (driver, v) {
+        (_, 0) => ItrOption { setting: 0, itr: 0 },
+        (_, 1) | (_, 3) => ItrOption {
+            setting: v,
+            itr: START_RATE,
+        },
+        (_, 4) => ItrOption { setting: 4, itr: 4 },
+        (_, v) if valid_static => ItrOption {
+            setting: v & !3,
+            itr: v,
+        },
+        // e1000: validate -> 3, then 3 & ~3 = 0.
+        (Driver::E1000, _) => ItrOption {
+            setting: DEFAULT_ITR & !3,
+            itr: DEFAULT_ITR,
+        },
+        (Driver::E1000e, _) => ItrOption {
+            setting: DEFAULT_ITR,
+            itr: START_RATE,
+        },
+    }
+}
+
+/// `e1000_update_itr` with the bulk -> low byte threshold as a parameter
+/// (e1000/e1000e 6000, igb 1500). `packets == 0` keeps the class.
+pub fn update_class(
+    class: LatencyClass,
+    packets: u64,
+    bytes: u64,
+    bulk_to_low_bytes: u64,
+) -> LatencyClass {
+    use LatencyClass::*;
+    if packets == 0 {
+        return class;
+    }
+    let bpp = bytes / packets;
+    match class {
+        Lowest => {
+            if bpp > 8000 {
+                Bulk
+            } else if packets < 5 && bytes > 512 {
+                Low
+            } else {
+                Lowest
+            }
+        }
+        Low => {
+            if bytes > 10_000 {
+                if bpp > 8000 || packets < 10 || bpp > 1200 {
+                    Bulk
+                } else if packets > 35 {
+                    Lowest
+                } else {
+                    Low
+                }
+            } else if bpp > 2000 {
+                Bulk
+            } else if packets <= 2 && bytes < 512 {
+                Lowest
+            } else {
+                Low
+            }
+        }
+        Bulk => {
+            if bytes > 25_000 {
+                if packets > 35 {
+                    Low
+                } else {
+                    Bulk
+                }
+            } else if bytes < bulk_to_low_bytes {
+                Low
+            } else {
+                Bulk
+            }
+        }
+    }
+}
+
+/// `e1000_update_itr` (e1000/e1000e thresholds).
+pub fn update_itr(class: LatencyClass, packets: u64, bytes: u64) -> LatencyClass {
+    update_class(class, packets, bytes, BULK_TO_LOW_BYTES)
+}
+
+/// The `set_itr_now` step: an increase goes up by a quarter of the target
+/// (`target >> 2`) at most; a decrease is applied at once [int/s].
+pub fn ramp(current: u32, target: u32) -> u32 {
+    if target > current {
+        (current + (target >> 2)).min(target)
+    } else {
+        target
+    }
+}
+
+/// The e1000 >= 7.3 / e1000e moderation state.
+#[derive(Clone, Debug)]
+pub struct E1000Itr {
+    pub driver: Driver,
+    /// `adapter->itr_setting`.
+    pub itr_setting: u32,
+    /// `adapter->itr`: the rate last written [int/s] (static value, or 4 in
+    /// mode 4).
+    pub itr: u32,
+    pub tx_class: LatencyClass,
+    pub rx_class: LatencyClass,
+    /// Link speed [Mb/s]; anything but 1000 pins the dynamic rate at 4000.
+    pub link_mbps: u32,
+    pub timers: ModerationParams,
+    last: Option<TraceRow>,
+}
+
+impl E1000Itr {
+    /// `itr_param`: the `InterruptThrottleRate` module parameter (None =
+    /// unset); timers at their 7.x defaults, link at 1000 Mb/s.
+    pub fn new(driver: Driver, itr_param: Option<u32>) -> Self {
+        let opt = check_option(driver, itr_param);
+        E1000Itr {
+            driver,
+            itr_setting: opt.setting,
+            itr: opt.itr,
+            // The adapter is zero-initialised: lowest_latency.
+            tx_class: LatencyClass::Lowest,
+            rx_class: LatencyClass::Lowest,
+            link_mbps: 1000,
+            timers: ModerationParams {
+                rdtr_1024ns: Some(DEFAULT_RDTR),
+                radv_1024ns: Some(DEFAULT_RADV),
+                tidv_1024ns: Some(DEFAULT_TIDV),
+                tadv_1024ns: Some(DEFAULT_TADV),
+                ..Default::default()
+            },
+            last: None,
+        }
+    }
+
+    /// Override the delay timers (RxIntDelay, RxAbsIntDelay, TxIntDelay,
+    /// TxAbsIntDelay) [1.024 us].
+    pub fn with_timers(mut self, rdtr: u32, radv: u32, tidv: u32, tadv: u32) -> Self {
+        self.timers = ModerationParams {
+            rdtr_1024ns: Some(rdtr),
+            radv_1024ns: Some(radv),
+            tidv_1024ns: Some(tidv),
+            tadv_1024ns: Some(tadv),
+            ..Default::default()
+        };
+        self
+    }
+
+    /// Set the link speed [Mb/s].
+    pub fn with_link_mbps(mut self, mbps: u32) -> Self {
+        self.link_mbps = mbps;
+        self
+    }
+
+    pub fn mode(&self) -> ItrMode {
+        ItrOption {
+            setting: self.itr_setting,
+            itr: self.itr,
+        }
+        .mode()
+    }
+
+    /// `e1000_set_itr`: returns the new rate if ITR is written.
+    fn set_itr(&mut self, s: &Sample) -> Option<u32> {
+        let conservative = self.itr_setting == 3;
+        let current;
+        let new_itr;
+        if self.link_mbps != 1000 {
+            current = LatencyClass::Lowest; // `current_itr = 0`
+            new_itr = NON_GIGABIT_RATE;
+        } else {
+            self.tx_class = update_itr(self.tx_class, s.tx_packets, s.tx_bytes);
+            if conservative && self.tx_class == LatencyClass::Lowest {
+                self.tx_class = LatencyClass::Low;
+            }
+            self.rx_class = update_itr(self.rx_class, s.rx_packets, s.rx_bytes);
+            if conservative && self.rx_class == LatencyClass::Lowest {
+                self.rx_class = LatencyClass::Low;
+            }
+            current = self.rx_class.max(self.tx_class);
+            new_itr = current.rate();
+        }
+        let written = if new_itr != self.itr {
+            let r = ramp(self.itr, new_itr);
+            self.itr = r;
+            Some(r)
+        } else {
+            None
+        };
+        let itr_reg = ints_per_s_to_itr_256ns(self.itr);
+        self.last = Some(TraceRow {
+            t_ns: s.now.as_ns(),
+            values: vec![
+                ("tx_packets", s.tx_packets as i64),
+                ("tx_bytes", s.tx_bytes as i64),
+                ("rx_packets", s.rx_packets as i64),
+                ("rx_bytes", s.rx_bytes as i64),
+                ("tx_class", self.tx_class as i64),
+                ("rx_class", self.rx_class as i64),
+                ("class", current as i64),
+                ("target_per_s", new_itr as i64),
+                ("rate_per_s", self.itr as i64),
+                ("itr_256ns", itr_reg as i64),
+                ("written", written.is_some() as i64),
+            ],
+        });
+        written
+    }
+
+    /// The mode-4 watchdog step: the rate written [int/s].
+    fn simplified(&mut self, s: &Sample) -> u32 {
+        // GOTCL/GORCL 2-s deltas, u32 in the driver.
+        let (goc, dif, rate) = ditr(s.tx_bytes as u32, s.rx_bytes as u32);
+        let itr_reg = ints_per_s_to_itr_256ns(rate);
+        self.last = Some(TraceRow {
+            t_ns: s.now.as_ns(),
+            values: vec![
+                ("goc", goc as i64),
+                ("dif", dif as i64),
+                ("rate_per_s", rate as i64),
+                ("itr_256ns", itr_reg as i64),
+            ],
+        });
+        // `adapter->itr` is not updated by the watchdog (it stays 4).
+        rate
+    }
+}
+
+impl Moderator for E1000Itr {
+    fn name(&self) -> &'static str {
+        "e1000-itr"
+    }
+
+    fn initial(&self) -> ModerationParams {
+        // `e1000_configure_rx`: ITR written iff itr_setting != 0.
+        let itr = match self.mode() {
+            ItrMode::Off => 0,
+            ItrMode::Simplified => MODE4_CONFIGURE_ITR,
+            _ => ints_per_s_to_itr_256ns(self.itr) & ITR_INTERVAL_MASK,
+        };
+        ModerationParams {
+            itr_256ns: Some(itr),
+            ..self.timers
+        }
+    }
+
+    fn invocation(&self) -> Invocation {
+        match self.mode() {
+            ItrMode::Dynamic | ItrMode::DynamicConservative => Invocation::PerInterrupt,
+            ItrMode::Simplified => Invocation::Periodic {
+                period: WATCHDOG,
+                at_start: true,
+            },
+            ItrMode::Off | ItrMode::Static(_) => Invocation::Never,
+        }
+    }
+
+    fn on_sample(&mut self, s: &Sample) -> Option<ModerationParams> {
+        let rate = match self.mode() {
+            ItrMode::Dynamic | ItrMode::DynamicConservative => self.set_itr(s)?,
+            ItrMode::Simplified => self.simplified(s),
+            ItrMode::Off | ItrMode::Static(_) => return None,
+        };
+        Some(ModerationParams {
+            itr_256ns: Some(ints_per_s_to_itr_256ns(rate)),
+            ..Default::default()
+        })
+    }
+
+    fn last_decision(&self) -> Option<&TraceRow> {
+        self.last.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyClass::*;
+    use super::*;
+    use crate::units::SimTime;
+
+    fn sample(t_us: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
+        Sample {
+            now: SimTime(t_us * 1000),
+            tx_packets: tx.0,
+            tx_bytes: tx.1,
+            rx_packets: rx.0,
+            rx_bytes: rx.1,
+            interrupts: 1,
+        }
+    }
+
+    #[test]
+    fn option_check_follows_param_c() {
+        // algorithms.md §3.1 table; e1000_param.c@30c0923 (e1000) and
+        // e1000e param.c "Interrupt Throttling Rate" blocks.
+        use Driver::*;
+        let table = [
+            (E1000, None, 3, 20_000, ItrMode::DynamicConservative),
+            (E1000, Some(0), 0, 0, ItrMode::Off),
+            (E1000, Some(1), 1, 20_000, ItrMode::Dynamic),
+            (E1000, Some(3), 3, 20_000, ItrMode::DynamicConservative),
+            (E1000, Some(4), 4, 4, ItrMode::Simplified),
+            // Static: itr_setting = itr & ~3, adapter->itr keeps the value.
+            (E1000, Some(8000), 8000, 8000, ItrMode::Static(8000)),
+            (E1000, Some(100), 100, 100, ItrMode::Static(100)),
+            (E1000, Some(100_000), 100_000, 100_000, ItrMode::Static(100_000)),
+            (E1000, Some(3001), 3000, 3001, ItrMode::Static(3001)),
+            // e1000: invalid -> validate sets 3 -> setting 3 & ~3 = 0 (off).
+            (E1000, Some(2), 0, 3, ItrMode::Off),
+            (E1000, Some(99), 0, 3, ItrMode::Off),
+            (E1000, Some(100_001), 0, 3, ItrMode::Off),
+            // e1000e: 2 is "Invalid mode - setting default" -> 3; out of
+            // range -> opt.def 3 -> conservative, 20000.
+            (E1000e, None, 3, 20_000, ItrMode::DynamicConservative),
+            (E1000e, Some(2), 3, 20_000, ItrMode::DynamicConservative),
+            (E1000e, Some(99), 3, 20_000, ItrMode::DynamicConservative),
+            (E1000e, Some(100_001), 3, 20_000, ItrMode::DynamicConservative),
+            (E1000e, Some(4), 4, 4, ItrMode::Simplified),
+            (E1000e, Some(20_000), 20_000, 20_000, ItrMode::Static(20_000)),
+        ];
+        for (d, p, setting, itr, mode) in table {
+            let o = check_option(d, p);
+            assert_eq!((o.setting, o.itr, o.mode()), (setting, itr, mode), "{d:?} {p:?}");
+        }
+    }
+
+    #[test]
+    fn update_itr_transitions_follow_the_thresholds() {
+        // algorithms.md §3.3, one row per branch (class, packets, bytes).
+        let table = [
+            // packets == 0: unchanged.
+            (Lowest, 0, 0, Lowest),
+            (Bulk, 0, 100_000, Bulk),
+            // lowest: bytes/packets > 8000 -> bulk (TSO/jumbo).
+            (Lowest, 2, 16_002, Bulk),
+            (Lowest, 2, 16_000, Low), // bpp 8000 is not > 8000; 2 < 5 and > 512
+            // lowest: packets < 5 and bytes > 512 -> low.
+            (Lowest, 4, 513, Low),
+            (Lowest, 4, 512, Lowest),
+            (Lowest, 5, 6000, Lowest),
+            // low, bytes > 10000: bpp > 8000 -> bulk.
+            (Low, 1, 10_001, Bulk),
+            // low, bytes > 10000: packets < 10 -> bulk.
+            (Low, 9, 10_800, Bulk),
+            // low, bytes > 10000: bpp > 1200 -> bulk.
+            (Low, 20, 24_020, Bulk), // bpp 1201
+            // low, bytes > 10000: packets > 35 -> lowest (small packets).
+            (Low, 36, 10_800, Lowest), // bpp 300
+            (Low, 35, 10_800, Low),
+            (Low, 20, 24_000, Low), // bpp 1200 not > 1200, 20 not > 35
+            // low, bytes <= 10000: bpp > 2000 -> bulk.
+            (Low, 4, 8_004, Bulk), // bpp 2001
+            (Low, 5, 10_000, Low), // bpp 2000
+            // low: packets <= 2 and bytes < 512 -> lowest (ping).
+            (Low, 2, 511, Lowest),
+            (Low, 2, 512, Low),
+            (Low, 3, 200, Low),
+            // bulk, bytes > 25000: packets > 35 -> low.
+            (Bulk, 36, 25_001, Low),
+            (Bulk, 35, 52_500, Bulk),
+            // bulk, bytes <= 25000: bytes < 6000 -> low (igb: 1500).
+            (Bulk, 1, 5_999, Low),
+            (Bulk, 4, 6_000, Bulk),
+            (Bulk, 10, 25_000, Bulk),
+        ];
+        for (c, p, b, want) in table {
+            assert_eq!(update_itr(c, p, b), want, "{c:?} {p} pkts {b} B");
+        }
+        // The igb variant differs only in the bulk -> low byte test.
+        assert_eq!(update_class(Bulk, 4, 5_999, 1500), Bulk);
+        assert_eq!(update_class(Bulk, 1, 1_499, 1500), Low);
+    }
+
+    #[test]
+    fn ramp_matches_the_documented_sequences() {
+        // algorithms.md §3.4 "Resulting sequences": 4000 -> 20000 goes 9000,
+        // 14000, 19000, 20000; 20000 -> 70000 goes 37500, 55000, 70000;
+        // decreases are immediate.
+        let mut r = 4000;
+        let mut seq = vec![];
+        while r != 20_000 {
+            r = ramp(r, 20_000);
+            seq.push((r, ints_per_s_to_itr_256ns(r)));
+        }
+        assert_eq!(seq, vec![(9000, 434), (14000, 279), (19000, 205), (20000, 195)]);
+        let mut r = 20_000;
+        let mut seq = vec![];
+        while r != 70_000 {
+            r = ramp(r, 70_000);
+            seq.push((r, ints_per_s_to_itr_256ns(r)));
+        }
+        assert_eq!(seq, vec![(37_500, 104), (55_000, 71), (70_000, 55)]);
+        assert_eq!(ramp(70_000, 4000), 4000);
+        assert_eq!(ramp(20_000, 4000), 4000);
+    }
+
+    #[test]
+    fn initial_registers_and_invocation_per_mode() {
+        // §3.1: configure writes 1e9/(itr*256) iff itr_setting != 0;
+        // timers TIDV 8, TADV 32, RDTR 0, RADV 8.
+        let m = E1000Itr::new(Driver::E1000, None);
+        let p = m.initial();
+        assert_eq!(p.itr_256ns, Some(195));
+        assert_eq!(
+            (p.rdtr_1024ns, p.radv_1024ns, p.tidv_1024ns, p.tadv_1024ns),
+            (Some(0), Some(8), Some(8), Some(32))
+        );
+        assert_eq!(m.invocation(), Invocation::PerInterrupt);
+        assert_eq!(m.name(), "e1000-itr");
+        let m = E1000Itr::new(Driver::E1000, Some(0));
+        assert_eq!(m.initial().itr_256ns, Some(0));
+        assert_eq!(m.invocation(), Invocation::Never);
+        let m = E1000Itr::new(Driver::E1000, Some(8000));
+        assert_eq!(m.initial().itr_256ns, Some(488));
+        assert_eq!(m.invocation(), Invocation::Never);
+        // Mode 4: 1e9/1024 = 976562; low 16 bits = 976562 - 14*65536 = 59058.
+        let m = E1000Itr::new(Driver::E1000, Some(4));
+        assert_eq!(m.initial().itr_256ns, Some(59_058));
+        assert_eq!(
+            m.invocation(),
+            Invocation::Periodic {
+                period: WATCHDOG,
+                at_start: true
+            }
+        );
+        let m = E1000Itr::new(Driver::E1000, None).with_timers(0, 128, 64, 64);
+        assert_eq!(m.initial().radv_1024ns, Some(128));
+    }
+
+    #[test]
+    fn conservative_mode_never_reaches_70000() {
+        // §3.4 step 3/4: with itr_setting 3 a lowest class is turned into low
+        // before the max, so ping traffic (1 packet of 98 B each way: the
+        // "packets <= 2 and bytes < 512" test) stays at 20000 = the start
+        // value, and nothing is written.
+        let mut m = E1000Itr::new(Driver::E1000, Some(3));
+        for k in 1..=5 {
+            assert_eq!(m.on_sample(&sample(k * 100, (1, 98), (1, 98))), None);
+            assert_eq!((m.tx_class, m.rx_class, m.itr), (Low, Low, 20_000));
+        }
+        // Mode 1 climbs to 70000 in three steps (ITR 104, 71, 55): the first
+        // call sees class lowest (initial 0) already.
+        let mut m = E1000Itr::new(Driver::E1000, Some(1));
+        let regs: Vec<_> = (1..=4)
+            .map(|k| {
+                m.on_sample(&sample(k * 100, (1, 98), (1, 98)))
+                    .and_then(|p| p.itr_256ns)
+            })
+            .collect();
+        assert_eq!(regs, vec![Some(104), Some(71), Some(55), None]);
+    }
+
+    #[test]
+    fn non_gigabit_link_pins_4000() {
+        // §3.4 step 2: speed != 1000 -> new_itr 4000 (a decrease: at once).
+        let mut m = E1000Itr::new(Driver::E1000, Some(1)).with_link_mbps(100);
+        let p = m.on_sample(&sample(100, (1, 98), (1, 98))).unwrap();
+        assert_eq!(p.itr_256ns, Some(976));
+        assert_eq!(m.on_sample(&sample(200, (1, 98), (1, 98))), None);
+    }
+
+    #[test]
+    fn simplified_mode_uses_the_goc_dif_formula_every_watchdog() {
+        // §3.1 mode 4 -> §2 formula; symmetric 2-s traffic -> 2000/s (1953),
+        // idle -> 8000/s (488); written on every run.
+        let mut m = E1000Itr::new(Driver::E1000, Some(4));
+        let s = Sample {
+            now: SimTime(2_000_000_000),
+            tx_bytes: 50_000_000,
+            rx_bytes: 50_000_000,
+            ..Default::default()
+        };
+        assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
+        assert_eq!(m.on_sample(&Sample::default()).unwrap().itr_256ns, Some(488));
+        assert_eq!(m.on_sample(&Sample::default()).unwrap().itr_256ns, Some(488));
+        assert_eq!(m.last_decision().unwrap().values[2], ("rate_per_s", 8000));
+    }
+
+    #[test]
+    fn static_and_off_never_change_itr() {
+        let mut m = E1000Itr::new(Driver::E1000e, Some(3000));
+        assert_eq!(m.initial().itr_256ns, Some(1302));
+        assert_eq!(m.on_sample(&sample(1, (100, 150_000), (100, 150_000))), None);
+        let mut m = E1000Itr::new(Driver::E1000, Some(50));
+        assert_eq!(m.initial().itr_256ns, Some(0));
+        assert_eq!(m.on_sample(&sample(1, (100, 150_000), (0, 0))), None);
+    }
+
+    #[test]
+    fn idle_ping_bulk_ping_sequence_mode_3() {
+        // Default (mode 3), hand-derived from §3.3/§3.4. Each row: the
+        // interrupt's TX and RX totals -> the ITR written (None = no write).
+        //  1 idle (0 packets): classes stay 0, clamped to low -> 20000 = itr.
+        //  2 ping 1x98 B each way: low, "<= 2 pkts, < 512 B" -> lowest -> low.
+        //  3 bulk RX 40 x 1514 B = 60560 B, TX 20 ACKs x 66 B = 1320 B:
+        //    RX low, > 10000 B, bpp 1514 > 1200 -> bulk; TX low -> low
+        //    (bytes 1320 <= 10000, bpp 66, 20 packets). max = bulk -> 4000,
+        //    a decrease -> at once: ITR 976.
+        //  4 same bulk: RX bulk, bytes > 25000 and 40 > 35 packets -> low
+        //    (many full frames per interrupt leave bulk); TX low -> 20000,
+        //    an increase: ramp 4000 + 20000/4 = 9000 (434).
+        //  5 same bulk: RX low -> bulk again (bpp 1514 > 1200) -> 4000 (976).
+        //  6 ping: RX bulk, bytes 98 < 6000 -> low; TX low -> low -> 20000:
+        //    ramp 4000 + 5000 = 9000 (434).
+        //  7 ping: RX low -> lowest -> low; -> 14000 (279).
+        //  8 ping: -> 19000 (205).  9 ping: -> 20000 (195).  10 ping: none.
+        let bulk = ((20, 1320), (40, 60_560));
+        let ping = ((1, 98), (1, 98));
+        let idle = ((0, 0), (0, 0));
+        let steps = [
+            (idle, None),
+            (ping, None),
+            (bulk, Some(976)),
+            (bulk, Some(434)),
+            (bulk, Some(976)),
+            (ping, Some(434)),
+            (ping, Some(279)),
+            (ping, Some(205)),
+            (ping, Some(195)),
+            (ping, None),
+        ];
+        let mut m = E1000Itr::new(Driver::E1000e, None);
+        for (k, ((tx, rx), want)) in steps.into_iter().enumerate() {
+            let got = m
+                .on_sample(&sample(k as u64 * 100, tx, rx))
+                .and_then(|p| p.itr_256ns);
+            assert_eq!(got, want, "step {}", k + 1);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+"""Moderation algorithms written in Python, running inside the simulation."""
+
+from __future__ import annotations
+
+import pytest
+
+import holdoff
+from holdoff import Moderator, ModeratorError, Sample, ScenarioError
+
+# An 82546 (ITR in 256 ns units) on an ideal host receiving 20000 frames/s
+# at constant spacing (50 us) for 100 ms.
+SCENARIO = """
+name = "py-mod"
+duration_ms = 100
+[[hosts]]
+name = "dut"
+profile = "ideal"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[hosts.nics.moderation]
+kind = "python"
+class = "{cls}"
+{params}
+[[generators]]
+name = "gen"
+rate_pps = 20000
+[[links]]
+a = "gen"
+b = "dut.eth0"
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "dut"
+"""
+
+
+def scenario(cls: str, params: str = "") -> str:
+    return SCENARIO.format(cls=cls, params=params)
+
+
+class FixedItr(Moderator):
+    """Writes ITR once at interface up."""
+
+    name = "fixed-itr"
+    invocation = "never"
+
+    def __init__(self, itr_256ns: int) -> None:
+        self.itr = itr_256ns
+
+    def initial(self) -> dict[str, int]:
+        return {"itr_256ns": self.itr}
+
+
+class Counting(Moderator):
+    """Counts its calls and the frames it is told about; changes nothing."""
+
+    calls: list[Sample] = []
+
+    def on_sample(self, sample: Sample) -> None:
+        Counting.calls.append(sample)
+
+
+class Raises(Moderator):
+    def on_sample(self, sample: Sample) -> dict[str, int]:
+        if sample.now_ns > 10_000_000:
+            raise RuntimeError("boom")
+        return {}
+
+
+class WrongType(Moderator):
+    def on_sample(self, sample: Sample) -> object:
+        return [1, 2, 3]
+
+
+class UnknownKey(Moderator):
+    def on_sample(self, sample: Sample) -> dict[str, int]:
+        return {"itr": 5}
+
+
+def test_initial_registers_take_effect() -> None:
+    # 20000 frames/s, one every 50 us. ITR 391 = 100.1 us: at most one
+    # interrupt per 100.1 us; every frame raises a cause, so the throttle
+    # always has one pending at the interval's end: 1e9 / 100096 ns = 9990/s.
+    r = holdoff.run(
+        scenario("fixed", "params = { itr_256ns = 391 }"), moderators={"fixed": FixedItr}
+    )
+    port = r.summary["ports"][0]
+    assert port["moderation"] == "fixed-itr"
+    assert port["vectors"][0]["throttle_interval_ns"] == 391 * 256
+    rate = port["interrupts"] / 0.1
+    assert abs(rate - 1e9 / (391 * 256)) <= 11  # +-1 interrupt in 100 ms
+
+
+def test_per_interrupt_calls_see_the_traffic_since_the_last_call() -> None:
+    Counting.calls = []
+    r = holdoff.run(scenario("c"), moderators={"c": Counting})
+    port = r.summary["ports"][0]
+    # No throttle: one interrupt per frame, and the algorithm runs once per interrupt.
+    assert len(Counting.calls) == port["interrupts"]
+    assert sum(s.rx_packets for s in Counting.calls) == port["rx_packets"]
+    times = [s.now_ns for s in Counting.calls]
+    assert times == sorted(times)
+
+
+def test_importable_class_path_is_loaded() -> None:
+    r = holdoff.run(scenario("test_python_moderator:FixedItr", "params = { itr_256ns = 488 }"))
+    assert r.summary["ports"][0]["vectors"][0]["throttle_interval_ns"] == 488 * 256
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (Raises, "on_sample raised RuntimeError: boom"),
+        (WrongType, "on_sample returned a list"),
+        (UnknownKey, 'unknown key "itr"'),
+    ],
+)
+def test_a_misbehaving_class_stops_the_run_and_keeps_what_it_had(cls: type, message: str) -> None:
+    with pytest.raises(ModeratorError, match=message.replace("(", "\\(")) as info:
+        holdoff.run(scenario("bad"), moderators={"bad": cls})
+    err = info.value
+    assert isinstance(err, holdoff.SimulationError)
+    partial = err.result.summary
+    assert partial["aborted"]["reason"] == str(err)
+    assert 0 < partial["sim_time_ns"] < 100_000_000
+    assert partial["ledger"]["balanced"] is True
+
+
+def test_a_class_that_cannot_be_loaded_is_a_scenario_error() -> None:
+    with pytest.raises(ScenarioError, match="cannot import"):
+        holdoff.run(scenario("no_such_module_xyz:Cls"))
+    with pytest.raises(ScenarioError, match="package.module:ClassName"):
+        holdoff.run(scenario("NoColon"))
