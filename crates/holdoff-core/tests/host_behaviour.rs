@@ -286,3 +286,66 @@ host = "dut"
         assert!((got - want).abs() <= want * 1e-3, "{q}: {got} vs {want}");
     }
 }
+
+#[test]
+fn request_response_latency_on_ideal_hosts_is_two_one_way_paths() {
+    // 64-byte request and response over TCP with NODELAY: each is one
+    // 134-byte frame (64 + 70) = 154 wire bytes = 1232 ns at 1 Gb/s; the
+    // ACKs ride on the next message. Ideal hosts, no moderation: one
+    // transaction = 2 x (TX DMA + 1232 ns + RX DMA), back to back.
+    let c = chip::by_name("82546").unwrap();
+    let one_way = c.tx_dma_ns.as_ns() + 1232 + c.rx_dma_ns.as_ns();
+    let toml = r#"
+name = "rr"
+duration_ms = 20
+[[hosts]]
+name = "a"
+profile = "ideal"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[[hosts]]
+name = "b"
+profile = "ideal"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[[links]]
+a = "a.eth0"
+b = "b.eth0"
+[[apps]]
+kind = "rpc"
+name = "rr"
+host = "a"
+to = "b"
+"#;
+    let r = run(toml);
+    let app = &r["summary"]["apps"][0];
+    assert_eq!(app["kind"], "rpc");
+    let want_us = 2.0 * one_way as f64 / 1000.0;
+    let lat = &app["latency_us"];
+    for q in ["min", "p50"] {
+        let got = lat[q].as_f64().unwrap();
+        assert!(
+            (got - want_us).abs() <= want_us * 1e-3,
+            "{q}: {got} vs {want_us}"
+        );
+    }
+    // Only the first two transactions are slower: a side that has not yet
+    // answered data with data quick-acks with a pure ACK that occupies the
+    // line ahead of its next message. The server does so for request 1
+    // (ahead of response 1), the client for response 1 (ahead of request 2);
+    // from then on both sides are interactive (pingpong) and ACKs ride on data.
+    let slow: u64 = r["histograms"]["rr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b[0].as_f64().unwrap() > want_us * 1000.0 * 1.001)
+        .map(|b| b[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(slow, 2);
+    // Closed loop: transactions = duration / transaction time (+-1).
+    let n = app["transactions"].as_u64().unwrap() as f64;
+    let want_n = 20e6 / (2.0 * one_way as f64);
+    assert!((n - want_n).abs() <= 1.0, "{n} vs {want_n}");
+}

@@ -248,6 +248,8 @@ pub enum AppKind {
         srv: tcp_apps::IperfServer,
         started: SimTime,
     },
+    RpcClient(tcp_apps::RpcClient),
+    RpcServer(tcp_apps::RpcServer),
 }
 
 /// One application instance.

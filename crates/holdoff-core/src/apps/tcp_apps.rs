@@ -225,6 +225,142 @@ impl NetpipeServer {
     }
 }
 
+/// Request/response client (netperf TCP_RR-like): one request of
+/// `request_bytes` outstanding at a time; the transaction time runs from the
+/// request's write call to the end of reading the whole response, then the
+/// next request follows after `think` (closed loop).
+pub struct RpcClient {
+    pub conn: u16,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    pub think: Nanos,
+    phase: RpcPhase,
+    started: SimTime,
+    pub transactions: u64,
+    pub latency: crate::metrics::LatencyHist,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RpcPhase {
+    Idle,
+    Write { left: u64 },
+    Read { left: u64 },
+    Think,
+}
+
+impl RpcClient {
+    pub fn new(conn: u16, request_bytes: u64, response_bytes: u64, think: Nanos) -> Self {
+        RpcClient {
+            conn,
+            request_bytes,
+            response_bytes,
+            think,
+            phase: RpcPhase::Idle,
+            started: SimTime::ZERO,
+            transactions: 0,
+            latency: crate::metrics::LatencyHist::new(),
+        }
+    }
+
+    /// One slice. Returns the wait, and `Some(t)` when the client sleeps
+    /// until `t` (think time) instead of waiting for the socket.
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        io: &mut I,
+    ) -> (Nanos, Wait, Option<SimTime>) {
+        loop {
+            match self.phase {
+                RpcPhase::Idle | RpcPhase::Think => {
+                    self.started = now + cost;
+                    self.phase = RpcPhase::Write {
+                        left: self.request_bytes,
+                    };
+                }
+                RpcPhase::Write { left } => {
+                    let (n, c) = io.write(now + cost, self.conn, 0, left);
+                    cost += copy(prof, n) + c;
+                    if n < left {
+                        self.phase = RpcPhase::Write { left: left - n };
+                        return (cost, Wait::Writable, None);
+                    }
+                    self.phase = RpcPhase::Read {
+                        left: self.response_bytes,
+                    };
+                }
+                RpcPhase::Read { left } => {
+                    let (n, c) = io.read(now + cost, self.conn, 0, left);
+                    cost += copy(prof, n) + c;
+                    if n < left {
+                        self.phase = RpcPhase::Read { left: left - n };
+                        return (cost, Wait::Readable, None);
+                    }
+                    self.transactions += 1;
+                    self.latency.record(((now + cost) - self.started).as_ns());
+                    if !self.think.is_zero() {
+                        self.phase = RpcPhase::Think;
+                        return (cost, Wait::Readable, Some(now + cost + self.think));
+                    }
+                    self.started = now + cost;
+                    self.phase = RpcPhase::Write {
+                        left: self.request_bytes,
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Request/response server: read a whole request, write the response.
+pub struct RpcServer {
+    pub conn: u16,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    read_left: u64,
+    write_left: u64,
+}
+
+impl RpcServer {
+    pub fn new(conn: u16, request_bytes: u64, response_bytes: u64) -> Self {
+        RpcServer {
+            conn,
+            request_bytes,
+            response_bytes,
+            read_left: request_bytes,
+            write_left: 0,
+        }
+    }
+
+    pub fn run<I: TcpIo>(
+        &mut self,
+        now: SimTime,
+        mut cost: Nanos,
+        prof: &HostProfile,
+        io: &mut I,
+    ) -> (Nanos, Wait) {
+        loop {
+            if self.write_left > 0 {
+                let (n, c) = io.write(now + cost, self.conn, 1, self.write_left);
+                cost += copy(prof, n) + c;
+                self.write_left -= n;
+                if self.write_left > 0 {
+                    return (cost, Wait::Writable);
+                }
+                self.read_left = self.request_bytes;
+            }
+            let (n, c) = io.read(now + cost, self.conn, 1, self.read_left);
+            cost += copy(prof, n) + c;
+            self.read_left -= n;
+            if self.read_left > 0 {
+                return (cost, Wait::Readable);
+            }
+            self.write_left = self.response_bytes;
+        }
+    }
+}
+
 /// iperf-like bulk sender over one or more connections.
 pub struct IperfClient {
     pub conns: Vec<u16>,

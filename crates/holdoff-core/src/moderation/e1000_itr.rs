@@ -463,7 +463,13 @@ mod tests {
             // Static: itr_setting = itr & ~3, adapter->itr keeps the value.
             (E1000, Some(8000), 8000, 8000, ItrMode::Static(8000)),
             (E1000, Some(100), 100, 100, ItrMode::Static(100)),
-            (E1000, Some(100_000), 100_000, 100_000, ItrMode::Static(100_000)),
+            (
+                E1000,
+                Some(100_000),
+                100_000,
+                100_000,
+                ItrMode::Static(100_000),
+            ),
             (E1000, Some(3001), 3000, 3001, ItrMode::Static(3001)),
             // e1000: invalid -> validate sets 3 -> setting 3 & ~3 = 0 (off).
             (E1000, Some(2), 0, 3, ItrMode::Off),
@@ -474,13 +480,29 @@ mod tests {
             (E1000e, None, 3, 20_000, ItrMode::DynamicConservative),
             (E1000e, Some(2), 3, 20_000, ItrMode::DynamicConservative),
             (E1000e, Some(99), 3, 20_000, ItrMode::DynamicConservative),
-            (E1000e, Some(100_001), 3, 20_000, ItrMode::DynamicConservative),
+            (
+                E1000e,
+                Some(100_001),
+                3,
+                20_000,
+                ItrMode::DynamicConservative,
+            ),
             (E1000e, Some(4), 4, 4, ItrMode::Simplified),
-            (E1000e, Some(20_000), 20_000, 20_000, ItrMode::Static(20_000)),
+            (
+                E1000e,
+                Some(20_000),
+                20_000,
+                20_000,
+                ItrMode::Static(20_000),
+            ),
         ];
         for (d, p, setting, itr, mode) in table {
             let o = check_option(d, p);
-            assert_eq!((o.setting, o.itr, o.mode()), (setting, itr, mode), "{d:?} {p:?}");
+            assert_eq!(
+                (o.setting, o.itr, o.mode()),
+                (setting, itr, mode),
+                "{d:?} {p:?}"
+            );
         }
     }
 
@@ -542,7 +564,10 @@ mod tests {
             r = ramp(r, 20_000);
             seq.push((r, ints_per_s_to_itr_256ns(r)));
         }
-        assert_eq!(seq, vec![(9000, 434), (14000, 279), (19000, 205), (20000, 195)]);
+        assert_eq!(
+            seq,
+            vec![(9000, 434), (14000, 279), (19000, 205), (20000, 195)]
+        );
         let mut r = 20_000;
         let mut seq = vec![];
         while r != 70_000 {
@@ -631,8 +656,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
-        assert_eq!(m.on_sample(&Sample::default()).unwrap().itr_256ns, Some(488));
-        assert_eq!(m.on_sample(&Sample::default()).unwrap().itr_256ns, Some(488));
+        assert_eq!(
+            m.on_sample(&Sample::default()).unwrap().itr_256ns,
+            Some(488)
+        );
+        assert_eq!(
+            m.on_sample(&Sample::default()).unwrap().itr_256ns,
+            Some(488)
+        );
         assert_eq!(m.last_decision().unwrap().values[2], ("rate_per_s", 8000));
     }
 
@@ -640,7 +671,10 @@ mod tests {
     fn static_and_off_never_change_itr() {
         let mut m = E1000Itr::new(Driver::E1000e, Some(3000));
         assert_eq!(m.initial().itr_256ns, Some(1302));
-        assert_eq!(m.on_sample(&sample(1, (100, 150_000), (100, 150_000))), None);
+        assert_eq!(
+            m.on_sample(&sample(1, (100, 150_000), (100, 150_000))),
+            None
+        );
         let mut m = E1000Itr::new(Driver::E1000, Some(50));
         assert_eq!(m.initial().itr_256ns, Some(0));
         assert_eq!(m.on_sample(&sample(1, (100, 150_000), (0, 0))), None);

@@ -154,12 +154,10 @@ pub fn ring_itr(
     tx_bytes: u64,
     conservative: bool,
 ) -> Option<(u32, u32)> {
-    let mut avg: u32 = 0;
-    if rx_packets != 0 {
-        avg = (rx_bytes / rx_packets) as u32;
-    }
-    if tx_packets != 0 {
-        avg = avg.max((tx_bytes / tx_packets) as u32);
+    // Directions without packets do not count.
+    let mut avg = rx_bytes.checked_div(rx_packets).unwrap_or(0) as u32;
+    if let Some(tx_avg) = tx_bytes.checked_div(tx_packets) {
+        avg = avg.max(tx_avg as u32);
     }
     if avg == 0 {
         return None;
@@ -238,8 +236,10 @@ impl Igb {
         let new = if self.link_mbps != 1000 {
             IGB_4K_ITR
         } else {
-            self.tx_class = update_class(self.tx_class, s.tx_packets, s.tx_bytes, BULK_TO_LOW_BYTES);
-            self.rx_class = update_class(self.rx_class, s.rx_packets, s.rx_bytes, BULK_TO_LOW_BYTES);
+            self.tx_class =
+                update_class(self.tx_class, s.tx_packets, s.tx_bytes, BULK_TO_LOW_BYTES);
+            self.rx_class =
+                update_class(self.rx_class, s.rx_packets, s.rx_bytes, BULK_TO_LOW_BYTES);
             let mut current = self.rx_class.max(self.tx_class);
             // Conservative mode eliminates lowest latency (on the result).
             if current == LatencyClass::Lowest && self.conservative() {
@@ -368,7 +368,10 @@ mod tests {
         }
     }
 
-    fn run(m: &mut Igb, steps: &[((u64, u64), (u64, u64))]) -> Vec<Option<u32>> {
+    /// One interrupt's traffic: ((tx packets, tx bytes), (rx packets, rx bytes)).
+    type Step = ((u64, u64), (u64, u64));
+
+    fn run(m: &mut Igb, steps: &[Step]) -> Vec<Option<u32>> {
         steps
             .iter()
             .enumerate()
@@ -469,7 +472,11 @@ mod tests {
             ((1, 1176), (0, 0), false, Some((1200, 600))),
         ];
         for (rx, tx, cons, want) in table {
-            assert_eq!(ring_itr(rx.0, rx.1, tx.0, tx.1, cons), want, "{rx:?} {tx:?}");
+            assert_eq!(
+                ring_itr(rx.0, rx.1, tx.0, tx.1, cons),
+                want,
+                "{rx:?} {tx:?}"
+            );
         }
         assert_eq!(eitr_us(762), 190);
         assert_eq!(eitr_us(1500), 375);
@@ -484,7 +491,10 @@ mod tests {
         assert_eq!(m.invocation(), Invocation::PerInterrupt);
         assert_eq!(m.name(), "igb");
         let ping = ((1, 98), (1, 98));
-        assert_eq!(run(&mut m, &[ping, ping, ping]), vec![Some(125), None, None]);
+        assert_eq!(
+            run(&mut m, &[ping, ping, ping]),
+            vec![Some(125), None, None]
+        );
         // Off (0): written once as raw 4 = 1 us.
         let mut m = Igb::new(Some(0), true);
         assert_eq!(run(&mut m, &[ping, ping]), vec![Some(1), None]);
@@ -496,7 +506,10 @@ mod tests {
         for multi in [false, true] {
             let mut m = Igb::new(None, multi).with_link_mbps(100);
             let ping = ((1, 98), (1, 98));
-            assert_eq!(run(&mut m, &[ping, ping, ping]), vec![Some(162), Some(245), None]);
+            assert_eq!(
+                run(&mut m, &[ping, ping, ping]),
+                vec![Some(162), Some(245), None]
+            );
         }
     }
 
@@ -523,10 +536,22 @@ mod tests {
         let small_bulk = ((2, 132), (4, 6_056));
         let bulk = ((4, 264), (8, 12_112));
         let mut m = Igb::new(None, false);
-        let got = run(&mut m, &[idle, ping, small_bulk, bulk, bulk, ping, ping, ping]);
+        let got = run(
+            &mut m,
+            &[idle, ping, small_bulk, bulk, bulk, ping, ping, ping],
+        );
         assert_eq!(
             got,
-            vec![Some(162), Some(49), None, None, Some(245), None, Some(49), None]
+            vec![
+                Some(162),
+                Some(49),
+                None,
+                None,
+                Some(245),
+                None,
+                Some(49),
+                None
+            ]
         );
         // In mode 3 the RX container really is in lowest now (the clamp
         // acts on the result only).
@@ -534,7 +559,10 @@ mod tests {
         // Mode 1: ping from the start -> lowest -> 56 (14 us) one interrupt
         // later.
         let mut m = Igb::new(Some(1), false);
-        assert_eq!(run(&mut m, &[ping, ping, ping]), vec![Some(162), Some(14), None]);
+        assert_eq!(
+            run(&mut m, &[ping, ping, ping]),
+            vec![Some(162), Some(14), None]
+        );
     }
 
     #[test]
@@ -544,9 +572,15 @@ mod tests {
         // mode 3 (70K in mode 1).
         let bulk = ((20, 1_320), (40, 60_560));
         let mut m = Igb::new(None, false);
-        assert_eq!(run(&mut m, &[bulk, bulk, bulk]), vec![Some(162), Some(49), None]);
+        assert_eq!(
+            run(&mut m, &[bulk, bulk, bulk]),
+            vec![Some(162), Some(49), None]
+        );
         let mut m = Igb::new(Some(1), false);
-        assert_eq!(run(&mut m, &[bulk, bulk, bulk]), vec![Some(162), Some(14), None]);
+        assert_eq!(
+            run(&mut m, &[bulk, bulk, bulk]),
+            vec![Some(162), Some(14), None]
+        );
     }
 
     #[test]
@@ -567,12 +601,24 @@ mod tests {
         let got = run(&mut m, &[idle, ping, bulk, bulk, mid, mid, ping, ping]);
         assert_eq!(
             got,
-            vec![Some(162), None, Some(49), Some(192), None, Some(50), None, Some(49)]
+            vec![
+                Some(162),
+                None,
+                Some(49),
+                Some(192),
+                None,
+                Some(50),
+                None,
+                Some(49)
+            ]
         );
         assert_eq!(m.last_decision().unwrap().values[7], ("avg_wire_size", 122));
         // Mode 1, 64 B frames: (64+24)/2 = 44 -> 11 us.
         let mut m = Igb::new(Some(1), true);
         let small = ((0, 0), (10, 640));
-        assert_eq!(run(&mut m, &[small, small, small]), vec![Some(162), Some(11), None]);
+        assert_eq!(
+            run(&mut m, &[small, small, small]),
+            vec![Some(162), Some(11), None]
+        );
     }
 }

@@ -412,6 +412,29 @@ pub enum AppCfg {
         #[serde(default)]
         core: u32,
     },
+    /// Request/response over one TCP connection (netperf TCP_RR-like):
+    /// `host` sends a request, `to` answers, one transaction outstanding.
+    Rpc {
+        name: String,
+        host: String,
+        to: String,
+        /// Request size [bytes].
+        #[serde(default = "d_rpc")]
+        request_bytes: u64,
+        /// Response size [bytes].
+        #[serde(default = "d_rpc")]
+        response_bytes: u64,
+        /// Pause between a response and the next request [us] (0 = back to back).
+        #[serde(default)]
+        think_us: u64,
+        #[serde(default)]
+        start_us: u64,
+        /// TCP_NODELAY (default on, as request/response benchmarks set it).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        #[serde(default)]
+        core: u32,
+    },
     /// iperf-like bulk TCP transfer from `host` to `to`.
     Iperf {
         name: String,
@@ -442,6 +465,9 @@ fn d_np_end() -> u64 {
 fn d_np_pert() -> u64 {
     3
 }
+fn d_rpc() -> u64 {
+    64
+}
 fn d_iperf_len() -> u64 {
     131_072
 }
@@ -462,7 +488,8 @@ impl AppCfg {
             AppCfg::UdpSink { name, .. }
             | AppCfg::Ping { name, .. }
             | AppCfg::Netpipe { name, .. }
-            | AppCfg::Iperf { name, .. } => name,
+            | AppCfg::Iperf { name, .. }
+            | AppCfg::Rpc { name, .. } => name,
         }
     }
     pub fn host(&self) -> &str {
@@ -470,7 +497,8 @@ impl AppCfg {
             AppCfg::UdpSink { host, .. }
             | AppCfg::Ping { host, .. }
             | AppCfg::Netpipe { host, .. }
-            | AppCfg::Iperf { host, .. } => host,
+            | AppCfg::Iperf { host, .. }
+            | AppCfg::Rpc { host, .. } => host,
         }
     }
     pub fn core(&self) -> u32 {
@@ -478,15 +506,17 @@ impl AppCfg {
             AppCfg::UdpSink { core, .. }
             | AppCfg::Ping { core, .. }
             | AppCfg::Netpipe { core, .. }
-            | AppCfg::Iperf { core, .. } => *core,
+            | AppCfg::Iperf { core, .. }
+            | AppCfg::Rpc { core, .. } => *core,
         }
     }
     /// The peer host of a two-host application.
     pub fn peer(&self) -> Option<&str> {
         match self {
-            AppCfg::Ping { to, .. } | AppCfg::Netpipe { to, .. } | AppCfg::Iperf { to, .. } => {
-                Some(to)
-            }
+            AppCfg::Ping { to, .. }
+            | AppCfg::Netpipe { to, .. }
+            | AppCfg::Iperf { to, .. }
+            | AppCfg::Rpc { to, .. } => Some(to),
             AppCfg::UdpSink { .. } => None,
         }
     }
@@ -496,6 +526,7 @@ impl AppCfg {
             AppCfg::Ping { .. } => "ping",
             AppCfg::Netpipe { .. } => "netpipe",
             AppCfg::Iperf { .. } => "iperf",
+            AppCfg::Rpc { .. } => "rpc",
         }
     }
 }

@@ -142,6 +142,8 @@ pub struct AppOut {
     pub latency_us: Option<LatencyOut>,
     /// Bytes written to sockets (TCP applications).
     pub tx_bytes: u64,
+    /// Completed request/response transactions (rpc).
+    pub transactions: u64,
     /// NetPIPE transmitter: one row per measured point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netpipe: Option<Vec<NetpipeRow>>,
@@ -338,6 +340,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 throughput_bps: 0.0,
                 latency_us: None,
                 tx_bytes: 0,
+                transactions: 0,
                 netpipe: None,
                 netpipe_lines: None,
             };
@@ -384,6 +387,22 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 AppKind::IperfClient(c) => AppOut {
                     kind: "iperf",
                     tx_bytes: c.written,
+                    ..base
+                },
+                AppKind::RpcClient(c) => AppOut {
+                    kind: "rpc",
+                    sent: c.transactions,
+                    received: c.transactions,
+                    transactions: c.transactions,
+                    rx_bytes: c.transactions * c.response_bytes,
+                    throughput_bps: (c.transactions * (c.request_bytes + c.response_bytes)) as f64
+                        * 8.0
+                        / secs,
+                    latency_us: latency(&c.latency),
+                    ..base
+                },
+                AppKind::RpcServer(_) => AppOut {
+                    kind: "rpc_server",
                     ..base
                 },
                 AppKind::IperfServer { srv, started } => {
@@ -466,6 +485,7 @@ pub fn to_json(w: &World) -> Result<String, Error> {
             let h = match &a.kind {
                 AppKind::UdpSink(s) => &s.latency,
                 AppKind::Ping(p) => &p.rtt,
+                AppKind::RpcClient(c) => &c.latency,
                 _ => return None,
             };
             Some((a.name.clone(), h.buckets()))

@@ -12,7 +12,9 @@
 use super::config::{AppCfg, IntModeCfg, ModerationCfg, Scenario};
 use super::netstack::{flush_tcp, Stack, StackOut, TcpConn, TcpCtx};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
-use crate::apps::tcp_apps::{IperfClient, IperfServer, NetpipeClient, NetpipeServer, Wait};
+use crate::apps::tcp_apps::{
+    IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer, Wait,
+};
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
 use crate::error::Error;
@@ -533,6 +535,46 @@ impl World {
                     });
                     AppKind::NetpipeClient(NetpipeClient::new(conn, np))
                 }
+                AppCfg::Rpc {
+                    name,
+                    to,
+                    request_bytes,
+                    response_bytes,
+                    think_us,
+                    nodelay,
+                    ..
+                } => {
+                    let (local, remote) = s.route(a.host(), to).expect("validated route");
+                    let th = host_idx(to);
+                    let conn = conns.len() as u16;
+                    let srv_app = n_cfg_apps + servers.len() as u16;
+                    conns.push(TcpConn {
+                        ep: [
+                            TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
+                            TcpEndpoint::new(tcp_cfg(th, *nodelay)),
+                        ],
+                        host: [hi, th],
+                        port: [port_idx(&local), port_idx(&remote)],
+                        app: [apps.len() as u16, srv_app],
+                        timer: [Timer::default(); 2],
+                    });
+                    servers.push(App {
+                        name: format!("{name}.server"),
+                        host: th,
+                        core: 0,
+                        kind: AppKind::RpcServer(RpcServer::new(
+                            conn,
+                            *request_bytes,
+                            *response_bytes,
+                        )),
+                    });
+                    AppKind::RpcClient(RpcClient::new(
+                        conn,
+                        *request_bytes,
+                        *response_bytes,
+                        Nanos::from_us(*think_us),
+                    ))
+                }
                 AppCfg::Iperf {
                     name,
                     to,
@@ -679,6 +721,7 @@ impl World {
             match a {
                 AppCfg::Ping { start_us, .. }
                 | AppCfg::Iperf { start_us, .. }
+                | AppCfg::Rpc { start_us, .. }
                 | AppCfg::Netpipe { start_us, .. } => {
                     self.q
                         .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
@@ -1500,6 +1543,22 @@ impl World {
             }
             AppKind::IperfServer { srv, .. } => {
                 let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::RpcServer(srv) => {
+                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::RpcClient(c) => {
+                let (cost, w, sleep) = c.run(now, cost, prof, &mut io);
+                if let Some(t) = sleep {
+                    if t <= self.end {
+                        self.q.schedule(t, Ev::AppTimer { app });
+                    }
+                    // Sleeping until the timer, not waiting on the socket.
+                    self.sched[app as usize].waits = None;
+                    return (cost, None, EndAction::None);
+                }
                 (cost, Some(w))
             }
         };

@@ -17,7 +17,9 @@
 //!   since the last ACK, otherwise after the delayed-ACK timer (40 ms,
 //!   `TCP_DELACK_MIN`); quick-ack for the first 16 segments; immediate ACK
 //!   for out-of-order or duplicate data; data segments carry ACKs
-//!   (piggyback); a window update when the application's reads at least
+//!   (piggyback); interactive ("pingpong") mode when data is sent within
+//!   the ACK timeout of data received, which stops quick-acks until a
+//!   delayed ACK has to go out alone; a window update when the application's reads at least
 //!   double the advertised window (`tcp_cleanup_rbuf`);
 //! - TCP_NODELAY, or Nagle (a short segment only when nothing is in flight);
 //! - loss recovery: fast retransmit on 3 duplicate ACKs with NewReno partial
@@ -166,6 +168,11 @@ pub struct TcpEndpoint {
     /// Right edge of the last advertised window.
     rcv_adv_edge: u64,
     quickack: u32,
+    /// Interactive ("pingpong") mode: data is sent soon after data arrives,
+    /// so ACKs are delayed to ride on it (no quick-acks).
+    pingpong: bool,
+    /// When data last arrived.
+    last_data_rcv: Option<SimTime>,
     delack_deadline: Option<SimTime>,
     pub stats: TcpStats,
 }
@@ -204,6 +211,8 @@ impl TcpEndpoint {
             rcv_wup: 0,
             rcv_adv_edge: rwnd_init as u64,
             quickack: cfg.quickacks,
+            pingpong: false,
+            last_data_rcv: None,
             delack_deadline: None,
             stats: TcpStats::default(),
             cfg,
@@ -301,6 +310,14 @@ impl TcpEndpoint {
         if len == 0 {
             self.stats.acks_out += 1;
         } else {
+            // tcp_event_data_sent: data sent within the ACK timeout of the
+            // last data received makes the connection interactive.
+            if self
+                .last_data_rcv
+                .is_some_and(|t| now - t < self.cfg.delack)
+            {
+                self.pingpong = true;
+            }
             self.stats.data_segs_out += 1;
             if self.rto_deadline.is_none() {
                 self.rto_deadline = Some(now + self.rto);
@@ -484,9 +501,13 @@ impl TcpEndpoint {
                 }
             }
             out.readable = true;
+            self.last_data_rcv = Some(now);
             let full_since_ack = self.rcv_nxt - self.rcv_wup > self.cfg.mss as u64;
-            if had_ooo || self.quickack > 0 || full_since_ack {
-                self.quickack = self.quickack.saturating_sub(1);
+            let quick = self.quickack > 0 && !self.pingpong;
+            if had_ooo || quick || full_since_ack {
+                if quick {
+                    self.quickack -= 1;
+                }
                 self.send_ack(now, out);
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.cfg.delack);
@@ -511,6 +532,9 @@ impl TcpEndpoint {
         if self.delack_deadline.is_some_and(|d| d <= now) {
             self.delack_deadline = None;
             self.stats.delayed_acks += 1;
+            // tcp_delack_timer: a delayed ACK that had to be sent on its own
+            // ends interactive mode.
+            self.pingpong = false;
             self.send_ack(now, out);
         }
         if self.rto_deadline.is_some_and(|d| d <= now) {

@@ -1,0 +1,857 @@
+//! FreeBSD e1000 (lem/em/igb) adaptive interrupt moderation as re-added in
+//! 2024 ("e1000: Re-add AIM", review D46768), the `enable_aim` sysctl, and
+//! the per-queue `interrupt_rate` readback.
+//!
+//! Models (algorithms.md §5.1, §5.2; seed 000; seed-scenarios.md card 2):
+//! a per-RX-queue latency class `nextlatency` in {disabled 0, lowest 1,
+//! low 2, bulk 3}, updated in the interrupt filter at every interrupt of the
+//! vector, before the deferred RX/TX task is scheduled. The inputs are the
+//! byte and packet counts of the vector's RX ring and TX ring since the
+//! previous interrupt (the driver zeroes them after each call):
+//!
+//! ```text
+//! tx_bytes == 0 and rx_bytes == 0         -> idle: keep the register, no state change
+//! enable_aim == 0                         -> class := disabled, rate = max_interrupt_rate
+//! link < 1000 Mb/s                        -> rate 4000 (class untouched)
+//! 2 * max_frame > PBA (KB << 10)          -> rate = max_interrupt_rate, enable_aim := 0
+//! otherwise, with bytes/bpp/packets the larger of the TX and RX figures
+//! (a direction counts only if it has both bytes and packets):
+//!   disabled: -> low                      (bootstrap)
+//!   lowest:   bpp > 8000 -> bulk; else packets < 5 and bytes > 512 -> low
+//!   low:      bytes > 10000: bpp > 8000 -> bulk; else packets < 10 or
+//!                            bpp > 1200 -> bulk; else packets > 35 -> lowest
+//!             else bpp > 2000 -> bulk; else packets < 3 and bytes < 512 -> lowest
+//!   bulk:     bytes > 25000: packets > 35 -> low; else bytes < 1500 -> low
+//!   enable_aim == 1 and class == lowest -> low  (the "normal" mode caps at 20K)
+//! rate = {lowest 70000, low 20000, bulk 4000, disabled max_interrupt_rate}
+//! ```
+//!
+//! There is no smoothing: the class moves at most one step per interrupt and
+//! the rate is a pure function of the class. The register is rewritten only
+//! when the computed register word differs from the last one written
+//! (`itr_setting`).
+//!
+//! Register conversion, selected by [`AimTarget`]:
+//! - lem/em ITR (and 82574 EITR): `EM_INTS_TO_ITR(r) = 1e9 / (r * 256)`,
+//!   256 ns units: 8000 -> 488, 20000 -> 195, 70000 -> 55, 4000 -> 976;
+//! - igb EITR (82576 and later): `IGB_INTS_TO_EITR(r) = ((1e6 / r) << 2) &
+//!   0x7FFC` in 0.25 us raw units (interval field, bits 14:2, in us), written
+//!   with `CNT_IGNR` (bit 31): 8000 -> 500 (125 us), 20000 -> 200 (50 us),
+//!   70000 -> 56 (14 us), 4000 -> 1000 (250 us). The 82575 variant writes the
+//!   value replicated into the upper half instead (`v | v << 16`); it is
+//!   available as [`igb_eitr_word`] but not as a target (its EITR counts in
+//!   256 ns like ITR).
+//!
+//! `interrupt_rate` sysctl: the driver reports the programmed cap converted
+//! back to a rate, not a measured count ([`interrupt_rate_sysctl`]). For
+//! lem/em it applies the same macro to the register (`1e9 / (reg * 256)`,
+//! truncating: 488 -> 8004, 195 -> 20032, 55 -> 71022, 976 -> 4002). For
+//! igb/igc the 2024 code applied the *forward* macro to the masked register,
+//! `((1e6 / (reg & 0x7FFC)) << 2) & 0x7FFC`; the final mask keeps only bits
+//! 14:2, so every readback of 32 768/s or more wraps: raw 56 (70K) reads
+//! back (17857 << 2) & 0x7FFC = 71428 & 0x7FFC = 5892 instead of 71428.
+//! [`igb_eitr_to_ints`] is the later, correct inverse and
+//! [`true_rate_per_s`] the exact rate for comparison.
+//!
+//! Simplifies / resolves:
+//! - The initial register is the static default written at interface up:
+//!   ITR = EM_INTS_TO_ITR(max_interrupt_rate) (488), or EITR =
+//!   (4e6 / max_interrupt_rate) & 0x7FFC | CNT_IGNR (500). `itr_setting`
+//!   starts equal to it, so an `enable_aim=0` interrupt does not rewrite the
+//!   same value (the later FreeBSD code seeds it the same way).
+//! - The 2024 code could use `bytes`/`bpp`/`packets` uninitialised when the
+//!   TX direction had no packets; here they start at 0 (the 2025 fix).
+//! - The C counters are `u32` (FreeBSD's `max()` takes `u_int`); sample
+//!   counts are truncated to 32 bits for the arithmetic. The idle test uses
+//!   the untruncated counts, as the C code tests the ring counters.
+//! - `enable_aim` values other than 0, 1, 2 behave as 2 (the code tests only
+//!   `!= 0` and `== 1`; the test-only "mode 3" was not in the shipped code).
+//! - A `max_interrupt_rate` of 0 (a division by zero in C) gives register 0.
+//!
+//! Units: bytes, packets, rates [int/s]; ITR [256 ns]; EITR raw [0.25 us],
+//! `eitr_us` [1 us].
+
+use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+
+/// `*_INTS_4K`: the bulk class, and the sub-gigabit rate [int/s].
+pub const INTS_4K: u32 = 4000;
+/// `*_INTS_20K`: the low-latency class [int/s].
+pub const INTS_20K: u32 = 20000;
+/// `*_INTS_70K`: the lowest-latency class [int/s].
+pub const INTS_70K: u32 = 70000;
+/// `EM_INTS_DEFAULT` / `IGC_INTS_DEFAULT`: `max_interrupt_rate` [int/s].
+pub const INTS_DEFAULT: u32 = 8000;
+/// EITR interval mask (bits 14:2), `IGB_QVECTOR_MASK` / `IGC_QVECTOR_MASK`.
+pub const EITR_QVECTOR_MASK: u32 = 0x7FFC;
+/// EITR bit 31 "counter ignore": a write does not reset the counters.
+pub const EITR_CNT_IGNR: u32 = 0x8000_0000;
+
+/// Which register the rate is written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AimTarget {
+    /// lem/em ITR (or 82574 EITR) in 256 ns units; output `itr_256ns`.
+    EmItr,
+    /// igb (82576+) EITR in 0.25 us raw units with CNT_IGNR; output `eitr_us`.
+    IgbEitr,
+}
+
+/// The latency class kept per RX queue (`rx_nextlatency`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    Disabled = 0,
+    Lowest = 1,
+    Low = 2,
+    Bulk = 3,
+}
+
+/// Driver and link settings the algorithm reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AimConfig {
+    /// `hw.em.enable_aim` / `dev.em.N.enable_aim`: 0 off, 1 normal, 2 low latency.
+    pub enable_aim: u32,
+    /// `hw.em.max_interrupt_rate` [int/s]: the static rate and the rate of
+    /// the `disabled` class.
+    pub max_interrupt_rate: u32,
+    /// Negotiated link speed [Mb/s].
+    pub link_speed_mbps: u32,
+    /// `isc_max_frame_size` [bytes]: MTU + 14 + 4.
+    pub max_frame_size: u32,
+    /// Receive packet buffer allocation (PBA) [KB].
+    pub pba_kb: u32,
+}
+
+impl Default for AimConfig {
+    /// The FreeBSD defaults on a gigabit link with a 1500-byte MTU:
+    /// `enable_aim` 1, 8000/s, 1518-byte frames, a 48 KB receive buffer
+    /// (E1000_PBA_48K, the 8254x value; any igb PBA passes the same check
+    /// at this frame size).
+    fn default() -> Self {
+        AimConfig {
+            enable_aim: 1,
+            max_interrupt_rate: INTS_DEFAULT,
+            link_speed_mbps: 1000,
+            max_frame_size: 1518,
+            pba_kb: 48,
+        }
+    }
+}
+
+/// `EM_INTS_TO_ITR`: `1e9 / (rate * 256)` in C `u32` arithmetic [256 ns].
+/// The same expression is the em `interrupt_rate` readback of a register.
+/// Rate 0 (a C division by zero) gives 0.
+pub const fn em_ints_to_itr(rate: u32) -> u32 {
+    match rate.wrapping_mul(256) {
+        0 => 0,
+        d => 1_000_000_000 / d,
+    }
+}
+
+/// `IGB_INTS_TO_EITR` (twin of `IGC_INTS_TO_EITR`): `((1e6 / rate) << 2) &
+/// 0x7FFC`, the raw EITR interval [0.25 us]. Rate 0 gives 0.
+pub const fn igb_ints_to_eitr(rate: u32) -> u32 {
+    match 1_000_000u32.checked_div(rate) {
+        Some(q) => (q << 2) & EITR_QVECTOR_MASK,
+        None => 0,
+    }
+}
+
+/// `IGB_EITR_TO_INTS` / `IGC_EITR_TO_INTS` (the later, correct inverse):
+/// `(1e6 << 2) / (reg & 0x7FFC)` [int/s]; 0 for a zero interval.
+pub const fn igb_eitr_to_ints(reg: u32) -> u32 {
+    match reg & EITR_QVECTOR_MASK {
+        0 => 0,
+        v => 4_000_000 / v,
+    }
+}
+
+/// The full 32-bit igb EITR word the driver writes for `rate`: the raw
+/// interval with CNT_IGNR (82576 and later), or the interval replicated into
+/// bits 31:16 on the 82575.
+pub const fn igb_eitr_word(rate: u32, mac_82575: bool) -> u32 {
+    let v = igb_ints_to_eitr(rate);
+    if mac_82575 {
+        v | (v << 16)
+    } else {
+        v | EITR_CNT_IGNR
+    }
+}
+
+/// The `interrupt_rate` sysctl as the 2024 driver computes it from the
+/// register word `reg` [int/s].
+///
+/// EmItr: `reg > 0 ? EM_INTS_TO_ITR(reg) : 0` (exact up to truncation).
+/// IgbEitr: `usec = reg & 0x7FFC; usec > 0 ? IGB_INTS_TO_EITR(usec) : 0`,
+/// i.e. the forward macro re-applied. Its final `& 0x7FFC` drops every bit
+/// above 14, so readbacks of 32 768/s or more wrap (70K: raw 56 -> 5892),
+/// and the two low bits are cleared (the result is a multiple of 4).
+pub const fn interrupt_rate_sysctl(target: AimTarget, reg: u32) -> u32 {
+    match target {
+        AimTarget::EmItr => {
+            if reg > 0 {
+                em_ints_to_itr(reg)
+            } else {
+                0
+            }
+        }
+        AimTarget::IgbEitr => igb_ints_to_eitr(reg & EITR_QVECTOR_MASK),
+    }
+}
+
+/// The true maximum interrupt rate a register word allows [int/s], for
+/// comparison with the readback: `1e9 / (reg * 256 ns)` for ITR,
+/// `4e6 / (reg & 0x7FFC)` for igb EITR. 0 means unthrottled.
+pub fn true_rate_per_s(target: AimTarget, reg: u32) -> f64 {
+    match target {
+        AimTarget::EmItr if reg & 0xFFFF == 0 => 0.0,
+        AimTarget::EmItr => 1e9 / ((reg & 0xFFFF) as f64 * 256.0),
+        AimTarget::IgbEitr if reg & EITR_QVECTOR_MASK == 0 => 0.0,
+        AimTarget::IgbEitr => 4e6 / (reg & EITR_QVECTOR_MASK) as f64,
+    }
+}
+
+/// The register word the driver writes for `rate` on `target`.
+pub const fn register_word(target: AimTarget, rate: u32) -> u32 {
+    match target {
+        AimTarget::EmItr => em_ints_to_itr(rate),
+        AimTarget::IgbEitr => igb_eitr_word(rate, false),
+    }
+}
+
+/// The register settings a register word stands for.
+pub const fn params_for(target: AimTarget, reg: u32) -> ModerationParams {
+    match target {
+        AimTarget::EmItr => ModerationParams {
+            itr_256ns: Some(reg),
+            eitr_us: None,
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        },
+        AimTarget::IgbEitr => ModerationParams {
+            itr_256ns: None,
+            eitr_us: Some((reg & EITR_QVECTOR_MASK) >> 2),
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        },
+    }
+}
+
+/// `(bytes, bytes_per_packet, packets)`: the larger of the TX and RX figures,
+/// each direction counted only if it has both bytes and packets.
+pub fn aim_inputs(tx_bytes: u32, tx_packets: u32, rx_bytes: u32, rx_packets: u32) -> (u32, u32, u32) {
+    let (mut bytes, mut bpp, mut packets) = (0u32, 0u32, 0u32);
+    if tx_bytes != 0 && tx_packets != 0 {
+        bytes = tx_bytes;
+        bpp = tx_bytes / tx_packets;
+        packets = tx_packets;
+    }
+    if rx_bytes != 0 && rx_packets != 0 {
+        bytes = bytes.max(rx_bytes);
+        bpp = bpp.max(rx_bytes / rx_packets);
+        packets = packets.max(rx_packets);
+    }
+    (bytes, bpp, packets)
+}
+
+/// One step of the latency state machine (AIM enabled), including the
+/// `enable_aim == 1` trim of `lowest` to `low`.
+pub fn next_latency(cur: Latency, enable_aim: u32, bytes: u32, bpp: u32, packets: u32) -> Latency {
+    use Latency::*;
+    let next = match cur {
+        Disabled => Low,
+        Lowest => {
+            if bpp > 8000 {
+                Bulk
+            } else if packets < 5 && bytes > 512 {
+                Low
+            } else {
+                Lowest
+            }
+        }
+        Low => {
+            if bytes > 10_000 {
+                if bpp > 8000 || packets < 10 || bpp > 1200 {
+                    Bulk
+                } else if packets > 35 {
+                    Lowest
+                } else {
+                    Low
+                }
+            } else if bpp > 2000 {
+                Bulk
+            } else if packets < 3 && bytes < 512 {
+                Lowest
+            } else {
+                Low
+            }
+        }
+        Bulk => {
+            if bytes > 25_000 {
+                if packets > 35 {
+                    Low
+                } else {
+                    Bulk
+                }
+            } else if bytes < 1500 {
+                Low
+            } else {
+                Bulk
+            }
+        }
+    };
+    if enable_aim == 1 && next == Lowest {
+        Low
+    } else {
+        next
+    }
+}
+
+/// The rate of a latency class [int/s].
+pub const fn latency_rate(l: Latency, max_interrupt_rate: u32) -> u32 {
+    match l {
+        Latency::Lowest => INTS_70K,
+        Latency::Low => INTS_20K,
+        Latency::Bulk => INTS_4K,
+        Latency::Disabled => max_interrupt_rate,
+    }
+}
+
+/// Which branch of the handler decided (trace field `path`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AimPath {
+    /// No bytes in either direction: nothing done.
+    Idle = 0,
+    /// The latency state machine ran.
+    StateMachine = 1,
+    /// `enable_aim == 0`: the static rate.
+    Static = 2,
+    /// Link below 1000 Mb/s: 4000/s.
+    SubGig = 3,
+    /// Packet buffer smaller than two frames: static rate, AIM switched off.
+    SmallBuffer = 4,
+}
+
+/// The FreeBSD e1000 AIM state of one RX queue / vector.
+#[derive(Clone, Debug)]
+pub struct FreebsdAim {
+    pub target: AimTarget,
+    pub cfg: AimConfig,
+    next_latency: Latency,
+    itr_setting: u32,
+    last: Option<TraceRow>,
+}
+
+impl FreebsdAim {
+    /// Defaults of [`AimConfig`] with the given `enable_aim`.
+    pub fn new(target: AimTarget, enable_aim: u32) -> Self {
+        Self::with_config(
+            target,
+            AimConfig {
+                enable_aim,
+                ..AimConfig::default()
+            },
+        )
+    }
+
+    pub fn with_config(target: AimTarget, cfg: AimConfig) -> Self {
+        FreebsdAim {
+            target,
+            cfg,
+            next_latency: Latency::Disabled,
+            itr_setting: Self::initial_word(target, cfg.max_interrupt_rate),
+            last: None,
+        }
+    }
+
+    /// The static default written at interface up (see the module doc).
+    fn initial_word(target: AimTarget, max_rate: u32) -> u32 {
+        match target {
+            AimTarget::EmItr => em_ints_to_itr(max_rate),
+            AimTarget::IgbEitr => {
+                let v = 4_000_000u32.checked_div(max_rate).unwrap_or(0);
+                (v & EITR_QVECTOR_MASK) | EITR_CNT_IGNR
+            }
+        }
+    }
+
+    /// The run-time `enable_aim` sysctl write (takes effect at the next
+    /// interrupt with traffic).
+    pub fn set_enable_aim(&mut self, enable_aim: u32) {
+        self.cfg.enable_aim = enable_aim;
+    }
+
+    /// The current latency class (`rx_nextlatency`).
+    pub fn latency(&self) -> Latency {
+        self.next_latency
+    }
+
+    /// The last register word written (`itr_setting`).
+    pub fn register(&self) -> u32 {
+        self.itr_setting
+    }
+
+    /// The `interrupt_rate` sysctl of this queue now.
+    pub fn interrupt_rate(&self) -> u32 {
+        interrupt_rate_sysctl(self.target, self.itr_setting)
+    }
+}
+
+impl Moderator for FreebsdAim {
+    fn name(&self) -> &'static str {
+        "freebsd-aim"
+    }
+
+    fn initial(&self) -> ModerationParams {
+        params_for(
+            self.target,
+            Self::initial_word(self.target, self.cfg.max_interrupt_rate),
+        )
+    }
+
+    fn invocation(&self) -> Invocation {
+        Invocation::PerInterrupt
+    }
+
+    fn on_sample(&mut self, s: &Sample) -> Option<ModerationParams> {
+        // The ring counters are u32 in the arithmetic (see the module doc).
+        let (txb, txp) = (s.tx_bytes as u32, s.tx_packets as u32);
+        let (rxb, rxp) = (s.rx_bytes as u32, s.rx_packets as u32);
+        let before = self.next_latency;
+        let (bytes, bpp, packets) = aim_inputs(txb, txp, rxb, rxp);
+        let enable_aim = self.cfg.enable_aim;
+
+        let (path, rate) = if s.tx_bytes == 0 && s.rx_bytes == 0 {
+            (AimPath::Idle, None)
+        } else if enable_aim == 0 {
+            self.next_latency = Latency::Disabled;
+            (AimPath::Static, Some(self.cfg.max_interrupt_rate))
+        } else if self.cfg.link_speed_mbps < 1000 {
+            (AimPath::SubGig, Some(INTS_4K))
+        } else if self.cfg.max_frame_size.wrapping_mul(2) > self.cfg.pba_kb << 10 {
+            self.cfg.enable_aim = 0;
+            (AimPath::SmallBuffer, Some(self.cfg.max_interrupt_rate))
+        } else {
+            self.next_latency = next_latency(before, enable_aim, bytes, bpp, packets);
+            (
+                AimPath::StateMachine,
+                Some(latency_rate(self.next_latency, self.cfg.max_interrupt_rate)),
+            )
+        };
+
+        let (reg, written) = match rate {
+            Some(r) => {
+                let reg = register_word(self.target, r);
+                let written = reg != self.itr_setting;
+                self.itr_setting = reg;
+                (reg, written)
+            }
+            None => (self.itr_setting, false),
+        };
+        let out = params_for(self.target, reg);
+        let (out_name, out_val) = match self.target {
+            AimTarget::EmItr => ("itr_256ns", out.itr_256ns.unwrap_or(0)),
+            AimTarget::IgbEitr => ("eitr_us", out.eitr_us.unwrap_or(0)),
+        };
+        self.last = Some(TraceRow {
+            t_ns: s.now.as_ns(),
+            values: vec![
+                ("tx_bytes", txb as i64),
+                ("tx_packets", txp as i64),
+                ("rx_bytes", rxb as i64),
+                ("rx_packets", rxp as i64),
+                ("bytes", bytes as i64),
+                ("bpp", bpp as i64),
+                ("packets", packets as i64),
+                ("enable_aim", enable_aim as i64),
+                ("path", path as i64),
+                ("latency_before", before as i64),
+                ("latency", self.next_latency as i64),
+                ("rate_per_s", rate.map_or(-1, |r| r as i64)),
+                ("reg", reg as i64),
+                (out_name, out_val as i64),
+                (
+                    "interrupt_rate",
+                    interrupt_rate_sysctl(self.target, reg) as i64,
+                ),
+                ("written", written as i64),
+            ],
+        });
+        written.then_some(out)
+    }
+
+    fn last_decision(&self) -> Option<&TraceRow> {
+        self.last.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{ints_per_s_to_itr_256ns, SimTime};
+    use Latency::*;
+
+    fn rx(packets: u64, bytes: u64) -> Sample {
+        Sample {
+            rx_packets: packets,
+            rx_bytes: bytes,
+            interrupts: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rate_to_register_conversions() {
+        // §1.2 table and §5.1: EM_INTS_TO_ITR = 1e9 / (rate * 256), integer.
+        for (rate, itr) in [(4000, 976), (8000, 488), (20000, 195), (70000, 55)] {
+            assert_eq!(em_ints_to_itr(rate), itr, "rate {rate}");
+            // The u32 form agrees with the crate's u64 helper at these rates.
+            assert_eq!(ints_per_s_to_itr_256ns(rate), itr);
+        }
+        // §5.2 notes: IGC_INTS_TO_EITR values 4000 -> 1000, 8000 -> 500,
+        // 20000 -> 200, 70000 -> 56 (raw, 0.25 us); interval field = raw / 4.
+        for (rate, raw, us) in [
+            (4000, 1000, 250),
+            (8000, 500, 125),
+            (20000, 200, 50),
+            (70000, 56, 14),
+        ] {
+            assert_eq!(igb_ints_to_eitr(rate), raw, "rate {rate}");
+            assert_eq!(igb_eitr_word(rate, false), raw | 0x8000_0000);
+            assert_eq!(
+                params_for(AimTarget::IgbEitr, igb_eitr_word(rate, false)).eitr_us,
+                Some(us)
+            );
+        }
+        // §1.6: the 82575 gets the interval replicated into bits 31:16.
+        assert_eq!(igb_eitr_word(8000, true), 500 | (500 << 16));
+        // §5.1: IGB_DEFAULT_ITR = (1000000 / 8000) << 2 = 500.
+        let m = FreebsdAim::new(AimTarget::IgbEitr, 1);
+        assert_eq!(m.register(), 500 | EITR_CNT_IGNR);
+        assert_eq!(m.initial().eitr_us, Some(125));
+    }
+
+    #[test]
+    fn em_interrupt_rate_readback_matches_the_review() {
+        // Seed 000 / card 2: the em sysctl converts ITR back with the same
+        // macro, truncating. 488 -> 1e9/124928 = 8004.6 -> 8004 (static
+        // 8000); 195 -> 1e9/49920 = 20032.05 -> 20032 (idle, aim=1);
+        // 55 -> 1e9/14080 = 71022.7 -> 71022 (idle, aim=2: the review's
+        // "71k"; card 2 rounds it to 71023, C truncates); 976 -> 4002 ("4k").
+        let t = AimTarget::EmItr;
+        for (reg, readback) in [(488, 8004), (195, 20032), (55, 71022), (976, 4002)] {
+            assert_eq!(interrupt_rate_sysctl(t, reg), readback, "reg {reg}");
+            let exact = true_rate_per_s(t, reg);
+            assert!(exact >= readback as f64 && exact < readback as f64 + 1.0);
+        }
+        assert_eq!(interrupt_rate_sysctl(t, 0), 0);
+        assert!((true_rate_per_s(t, 55) - 71_022.727).abs() < 0.001);
+    }
+
+    #[test]
+    fn igb_interrupt_rate_readback_wraps_above_32k() {
+        // §5.2: the 2024 igb/igc handler re-applies the forward macro:
+        // ((1e6 / (reg & 0x7FFC)) << 2) & 0x7FFC. Below 32768 it inverts:
+        // 500 -> 2000 << 2 = 8000; 200 -> 5000 << 2 = 20000; 1000 -> 4000.
+        // For 70K (raw 56): 1e6 / 56 = 17857, << 2 = 71428 = 0x11704,
+        // & 0x7FFC = 0x1704 = 5892, while the true rate is 4e6 / 56 = 71428.
+        let t = AimTarget::IgbEitr;
+        let table = [
+            (igb_eitr_word(8000, false), 8000, 8000),
+            (igb_eitr_word(20000, false), 20000, 20000),
+            (igb_eitr_word(4000, false), 4000, 4000),
+            (igb_eitr_word(70000, false), 5892, 71428),
+        ];
+        for (reg, sysctl, truth) in table {
+            assert_eq!(interrupt_rate_sysctl(t, reg), sysctl, "reg {reg:#x}");
+            assert_eq!(igb_eitr_to_ints(reg), truth, "reg {reg:#x}");
+            assert_eq!(true_rate_per_s(t, reg) as u32, truth);
+        }
+        // The mask also removes the 82575 upper copy before converting.
+        assert_eq!(interrupt_rate_sysctl(t, igb_eitr_word(8000, true)), 8000);
+        // Where the wrap starts: raw 124 (31.0 us) -> 8064 << 2 = 32256 is
+        // still exact; raw 120 -> 8333 << 2 = 33332 & 0x7FFC = 564.
+        assert_eq!(interrupt_rate_sysctl(t, 124), 32256);
+        assert_eq!(interrupt_rate_sysctl(t, 120), 564);
+        assert_eq!(igb_eitr_to_ints(120), 33333);
+        assert_eq!(interrupt_rate_sysctl(t, 0), 0);
+    }
+
+    #[test]
+    fn inputs_take_the_larger_direction() {
+        // §5.2: bytes = max, bpp = max of the per-direction averages,
+        // packets = max; a direction needs both bytes and packets.
+        assert_eq!(aim_inputs(9000, 1, 600, 10), (9000, 9000, 10));
+        assert_eq!(aim_inputs(396, 6, 18168, 12), (18168, 1514, 12));
+        assert_eq!(aim_inputs(500, 0, 98, 1), (98, 98, 1));
+        assert_eq!(aim_inputs(0, 0, 0, 0), (0, 0, 0));
+    }
+
+    #[test]
+    fn latency_state_machine_transitions() {
+        // (from, enable_aim, bytes, bpp, packets, expected), one row per
+        // branch and threshold edge of §5.2 (strict > and < as in the source).
+        let table = [
+            // disabled: bootstrap to low whatever the traffic.
+            (Disabled, 2, 98, 98, 1, Low),
+            (Disabled, 1, 60_000, 1500, 40, Low),
+            // lowest: bpp > 8000 -> bulk (checked first).
+            (Lowest, 2, 8001, 8001, 1, Bulk),
+            // bpp 8000 is not > 8000; packets 1 < 5 and bytes > 512 -> low.
+            (Lowest, 2, 8000, 8000, 1, Low),
+            (Lowest, 2, 513, 128, 4, Low),
+            // bytes 512 is not > 512 -> stays lowest.
+            (Lowest, 2, 512, 128, 4, Lowest),
+            // packets 5 is not < 5 -> stays lowest.
+            (Lowest, 2, 7570, 1514, 5, Lowest),
+            // low, bytes > 10000: bpp > 8000 -> bulk.
+            (Low, 2, 10_001, 10_001, 1, Bulk),
+            // packets 9 < 10 -> bulk.
+            (Low, 2, 10_008, 1112, 9, Bulk),
+            // bpp 1201 > 1200 -> bulk.
+            (Low, 2, 12_010, 1201, 10, Bulk),
+            // bpp 1200, packets 10: no rule fires -> stays low.
+            (Low, 2, 12_000, 1200, 10, Low),
+            // packets 36 > 35, small packets -> lowest (aim 2) ...
+            (Low, 2, 10_800, 300, 36, Lowest),
+            // ... trimmed to low with aim 1.
+            (Low, 1, 10_800, 300, 36, Low),
+            // packets 35 is not > 35 -> stays low.
+            (Low, 2, 10_500, 300, 35, Low),
+            // low, bytes <= 10000: bpp > 2000 -> bulk.
+            (Low, 2, 10_000, 2500, 4, Bulk),
+            // bpp 2000 is not > 2000 -> stays low.
+            (Low, 2, 10_000, 2000, 5, Low),
+            // packets < 3 and bytes < 512 -> lowest / trimmed to low.
+            (Low, 2, 511, 255, 2, Lowest),
+            (Low, 1, 511, 255, 2, Low),
+            (Low, 2, 512, 256, 2, Low),
+            (Low, 2, 100, 33, 3, Low),
+            // bulk: bytes > 25000 and packets > 35 -> low.
+            (Bulk, 2, 25_001, 694, 36, Low),
+            (Bulk, 2, 25_001, 714, 35, Bulk),
+            // bytes 25000 is not > 25000 and not < 1500 -> stays bulk.
+            (Bulk, 2, 25_000, 500, 50, Bulk),
+            // bytes < 1500 -> low.
+            (Bulk, 2, 1499, 1499, 1, Low),
+            (Bulk, 2, 1500, 1500, 1, Bulk),
+            // enable_aim values other than 1 do not trim (the code tests == 1).
+            (Low, 3, 98, 98, 1, Lowest),
+        ];
+        for (from, aim, bytes, bpp, packets, want) in table {
+            assert_eq!(
+                next_latency(from, aim, bytes, bpp, packets),
+                want,
+                "{from:?} aim={aim} bytes={bytes} bpp={bpp} packets={packets}"
+            );
+        }
+        // §5.2 rate table.
+        assert_eq!(latency_rate(Lowest, 8000), 70000);
+        assert_eq!(latency_rate(Low, 8000), 20000);
+        assert_eq!(latency_rate(Bulk, 8000), 4000);
+        assert_eq!(latency_rate(Disabled, 8000), 8000);
+    }
+
+    #[test]
+    fn guards_before_the_state_machine() {
+        // Idle (no bytes either way): nothing written, class unchanged.
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 2);
+        assert_eq!(m.on_sample(&rx(3, 0)), None);
+        assert_eq!(m.latency(), Disabled);
+        assert_eq!(m.last_decision().unwrap().values[8], ("path", 0));
+        // Sub-gigabit link: 4000/s (ITR 976), class untouched.
+        let mut m = FreebsdAim::with_config(
+            AimTarget::EmItr,
+            AimConfig {
+                link_speed_mbps: 100,
+                ..AimConfig::default()
+            },
+        );
+        assert_eq!(m.on_sample(&rx(1, 98)).unwrap().itr_256ns, Some(976));
+        assert_eq!(m.latency(), Disabled);
+        // Jumbo frames, buffer < 2 frames: 2 * 9018 = 18036 > 16 << 10 =
+        // 16384 -> the static rate (ITR 488 = already written: no write)
+        // and AIM switched off for good.
+        let mut m = FreebsdAim::with_config(
+            AimTarget::EmItr,
+            AimConfig {
+                max_frame_size: 9018,
+                pba_kb: 16,
+                ..AimConfig::default()
+            },
+        );
+        assert_eq!(m.on_sample(&rx(1, 98)), None);
+        assert_eq!(m.cfg.enable_aim, 0);
+        assert_eq!(m.last_decision().unwrap().values[8], ("path", 4));
+        assert_eq!(m.register(), 488);
+        // enable_aim 0: class disabled, static rate on every busy interrupt.
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 0);
+        assert_eq!(m.initial().itr_256ns, Some(488));
+        assert_eq!(m.invocation(), Invocation::PerInterrupt);
+        assert_eq!(m.on_sample(&rx(40, 60_560)), None);
+        assert_eq!(m.latency(), Disabled);
+        assert_eq!(m.interrupt_rate(), 8004);
+    }
+
+    /// Drives one `FreebsdAim` through `steps` of (sample, expected write,
+    /// expected class).
+    fn run(m: &mut FreebsdAim, steps: &[(Sample, Option<u32>, Latency)]) {
+        for (i, (s, want, lat)) in steps.iter().enumerate() {
+            let mut s = *s;
+            s.now = SimTime(i as u64 * 1_000_000);
+            let got = m.on_sample(&s).map(|p| match m.target {
+                AimTarget::EmItr => p.itr_256ns.unwrap(),
+                AimTarget::IgbEitr => p.eitr_us.unwrap(),
+            });
+            assert_eq!(got, *want, "step {i}");
+            assert_eq!(m.latency(), *lat, "step {i}");
+        }
+    }
+
+    #[test]
+    fn sequence_idle_ping_bulk_em_aim2() {
+        // Hand-derived from §5.2 (enable_aim=2, lem/em ITR):
+        let idle = Sample::default();
+        let ping = rx(1, 98); // 98-byte echo frame
+        let start = rx(3, 4542); // first bulk interrupt: 3 x 1514
+        let bulk = Sample {
+            tx_packets: 6,
+            tx_bytes: 396, // 6 ACKs of 66 bytes
+            ..rx(12, 18_168) // 12 x 1514
+        };
+        let burst = rx(40, 60_560); // 40 x 1514
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 2);
+        assert_eq!(m.initial().itr_256ns, Some(488));
+        run(
+            &mut m,
+            &[
+                // idle: no bytes -> nothing.
+                (idle, None, Disabled),
+                // bootstrap disabled -> low: 20K -> ITR 195.
+                (ping, Some(195), Low),
+                // low: 1 packet < 3, 98 bytes < 512 -> lowest: 70K -> 55.
+                (ping, Some(55), Lowest),
+                // idle keeps 55 (the review's idle 71k).
+                (idle, None, Lowest),
+                // lowest: 3 packets < 5 and 4542 > 512 -> low: 195.
+                (start, Some(195), Low),
+                // low: 18168 > 10000, bpp 1514 > 1200 -> bulk: 4K -> 976.
+                (bulk, Some(976), Bulk),
+                // bulk: 1500 <= 18168 <= 25000 -> stays bulk, no write.
+                (bulk, None, Bulk),
+                // bulk: 60560 > 25000 and 40 > 35 -> low: 195.
+                (burst, Some(195), Low),
+                // traffic stops, a ping: low -> lowest: 55.
+                (ping, Some(55), Lowest),
+            ],
+        );
+        assert_eq!(m.interrupt_rate(), 71022);
+    }
+
+    #[test]
+    fn sequence_idle_ping_bulk_em_aim1() {
+        // Same traffic, enable_aim=1: lowest is trimmed to low (cap 20K).
+        let ping = rx(1, 98);
+        let bulk = Sample {
+            tx_packets: 6,
+            tx_bytes: 396,
+            ..rx(12, 18_168)
+        };
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 1);
+        run(
+            &mut m,
+            &[
+                (Sample::default(), None, Disabled),
+                (ping, Some(195), Low),
+                // would be lowest, trimmed to low: same register, no write.
+                (ping, None, Low),
+                // low: 4542 <= 10000, bpp 1514 <= 2000, 3 packets not < 3.
+                (rx(3, 4542), None, Low),
+                (bulk, Some(976), Bulk),
+                (bulk, None, Bulk),
+                (rx(40, 60_560), Some(195), Low),
+            ],
+        );
+        assert_eq!(m.interrupt_rate(), 20032);
+    }
+
+    #[test]
+    fn sequence_idle_ping_bulk_igb() {
+        // igb EITR (82576+): eitr_us = raw / 4; readbacks per §5.2.
+        let mut m = FreebsdAim::new(AimTarget::IgbEitr, 2);
+        assert_eq!(m.initial().eitr_us, Some(125));
+        assert_eq!(m.interrupt_rate(), 8000);
+        run(
+            &mut m,
+            &[
+                (Sample::default(), None, Disabled),
+                (rx(1, 98), Some(50), Low),    // 20K: raw 200
+                (rx(1, 98), Some(14), Lowest), // 70K: raw 56
+            ],
+        );
+        assert_eq!(m.register(), 56 | EITR_CNT_IGNR);
+        // The overflowed readback beside the true value.
+        assert_eq!(m.interrupt_rate(), 5892);
+        assert_eq!(igb_eitr_to_ints(m.register()), 71428);
+        run(
+            &mut m,
+            &[
+                (rx(3, 4542), Some(50), Low),
+                (rx(12, 18_168), Some(250), Bulk), // 4K: raw 1000
+            ],
+        );
+        assert_eq!(m.interrupt_rate(), 4000);
+    }
+
+    #[test]
+    fn review_d46768_readings() {
+        // Card 2: the tester booted with the default (aim=1), saw 20032 for
+        // every enable_aim value with no traffic, then 8k with aim=0 and 4k
+        // with aim=1/2 under iperf, and idle 20k (aim=1) / 71k (aim=2).
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 1);
+        m.on_sample(&rx(2, 180)); // boot-time chatter: disabled -> low
+        assert_eq!(m.interrupt_rate(), 20032);
+        for aim in [0, 1, 2] {
+            m.set_enable_aim(aim);
+            m.on_sample(&Sample::default()); // no traffic: nothing changes
+            assert_eq!(m.interrupt_rate(), 20032, "aim {aim}");
+        }
+        let iperf = rx(12, 18_168);
+        m.set_enable_aim(0);
+        m.on_sample(&iperf);
+        assert_eq!(m.interrupt_rate(), 8004);
+        m.set_enable_aim(1);
+        m.on_sample(&iperf); // disabled -> low (bootstrap)
+        m.on_sample(&iperf); // low -> bulk
+        assert_eq!(m.interrupt_rate(), 4002);
+        m.on_sample(&rx(1, 98)); // bulk: 98 < 1500 -> low
+        m.on_sample(&rx(1, 98)); // low -> lowest, trimmed -> low
+        assert_eq!(m.interrupt_rate(), 20032);
+        m.set_enable_aim(2);
+        m.on_sample(&rx(1, 98)); // low -> lowest
+        assert_eq!(m.interrupt_rate(), 71022);
+    }
+
+    #[test]
+    fn trace_row_records_inputs_and_outputs() {
+        let mut m = FreebsdAim::new(AimTarget::EmItr, 2);
+        let s = Sample {
+            now: SimTime(5_000),
+            ..rx(1, 98)
+        };
+        m.on_sample(&s);
+        let row = m.last_decision().unwrap();
+        assert_eq!(row.t_ns, 5_000);
+        let get = |k: &str| row.values.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert_eq!(get("bytes"), 98);
+        assert_eq!(get("latency_before"), 0);
+        assert_eq!(get("latency"), 2);
+        assert_eq!(get("rate_per_s"), 20000);
+        assert_eq!(get("itr_256ns"), 195);
+        assert_eq!(get("interrupt_rate"), 20032);
+        assert_eq!(get("written"), 1);
+        assert_eq!(m.name(), "freebsd-aim");
+    }
+}
