@@ -241,7 +241,12 @@ pub const fn params_for(target: AimTarget, reg: u32) -> ModerationParams {
 
 /// `(bytes, bytes_per_packet, packets)`: the larger of the TX and RX figures,
 /// each direction counted only if it has both bytes and packets.
-pub fn aim_inputs(tx_bytes: u32, tx_packets: u32, rx_bytes: u32, rx_packets: u32) -> (u32, u32, u32) {
+pub fn aim_inputs(
+    tx_bytes: u32,
+    tx_packets: u32,
+    rx_bytes: u32,
+    rx_packets: u32,
+) -> (u32, u32, u32) {
     let (mut bytes, mut bpp, mut packets) = (0u32, 0u32, 0u32);
     if tx_bytes != 0 && tx_packets != 0 {
         bytes = tx_bytes;
@@ -718,8 +723,8 @@ mod tests {
         let start = rx(3, 4542); // first bulk interrupt: 3 x 1514
         let bulk = Sample {
             tx_packets: 6,
-            tx_bytes: 396, // 6 ACKs of 66 bytes
-            ..rx(12, 18_168) // 12 x 1514
+            tx_bytes: 396,    // 6 ACKs of 66 bytes
+            ..rx(12, 18_168)  // 12 x 1514
         };
         let burst = rx(40, 60_560); // 40 x 1514
         let mut m = FreebsdAim::new(AimTarget::EmItr, 2);

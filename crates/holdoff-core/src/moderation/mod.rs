@@ -12,6 +12,9 @@
 //! (`itr_256ns`, `eitr_us`, `*_1024ns`).
 
 pub mod e1000_5x;
+pub mod e1000_itr;
+pub mod igb;
+pub mod ixl;
 pub mod static_policy;
 
 use crate::units::SimTime;

@@ -235,6 +235,50 @@ pub enum ModerationCfg {
         #[serde(default)]
         params: std::collections::BTreeMap<String, serde_json::Value>,
     },
+    /// Linux e1000 >= 7.3 / e1000e `InterruptThrottleRate`: 0 off, 1 dynamic,
+    /// 3 dynamic conservative (default), 4 simplified (2-s goc/dif),
+    /// 100..100000 static. Timers default to the 7.x values (RDTR 0, RADV 8,
+    /// TIDV 8, TADV 32) [1.024 us].
+    #[serde(rename = "e1000-itr")]
+    E1000Itr {
+        #[serde(default)]
+        interrupt_throttle_rate: Option<u32>,
+        /// "e1000" (7.3, 8254x) or "e1000e" (8257x); they differ in option validation.
+        #[serde(default = "d_e1000_driver")]
+        driver: String,
+        #[serde(default)]
+        rx_int_delay: u32,
+        #[serde(default = "d_8")]
+        rx_abs_int_delay: u32,
+        #[serde(default = "d_8")]
+        tx_int_delay: u32,
+        #[serde(default = "d_32")]
+        tx_abs_int_delay: u32,
+    },
+    /// Linux igb: ethtool rx-usecs 0 (off), 1 (dynamic), 3 (dynamic
+    /// conservative, default) or a fixed interval [us]; the latency-class path
+    /// (single vector) or `igb_update_ring_itr` (multi-vector), written at the
+    /// next interrupt.
+    Igb {
+        #[serde(default)]
+        rx_usecs: Option<u32>,
+        /// Use `igb_update_ring_itr`; default: when the port has several vectors.
+        #[serde(default)]
+        multi_vector: Option<bool>,
+    },
+    /// FreeBSD ixl dynamic ITR (ITR in 2 us units) driving the chip's EITR.
+    Ixl {
+        #[serde(default = "yes")]
+        dynamic: bool,
+        /// Which ring's algorithm drives the vector: "rx", "tx" or "both".
+        #[serde(default = "d_both")]
+        rings: String,
+        /// Initial RX / TX ITR [2 us units] (driver tunables).
+        #[serde(default)]
+        rx_itr: Option<u32>,
+        #[serde(default)]
+        tx_itr: Option<u32>,
+    },
     #[serde(rename = "e1000-5x")]
     E1000_5x {
         #[serde(default)]
@@ -250,6 +294,18 @@ pub enum ModerationCfg {
     },
 }
 
+fn d_e1000_driver() -> String {
+    "e1000".into()
+}
+fn d_8() -> u32 {
+    8
+}
+fn d_32() -> u32 {
+    32
+}
+fn d_both() -> String {
+    "both".into()
+}
 fn d_radv_5x() -> u32 {
     128
 }
@@ -754,7 +810,32 @@ impl Scenario {
                         ),
                     ));
                 }
+                let itr_chip = c.throttle == chip::ThrottleKind::Itr256ns;
                 match &nic.moderation {
+                    ModerationCfg::E1000Itr { driver, .. } => {
+                        if !["e1000", "e1000e"].contains(&driver.as_str()) {
+                            return Err(cfg_err(
+                                f("moderation.driver"),
+                                format!("got {driver:?}; allowed: e1000, e1000e"),
+                            ));
+                        }
+                    }
+                    ModerationCfg::Igb { .. } => {
+                        if itr_chip {
+                            return Err(cfg_err(
+                                f("moderation.kind"),
+                                format!("\"igb\" drives a per-vector EITR; chip {} has only ITR: use 82574, 82576, i350, i210 or i211", c.name),
+                            ));
+                        }
+                    }
+                    ModerationCfg::Ixl { rings, .. } => {
+                        if !["rx", "tx", "both"].contains(&rings.as_str()) {
+                            return Err(cfg_err(
+                                f("moderation.rings"),
+                                format!("got {rings:?}; allowed: rx, tx, both"),
+                            ));
+                        }
+                    }
                     ModerationCfg::Python { class, .. } => {
                         if class.trim().is_empty() {
                             return Err(cfg_err(

@@ -22,6 +22,9 @@ use crate::host::driver::{self, DriverKind, NapiConfig};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::e1000_itr::{Driver as ItrDriver, E1000Itr};
+use crate::moderation::igb::Igb;
+use crate::moderation::ixl::{Ixl, IxlRings, IXL_ITR_4K, IXL_ITR_8K};
 use crate::moderation::{
     E1000Legacy, Invocation, ModerationParams, Moderator, Sample, StaticModerator, TraceRow,
 };
@@ -81,6 +84,9 @@ pub enum Ev {
 pub enum AnyModerator {
     Static(StaticModerator),
     E1000Legacy(E1000Legacy),
+    E1000Itr(E1000Itr),
+    Igb(Igb),
+    Ixl(Ixl),
     /// Supplied by the caller (e.g. a Python class through the bindings).
     External(Box<dyn Moderator>),
 }
@@ -99,6 +105,9 @@ impl AnyModerator {
         match self {
             AnyModerator::Static(m) => m,
             AnyModerator::E1000Legacy(m) => m,
+            AnyModerator::E1000Itr(m) => m,
+            AnyModerator::Igb(m) => m,
+            AnyModerator::Ixl(m) => m,
             AnyModerator::External(m) => m.as_ref(),
         }
     }
@@ -106,6 +115,9 @@ impl AnyModerator {
         match self {
             AnyModerator::Static(m) => m,
             AnyModerator::E1000Legacy(m) => m,
+            AnyModerator::E1000Itr(m) => m,
+            AnyModerator::Igb(m) => m,
+            AnyModerator::Ixl(m) => m,
             AnyModerator::External(m) => m.as_mut(),
         }
     }
@@ -117,7 +129,10 @@ impl AnyModerator {
     }
     /// The Linux e1000 watchdog also writes ICS = RXDMT0 every run.
     fn watchdog_ics_rxdmt0(&self) -> bool {
-        matches!(self, AnyModerator::E1000Legacy(_))
+        matches!(
+            self,
+            AnyModerator::E1000Legacy(_) | AnyModerator::E1000Itr(_)
+        )
     }
 }
 
@@ -343,8 +358,60 @@ impl World {
                     };
                     lines.push(li);
                 }
+                let nvec = port.num_vectors();
                 let mut make = |vector: u16| -> Result<AnyModerator, Error> {
+                    let link_mbps = (super::config::parse_rate(&link_of(&name).rate)
+                        .unwrap_or(1_000_000_000)
+                        / 1_000_000) as u32;
                     Ok(match &n.moderation {
+                        ModerationCfg::E1000Itr {
+                            interrupt_throttle_rate,
+                            driver,
+                            rx_int_delay,
+                            rx_abs_int_delay,
+                            tx_int_delay,
+                            tx_abs_int_delay,
+                        } => {
+                            let d = if driver == "e1000e" {
+                                ItrDriver::E1000e
+                            } else {
+                                ItrDriver::E1000
+                            };
+                            AnyModerator::E1000Itr(
+                                E1000Itr::new(d, *interrupt_throttle_rate)
+                                    .with_timers(
+                                        *rx_int_delay,
+                                        *rx_abs_int_delay,
+                                        *tx_int_delay,
+                                        *tx_abs_int_delay,
+                                    )
+                                    .with_link_mbps(link_mbps),
+                            )
+                        }
+                        ModerationCfg::Igb {
+                            rx_usecs,
+                            multi_vector,
+                        } => AnyModerator::Igb(
+                            Igb::new(*rx_usecs, multi_vector.unwrap_or(nvec > 1))
+                                .with_link_mbps(link_mbps),
+                        ),
+                        ModerationCfg::Ixl {
+                            dynamic,
+                            rings,
+                            rx_itr,
+                            tx_itr,
+                        } => {
+                            let r = match rings.as_str() {
+                                "rx" => IxlRings::Rx,
+                                "tx" => IxlRings::Tx,
+                                _ => IxlRings::Both,
+                            };
+                            let m = Ixl::new(*dynamic, r).with_itr(
+                                rx_itr.unwrap_or(IXL_ITR_8K),
+                                tx_itr.unwrap_or(IXL_ITR_4K),
+                            );
+                            AnyModerator::Ixl(m)
+                        }
                         ModerationCfg::Python { class, params } => {
                             let field = format!("hosts[{hi}].nics[{ni}].moderation.class");
                             let Some(f) = factory.as_deref_mut() else {
@@ -403,9 +470,8 @@ impl World {
                         }
                     })
                 };
-                let m: Vec<AnyModerator> = (0..port.num_vectors() as u16)
-                    .map(&mut make)
-                    .collect::<Result<_, _>>()?;
+                let m: Vec<AnyModerator> =
+                    (0..nvec as u16).map(&mut make).collect::<Result<_, _>>()?;
                 host.ports.push(pidx);
                 ports.push(port);
                 port_names.push(name);
@@ -699,9 +765,7 @@ impl World {
             }
         }
         for p in 0..self.ports.len() {
-            if let Invocation::Periodic { period, at_start } =
-                self.moderators[p][0].get().invocation()
-            {
+            if let Some((period, at_start)) = self.watchdog_period(p) {
                 // Hosts boot independently: each port's periodic timer has its
                 // own phase, drawn once from its RNG stream.
                 let mut rng = rng_stream(
@@ -1173,9 +1237,46 @@ impl World {
         }
     }
 
+    /// The driver watchdog of a port, if it has one: the algorithm's own
+    /// period, or the Linux e1000 2-s watchdog (which runs in every
+    /// `InterruptThrottleRate` mode for its software interrupt).
+    fn watchdog_period(&self, port: usize) -> Option<(Nanos, bool)> {
+        let m = &self.moderators[port][0];
+        match m.get().invocation() {
+            Invocation::Periodic { period, at_start } => Some((period, at_start)),
+            _ if m.watchdog_ics_rxdmt0() => Some((crate::moderation::e1000_5x::WATCHDOG, true)),
+            _ => None,
+        }
+    }
+
     /// A periodic moderation call: sample the port's counters, let the
     /// algorithm decide, write its registers.
     fn watchdog(&mut self, now: SimTime, port: u16) {
+        let (period, _) = self
+            .watchdog_period(port as usize)
+            .expect("scheduled only with a watchdog");
+        let periodic = matches!(
+            self.moderators[port as usize][0].get().invocation(),
+            Invocation::Periodic { .. }
+        );
+        if periodic {
+            self.watchdog_sample(now, port);
+            if self.aborted.is_some() {
+                return;
+            }
+        }
+        if self.moderators[port as usize][0].watchdog_ics_rxdmt0() {
+            // "Cause software interrupt to ensure rx ring is cleaned".
+            self.ports[port as usize].raise(now, 0, crate::nic::ICR_RXDMT0, &mut self.out);
+        }
+        self.flush(port);
+        let next = now + period;
+        if next <= self.end {
+            self.q.schedule(next, Ev::Watchdog { port });
+        }
+    }
+
+    fn watchdog_sample(&mut self, now: SimTime, port: u16) {
         let p = &self.ports[port as usize];
         let interrupts: u64 = (0..p.num_vectors() as u16).map(|v| p.interrupts(v)).sum();
         let cur = ModPrev {
@@ -1205,22 +1306,8 @@ impl World {
                 self.traces[port as usize].push(row.clone());
             }
         }
-        let ics = m.watchdog_ics_rxdmt0();
-        let period = match m.get().invocation() {
-            Invocation::Periodic { period, .. } => period,
-            _ => unreachable!("watchdog events exist only for periodic algorithms"),
-        };
         if let Some(pr) = params {
             self.ports[port as usize].apply_params(now, &pr, None, &mut self.out);
-        }
-        if ics {
-            // "Cause software interrupt to ensure rx ring is cleaned".
-            self.ports[port as usize].raise(now, 0, crate::nic::ICR_RXDMT0, &mut self.out);
-        }
-        self.flush(port);
-        let next = now + period;
-        if next <= self.end {
-            self.q.schedule(next, Ev::Watchdog { port });
         }
     }
 
