@@ -20,13 +20,13 @@
 //! `compare(curr, prev)` prefers more bytes/ms, then more packets/ms, then
 //! fewer events/ms; a difference counts only if
 //! `100 * |curr - prev| / prev > 10` (integer, "more than 10 %"). The tuner
-//! walks the profile index
-//! (right = more moderation) with the states parking-on-top, parking-tired,
-//! going-right, going-left; each step increments `tired`, and at
-//! `tired == 10` (2 x 5 profiles) it parks for as many measurements as it is
-//! tired. See `DimCore::decision` and `DimCore::step` and §7.4 for the
-//! rules. A changed index moves the measurement to "apply new profile"; the
-//! driver's work item programs the profile and restarts the measurement.
+//! walks the profile index (right = more moderation) with the states
+//! parking-on-top, parking-tired, going-right, going-left; each step
+//! increments `tired`, and at `tired == 10` (2 x 5 profiles) it parks for as
+//! many measurements as it is tired. See `DimCore::decision`,
+//! `DimCore::step` and §7.4 for the rules. A changed index moves the
+//! measurement to "apply new profile"; the driver's work item programs the
+//! profile and restarts the measurement.
 //!
 //! Adaptation to this simulator:
 //! - Invoked per NAPI poll (`Invocation::PerPoll`). `Sample.interrupts` (the

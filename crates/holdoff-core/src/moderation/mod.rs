@@ -11,8 +11,10 @@
 //! Units: register values keep their hardware units in their names
 //! (`itr_256ns`, `eitr_us`, `*_1024ns`).
 
+pub mod dim;
 pub mod e1000_5x;
 pub mod e1000_itr;
+pub mod freebsd_aim;
 pub mod igb;
 pub mod ixl;
 pub mod static_policy;

@@ -279,6 +279,28 @@ pub enum ModerationCfg {
         #[serde(default)]
         tx_itr: Option<u32>,
     },
+    /// FreeBSD em/igb adaptive interrupt moderation (2024): `enable_aim` 0
+    /// (static `max_interrupt_rate`), 1 or 2 (per-interrupt 4K/20K/70K
+    /// classes; 2 allows the lowest-latency class). Writes ITR on e1000-family
+    /// chips, EITR on igb-class chips.
+    #[serde(rename = "freebsd-aim")]
+    FreebsdAim {
+        #[serde(default = "one")]
+        enable_aim: u32,
+        /// `hw.em.max_interrupt_rate` [int/s].
+        #[serde(default = "d_8000")]
+        max_interrupt_rate: u32,
+    },
+    /// Linux generic DIM (net_dim), called at every NAPI poll; the profile's
+    /// `usec` drives the vector's EITR.
+    Dim {
+        /// "rx-eqe" (default), "rx-cqe", "tx-eqe" or "tx-cqe".
+        #[serde(default = "d_dim_profile")]
+        profile: String,
+        /// Starting profile index 0..4 (kernel default 1).
+        #[serde(default = "one")]
+        start_index: u32,
+    },
     #[serde(rename = "e1000-5x")]
     E1000_5x {
         #[serde(default)]
@@ -294,6 +316,12 @@ pub enum ModerationCfg {
     },
 }
 
+fn d_8000() -> u32 {
+    8000
+}
+fn d_dim_profile() -> String {
+    "rx-eqe".into()
+}
 fn d_e1000_driver() -> String {
     "e1000".into()
 }
@@ -825,6 +853,46 @@ impl Scenario {
                             return Err(cfg_err(
                                 f("moderation.kind"),
                                 format!("\"igb\" drives a per-vector EITR; chip {} has only ITR: use 82574, 82576, i350, i210 or i211", c.name),
+                            ));
+                        }
+                    }
+                    ModerationCfg::FreebsdAim {
+                        enable_aim,
+                        max_interrupt_rate,
+                    } => {
+                        if *enable_aim > 2 {
+                            return Err(cfg_err(
+                                f("moderation.enable_aim"),
+                                format!("got {enable_aim}; allowed: 0, 1, 2"),
+                            ));
+                        }
+                        if !(100..=100_000).contains(max_interrupt_rate) {
+                            return Err(cfg_err(
+                                f("moderation.max_interrupt_rate"),
+                                format!("got {max_interrupt_rate}; allowed: 100 to 100000"),
+                            ));
+                        }
+                    }
+                    ModerationCfg::Dim {
+                        profile,
+                        start_index,
+                    } => {
+                        if !["rx-eqe", "rx-cqe", "tx-eqe", "tx-cqe"].contains(&profile.as_str()) {
+                            return Err(cfg_err(
+                                f("moderation.profile"),
+                                format!("got {profile:?}; allowed: rx-eqe, rx-cqe, tx-eqe, tx-cqe"),
+                            ));
+                        }
+                        if *start_index > 4 {
+                            return Err(cfg_err(
+                                f("moderation.start_index"),
+                                format!("got {start_index}; allowed: 0 to 4"),
+                            ));
+                        }
+                        if itr_chip {
+                            return Err(cfg_err(
+                                f("moderation.kind"),
+                                format!("\"dim\" sets a per-vector interval in us; chip {} has only ITR: use an igb-class chip", c.name),
                             ));
                         }
                     }

@@ -6,7 +6,7 @@
 //! output for the same scenario and seed); see `api::Perf`.
 
 use super::config::Scenario;
-use super::world::World;
+use super::world::{AnyModerator, World};
 use crate::apps::AppKind;
 use crate::error::Error;
 use crate::metrics::LatencyHist;
@@ -64,6 +64,11 @@ pub struct VectorOut {
     pub throttle_interval_ns: u64,
     /// Smallest observed spacing between two interrupts of this vector [ns]; null if < 2 interrupts.
     pub min_spacing_ns: Option<u64>,
+    /// Raw throttle register value at the end (ITR [256 ns] or EITR interval [us]).
+    pub throttle_register: u32,
+    /// FreeBSD `dev.em.N.queue_rx_0.interrupt_rate` sysctl as the driver
+    /// computes it from the register (freebsd-aim only) [int/s].
+    pub freebsd_interrupt_rate: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -262,6 +267,11 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     interrupts_per_s: p.interrupts(v) as f64 / secs,
                     throttle_interval_ns: p.throttle(v).0.as_ns(),
                     min_spacing_ns: p.min_spacing(v).map(|n| n.as_ns()),
+                    throttle_register: p.throttle(v).1,
+                    freebsd_interrupt_rate: match &w.moderators[pi][v as usize] {
+                        AnyModerator::FreebsdAim(m) => Some(m.interrupt_rate()),
+                        _ => None,
+                    },
                 })
                 .collect();
             PortOut {

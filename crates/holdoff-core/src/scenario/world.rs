@@ -22,7 +22,9 @@ use crate::host::driver::{self, DriverKind, NapiConfig};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::dim::{Dim, DimProfile};
 use crate::moderation::e1000_itr::{Driver as ItrDriver, E1000Itr};
+use crate::moderation::freebsd_aim::{AimConfig, AimTarget, FreebsdAim};
 use crate::moderation::igb::Igb;
 use crate::moderation::ixl::{Ixl, IxlRings, IXL_ITR_4K, IXL_ITR_8K};
 use crate::moderation::{
@@ -87,6 +89,8 @@ pub enum AnyModerator {
     E1000Itr(E1000Itr),
     Igb(Igb),
     Ixl(Ixl),
+    FreebsdAim(FreebsdAim),
+    Dim(Dim),
     /// Supplied by the caller (e.g. a Python class through the bindings).
     External(Box<dyn Moderator>),
 }
@@ -108,6 +112,8 @@ impl AnyModerator {
             AnyModerator::E1000Itr(m) => m,
             AnyModerator::Igb(m) => m,
             AnyModerator::Ixl(m) => m,
+            AnyModerator::FreebsdAim(m) => m,
+            AnyModerator::Dim(m) => m,
             AnyModerator::External(m) => m.as_ref(),
         }
     }
@@ -118,6 +124,8 @@ impl AnyModerator {
             AnyModerator::E1000Itr(m) => m,
             AnyModerator::Igb(m) => m,
             AnyModerator::Ixl(m) => m,
+            AnyModerator::FreebsdAim(m) => m,
+            AnyModerator::Dim(m) => m,
             AnyModerator::External(m) => m.as_mut(),
         }
     }
@@ -395,6 +403,38 @@ impl World {
                             Igb::new(*rx_usecs, multi_vector.unwrap_or(nvec > 1))
                                 .with_link_mbps(link_mbps),
                         ),
+                        ModerationCfg::FreebsdAim {
+                            enable_aim,
+                            max_interrupt_rate,
+                        } => {
+                            let target = if c.throttle == chip::ThrottleKind::Itr256ns {
+                                AimTarget::EmItr
+                            } else {
+                                AimTarget::IgbEitr
+                            };
+                            AnyModerator::FreebsdAim(FreebsdAim::with_config(
+                                target,
+                                AimConfig {
+                                    enable_aim: *enable_aim,
+                                    max_interrupt_rate: *max_interrupt_rate,
+                                    link_speed_mbps: link_mbps,
+                                    pba_kb: c.rx_fifo_bytes / 1024,
+                                    ..AimConfig::default()
+                                },
+                            ))
+                        }
+                        ModerationCfg::Dim {
+                            profile,
+                            start_index,
+                        } => {
+                            let p = match profile.as_str() {
+                                "rx-cqe" => DimProfile::RxCqe,
+                                "tx-eqe" => DimProfile::TxEqe,
+                                "tx-cqe" => DimProfile::TxCqe,
+                                _ => DimProfile::RxEqe,
+                            };
+                            AnyModerator::Dim(Dim::new(p, *start_index as u8))
+                        }
                         ModerationCfg::Ixl {
                             dynamic,
                             rings,
