@@ -45,6 +45,11 @@ class Check:
     source: str
     bytes: int | None = None
     port: str | None = None
+    app: str | None = None
+    # The value is metric(run) / metric(divide_by_run) when set.
+    divide_by_run: str | None = None
+    # "approx" (|sim - published| <= tolerance), "lt" (sim < published), "gt".
+    op: str = "approx"
     note: str | None = None
 
 
@@ -133,8 +138,11 @@ def load_case(case_id: str) -> Case:
         raise CaseError(f"{path}: malformed case file: {e}") from e
     run_ids = {r.id for r in runs}
     for c in checks:
-        if c.run not in run_ids:
-            raise CaseError(f"{path}: check {c.name!r} names unknown run {c.run!r}")
+        for rid in (c.run, c.divide_by_run):
+            if rid is not None and rid not in run_ids:
+                raise CaseError(f"{path}: check {c.name!r} names unknown run {rid!r}")
+        if c.op not in ("approx", "lt", "gt"):
+            raise CaseError(f"{path}: check {c.name!r}: op must be approx, lt or gt")
     return case
 
 
@@ -147,6 +155,20 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
             for row in app.get("netpipe") or []:
                 if row["bytes"] == check.bytes:
                     return float(row[what])
+        return None
+    if kind == "port":
+        for port in summary["ports"]:
+            if port["port"] == check.port:
+                vals = [v[what] for v in port["vectors"] if v.get(what) is not None]
+                return float(vals[0]) if vals else None
+        return None
+    if kind == "app":
+        for app in summary["apps"]:
+            if app["app"] == check.app:
+                value: Any = app
+                for part in what.split("."):
+                    value = value.get(part) if isinstance(value, dict) else None
+                return None if value is None else float(value)
         return None
     if kind == "moderation":
         stat, _, value = what.partition(".")
@@ -178,7 +200,17 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
     checks = []
     for c in case.checks:
         sim = metric(results[c.run].report, c)
-        ok = sim is not None and abs(sim - c.published) <= c.tolerance_rel * abs(c.published)
+        if c.divide_by_run is not None and sim is not None:
+            base = metric(results[c.divide_by_run].report, c)
+            sim = None if not base else sim / base
+        if sim is None:
+            ok = False
+        elif c.op == "lt":
+            ok = sim < c.published
+        elif c.op == "gt":
+            ok = sim > c.published
+        else:
+            ok = abs(sim - c.published) <= c.tolerance_rel * abs(c.published)
         checks.append(
             CheckResult(
                 name=c.name,
