@@ -69,6 +69,11 @@ impl Nanos {
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
+    /// `self - o`, zero if `o` is larger.
+    #[inline]
+    pub const fn saturating_sub(self, o: Nanos) -> Nanos {
+        Nanos(self.0.saturating_sub(o.0))
+    }
 }
 
 impl Add<Nanos> for SimTime {

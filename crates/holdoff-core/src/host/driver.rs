@@ -49,6 +49,24 @@ pub enum DriverKind {
     /// Linux NAPI: mask in the handler, poll in softirq, unmask on completion.
     #[default]
     Napi,
+    /// FreeBSD interrupt thread (pre-2006 em, `EM_LEGACY_IRQ`): the kernel
+    /// masks the line in the I/O APIC and wakes the handler thread, which
+    /// takes the driver lock and loops reading ICR, cleaning RX (no limit,
+    /// RDT written per packet, the lock dropped around each packet's input)
+    /// and TX until ICR reads 0; then the line is unmasked.
+    FreebsdIthread,
+    /// FreeBSD 2006 em fast interrupt + taskqueue: the filter reads ICR,
+    /// masks the NIC (IMC) and enqueues a task; the task cleans up to
+    /// `rx_process_limit` packets (one RDT write), TX, re-enqueues itself
+    /// while work remains and re-enables interrupts (IMS) after every pass
+    /// (the 2006 code did so unconditionally).
+    FreebsdTaskqueue,
+    /// OpenBSD em: one handler in interrupt context reads ICR, cleans TX,
+    /// then RX (all ready descriptors), refills; no masking, no loop.
+    OpenbsdIntr,
+    /// Polling (FreeBSD DEVICE_POLLING style): interrupts stay masked; every
+    /// clock tick each device is polled for up to `poll_burst` packets.
+    Polling,
 }
 
 impl DriverKind {
@@ -56,6 +74,46 @@ impl DriverKind {
         match self {
             DriverKind::LinuxIsr => "linux-isr",
             DriverKind::Napi => "napi",
+            DriverKind::FreebsdIthread => "freebsd-ithread",
+            DriverKind::FreebsdTaskqueue => "freebsd-taskqueue",
+            DriverKind::OpenbsdIntr => "openbsd-intr",
+            DriverKind::Polling => "polling",
+        }
+    }
+}
+
+/// Parameters of the BSD driver architectures and polling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BsdConfig {
+    /// `hw.em.rx_process_limit`: packets per task pass (FreeBSD em 2006:
+    /// 100; -1 = unlimited).
+    #[serde(default = "default_rx_process_limit")]
+    pub rx_process_limit: i32,
+    /// Polling clock [ticks per second] (kern.hz).
+    #[serde(default = "default_poll_hz")]
+    pub poll_hz: u32,
+    /// Packets polled per device per tick (kern.polling.burst_max).
+    #[serde(default = "default_poll_burst")]
+    pub poll_burst: u32,
+}
+
+fn default_rx_process_limit() -> i32 {
+    100
+}
+fn default_poll_hz() -> u32 {
+    1000
+}
+fn default_poll_burst() -> u32 {
+    150
+}
+
+impl Default for BsdConfig {
+    fn default() -> Self {
+        BsdConfig {
+            rx_process_limit: default_rx_process_limit(),
+            poll_hz: default_poll_hz(),
+            poll_burst: default_poll_burst(),
         }
     }
 }
@@ -137,8 +195,9 @@ pub fn isr_read_cause(
 }
 
 /// Clean up to `max` received packets of a vector's queues, delivering each
-/// at its exact time; then return the buffers with one RDT write per queue.
-/// Returns (cost, packets).
+/// at its exact time; then return the buffers with one RDT write per queue
+/// (or, with `per_packet_overhead`, that much extra per packet, e.g. an RDT
+/// write and a lock drop/re-acquire per packet). Returns (cost, packets).
 #[allow(clippy::too_many_arguments)]
 pub fn clean_rx<S: StackSink>(
     port: &mut NicPort,
@@ -146,15 +205,41 @@ pub fn clean_rx<S: StackSink>(
     vector: u16,
     max: u32,
     start: SimTime,
+    cost: Nanos,
+    prof: &HostProfile,
+    stack: &mut S,
+) -> (Nanos, u32) {
+    clean_rx_with(
+        port,
+        port_idx,
+        vector,
+        max,
+        start,
+        cost,
+        prof,
+        Nanos::ZERO,
+        stack,
+    )
+}
+
+/// `clean_rx` with an extra cost per packet.
+#[allow(clippy::too_many_arguments)]
+pub fn clean_rx_with<S: StackSink>(
+    port: &mut NicPort,
+    port_idx: u16,
+    vector: u16,
+    max: u32,
+    start: SimTime,
     mut cost: Nanos,
     prof: &HostProfile,
+    per_packet_overhead: Nanos,
     stack: &mut S,
 ) -> (Nanos, u32) {
     let mut n = 0;
     for q in port.queues_of_vector(vector) {
         while n < max {
             let Some(p) = port.rx_take(q) else { break };
-            cost += prof.rx_packet_ns;
+            cost += prof.rx_packet_ns + per_packet_overhead;
             cost += stack.deliver(start + cost, port_idx, p);
             n += 1;
         }

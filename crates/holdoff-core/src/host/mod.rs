@@ -90,6 +90,10 @@ pub enum EndAction {
     IrqDone {
         irq: u16,
     },
+    /// Unmask this line in the I/O APIC (FreeBSD interrupt thread done).
+    ApicUnmask {
+        irq: u16,
+    },
 }
 
 /// The segment a core is running.
@@ -310,6 +314,8 @@ pub struct IrqLine {
     pub level: bool,
     pub in_service: bool,
     pub queued: bool,
+    /// Masked in the I/O APIC (FreeBSD interrupt-thread model).
+    pub apic_masked: bool,
     pub replay: bool,
     /// Deliveries of this line to a core.
     pub delivered: u64,

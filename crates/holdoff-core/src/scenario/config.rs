@@ -10,7 +10,7 @@
 //! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
 
 use crate::error::Error;
-use crate::host::driver::{DriverKind, NapiConfig};
+use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::profile;
 use crate::nic::chip;
 use schemars::JsonSchema;
@@ -62,6 +62,12 @@ pub struct HostCfg {
     pub driver: DriverKind,
     #[serde(default)]
     pub napi: NapiConfig,
+    /// BSD driver parameters (rx_process_limit, polling clock and burst).
+    #[serde(default)]
+    pub bsd: BsdConfig,
+    /// IP forwarding: packets received on `from` are sent out of `to`.
+    #[serde(default)]
+    pub forward: Vec<ForwardRule>,
     /// TCP sysctls of this host (Linux 2.6.6 defaults).
     #[serde(default)]
     pub tcp: TcpSysctls,
@@ -69,6 +75,14 @@ pub struct HostCfg {
     #[serde(default = "default_txqueuelen")]
     pub txqueuelen: u32,
     pub nics: Vec<NicCfg>,
+}
+
+/// One forwarding rule (NIC names of this host).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardRule {
+    pub from: String,
+    pub to: String,
 }
 
 fn one() -> u32 {
@@ -746,6 +760,39 @@ impl Scenario {
                 return Err(cfg_err(
                     f("tcp.adv_win_scale"),
                     format!("got {}; allowed: 1 to 8", t.adv_win_scale),
+                ));
+            }
+            for (fi, r) in h.forward.iter().enumerate() {
+                for (side, nic) in [("from", &r.from), ("to", &r.to)] {
+                    if !h.nics.iter().any(|n| &n.name == nic) {
+                        return Err(cfg_err(
+                            f(&format!("forward[{fi}].{side}")),
+                            format!(
+                                "got {nic:?}; allowed: a NIC of this host: {}",
+                                h.nics
+                                    .iter()
+                                    .map(|n| n.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
+                    }
+                }
+                if r.from == r.to {
+                    return Err(cfg_err(
+                        f(&format!("forward[{fi}]")),
+                        "from and to must differ",
+                    ));
+                }
+            }
+            if h.bsd.poll_hz == 0
+                || h.bsd.poll_burst == 0
+                || h.bsd.rx_process_limit == 0
+                || h.bsd.rx_process_limit < -1
+            {
+                return Err(cfg_err(
+                    f("bsd"),
+                    "poll_hz and poll_burst must be at least 1; rx_process_limit -1 (unlimited) or at least 1",
                 ));
             }
             if h.txqueuelen > 100_000 {

@@ -108,6 +108,8 @@ pub struct Stack<'a> {
     pub sched: &'a [AppSched],
     pub conns: &'a mut [TcpConn],
     pub udp_sink: Option<u16>,
+    /// For each port, where IP forwarding sends what it receives.
+    pub forward_to: &'a [Option<u16>],
     pub ledger: &'a mut Ledger,
     pub out: &'a mut StackOut,
 }
@@ -126,6 +128,20 @@ impl Stack<'_> {
 
 impl StackSink for Stack<'_> {
     fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
+        if pkt.kind == PktKind::Udp {
+            if let Some(out) = self.forward_to[port as usize] {
+                // IP forwarding: the profile's forward cost covers the whole
+                // path from RX descriptor to TX descriptor, of which the
+                // driver already charged rx_packet_ns; plus one TDT write.
+                let cost = self
+                    .prof
+                    .forward_packet_ns
+                    .saturating_sub(self.prof.rx_packet_ns)
+                    + self.prof.mmio_write_ns;
+                self.out.sends.push((t + cost, out, pkt));
+                return cost;
+            }
+        }
         match pkt.kind {
             PktKind::Udp => {
                 let Some(app) = self.udp_sink else {

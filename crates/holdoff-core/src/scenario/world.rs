@@ -18,7 +18,7 @@ use crate::apps::tcp_apps::{
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
 use crate::error::Error;
-use crate::host::driver::{self, DriverKind, NapiConfig};
+use crate::host::driver::{self, BsdConfig, DriverKind, NapiConfig};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
@@ -68,6 +68,10 @@ pub enum Ev {
     /// A periodic moderation call (driver watchdog) for a port.
     Watchdog {
         port: u16,
+    },
+    /// Polling clock tick of a host (driver = polling).
+    PollTick {
+        host: u16,
     },
     /// NAPI re-poll timer (gro_flush_timeout with napi_defer_hard_irqs).
     NapiTimer {
@@ -188,6 +192,7 @@ pub struct Host {
     pub profile: &'static HostProfile,
     pub driver: DriverKind,
     pub napi: NapiConfig,
+    pub bsd: BsdConfig,
     pub cores: Vec<Core>,
     softirq: Vec<SoftirqState>,
     pub lines: Vec<IrqLine>,
@@ -238,6 +243,8 @@ pub struct World {
     pub conns: Vec<TcpConn>,
     /// Interface queue in front of each port's TX ring.
     pub qdisc: Vec<VecDeque<Packet>>,
+    /// IP forwarding: for each port, the port its received packets go out of.
+    forward_to: Vec<Option<u16>>,
     /// Moderation decisions per port, in time order.
     pub traces: Vec<Vec<TraceRow>>,
     mod_prev: Vec<Vec<ModPrev>>,
@@ -298,6 +305,7 @@ impl World {
                 profile: prof,
                 driver: h.driver,
                 napi: h.napi,
+                bsd: h.bsd,
                 cores: (0..h.cores).map(|_| Core::new()).collect(),
                 softirq: (0..h.cores).map(|_| SoftirqState::default()).collect(),
                 lines: Vec::new(),
@@ -754,6 +762,24 @@ impl World {
             peer,
             sched: vec![AppSched::default(); apps.len()],
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            forward_to: {
+                let mut f = Vec::new();
+                for h in &s.hosts {
+                    for n in &h.nics {
+                        let out =
+                            h.forward.iter().find(|r| r.from == n.name).map(
+                                |r| match endpoint_index(s, &format!("{}.{}", h.name, r.to)) {
+                                    Endpoint::Port(p) => p,
+                                    Endpoint::Gen(_) => {
+                                        unreachable!("forwarding is between host NICs")
+                                    }
+                                },
+                            );
+                        f.push(out);
+                    }
+                }
+                f
+            },
             traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             mod_prev: Vec::new(),
             napi_state: Vec::new(),
@@ -794,10 +820,20 @@ impl World {
                 }
                 self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
             }
+            let polling = self.hosts[self.port_host[p] as usize].driver == DriverKind::Polling;
             for v in 0..self.ports[p].num_vectors() as u16 {
-                self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
+                if !polling {
+                    self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
+                }
             }
             self.flush(p as u16);
+        }
+        for (hi, host) in self.hosts.iter().enumerate() {
+            if host.driver == DriverKind::Polling {
+                let period = Nanos(1_000_000_000 / host.bsd.poll_hz as u64);
+                self.q
+                    .schedule(SimTime::ZERO + period, Ev::PollTick { host: hi as u16 });
+            }
         }
         for g in 0..self.gens.len() {
             if let Some(t) = self.gens[g].first() {
@@ -954,6 +990,20 @@ impl World {
                 self.wake(now, app);
             }
             Ev::Watchdog { port } => self.watchdog(now, port),
+            Ev::PollTick { host } => {
+                let hh = &self.hosts[host as usize];
+                let period = Nanos(1_000_000_000 / hh.bsd.poll_hz as u64);
+                let ports = hh.ports.clone();
+                for p in ports {
+                    for v in 0..self.ports[p as usize].num_vectors() as u16 {
+                        self.schedule_poll(now, host, p, v);
+                    }
+                }
+                let next = now + period;
+                if next <= self.end {
+                    self.q.schedule(next, Ev::PollTick { host });
+                }
+            }
             Ev::NapiTimer { port, vector, gen } => {
                 if self.napi_state[port as usize][vector as usize]
                     .timer
@@ -961,18 +1011,7 @@ impl World {
                 {
                     // napi_watchdog: schedule a poll without an interrupt.
                     let h = self.port_host[port as usize];
-                    let li = self.port_vec_line[port as usize][vector as usize];
-                    let host = &mut self.hosts[h as usize];
-                    let core = host.lines[li as usize].core;
-                    let sq = &mut host.softirq[core as usize];
-                    if !sq.poll_list.contains(&(port, vector)) {
-                        sq.poll_list.push_back((port, vector));
-                    }
-                    let c = &mut host.cores[core as usize];
-                    c.softirq_pending = true;
-                    if c.is_idle() {
-                        self.dispatch(now, h, core);
-                    }
+                    self.schedule_poll(now, h, port, vector);
                 }
             }
             Ev::TcpTimer { conn, side, gen } => {
@@ -1032,10 +1071,67 @@ impl World {
         }
     }
 
+    /// Put (port, vector) on its core's poll/task list and raise the softirq.
+    fn schedule_poll(&mut self, now: SimTime, h: u16, port: u16, vector: u16) {
+        let li = self.port_vec_line[port as usize][vector as usize];
+        let host = &mut self.hosts[h as usize];
+        let core = host.lines[li as usize].core;
+        let sq = &mut host.softirq[core as usize];
+        if !sq.poll_list.contains(&(port, vector)) {
+            sq.poll_list.push_back((port, vector));
+        }
+        let c = &mut host.cores[core as usize];
+        c.softirq_pending = true;
+        if c.is_idle() {
+            self.dispatch(now, h, core);
+        }
+    }
+
+    /// Clean received packets of (port, vector) through the host's stack.
+    #[allow(clippy::too_many_arguments)]
+    fn stack_rx(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        port: u16,
+        vector: u16,
+        max: u32,
+        cost: Nanos,
+        per_packet: Nanos,
+    ) -> (Nanos, u32) {
+        let prof = self.hosts[h as usize].profile;
+        let mut stack = Stack {
+            host: h,
+            prof,
+            apps: &mut self.apps,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            udp_sink: self.hosts[h as usize].udp_sink,
+            forward_to: &self.forward_to,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        driver::clean_rx_with(
+            &mut self.ports[port as usize],
+            port,
+            vector,
+            max,
+            now,
+            cost,
+            prof,
+            per_packet,
+            &mut stack,
+        )
+    }
+
     /// An interrupt message or a rising line reached the host.
     fn irq_raise(&mut self, now: SimTime, h: u16, li: u16) {
         let host = &mut self.hosts[h as usize];
         let line = &mut host.lines[li as usize];
+        if line.apic_masked {
+            // Masked in the I/O APIC: a level line is looked at again on unmask.
+            return;
+        }
         if line.in_service {
             line.replay = true;
             return;
@@ -1103,11 +1199,26 @@ impl World {
                 self.ports[port as usize].write_ims(now, vector, IMS_ENABLE_MASK, &mut self.out);
                 self.flush(port);
             }
+            EndAction::ApicUnmask { irq } => {
+                let host = &mut self.hosts[h as usize];
+                let line = &mut host.lines[irq as usize];
+                line.apic_masked = false;
+                let high = line.level
+                    && line
+                        .handlers
+                        .iter()
+                        .any(|&(p, _)| self.ports[p as usize].line_high());
+                if high {
+                    self.irq_raise(now, h, irq);
+                }
+            }
             EndAction::IrqDone { irq } => {
                 let host = &mut self.hosts[h as usize];
                 let line = &mut host.lines[irq as usize];
                 line.in_service = false;
-                let again = if line.level {
+                let again = if line.apic_masked {
+                    false
+                } else if line.level {
                     line.replay = false;
                     line.handlers
                         .iter()
@@ -1401,6 +1512,21 @@ impl World {
                 (None, EndAction::IrqDone { irq })
             }
         };
+        if driver == DriverKind::FreebsdIthread {
+            // The kernel masks the line in the I/O APIC and wakes the
+            // interrupt thread, which runs every handler of the line.
+            let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
+            let handlers = self.hosts[h as usize].lines[irq as usize].handlers.clone();
+            self.hosts[h as usize].lines[irq as usize].apic_masked = true;
+            for (p, v) in handlers {
+                let sq = &mut self.hosts[h as usize].softirq[core as usize];
+                if !sq.poll_list.contains(&(p, v)) {
+                    sq.poll_list.push_back((p, v));
+                }
+            }
+            self.hosts[h as usize].cores[core as usize].softirq_pending = true;
+            return (cost, None, EndAction::IrqDone { irq });
+        }
         if iter == 0 {
             let (mut cost, icr) = driver::isr_read_cause(
                 &mut self.ports[port as usize],
@@ -1438,29 +1564,38 @@ impl World {
                     }),
                     EndAction::None,
                 ),
+                DriverKind::FreebsdTaskqueue => {
+                    // Fast filter: mask in the NIC, enqueue the task.
+                    self.ports[port as usize].write_imc(vector, u32::MAX);
+                    cost += prof.mmio_write_ns + prof.wakeup_ns;
+                    let sq = &mut self.hosts[h as usize].softirq[core as usize];
+                    if !sq.poll_list.contains(&(port, vector)) {
+                        sq.poll_list.push_back((port, vector));
+                    }
+                    self.hosts[h as usize].cores[core as usize].softirq_pending = true;
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::OpenbsdIntr => {
+                    // One pass in interrupt context: TX clean, then RX, refill.
+                    let (tx_cost, _) =
+                        driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+                    cost += tx_cost;
+                    cost += self.drain_qdisc(now + cost, port, prof);
+                    let (cost, _) =
+                        self.stack_rx(now, h, port, vector, u32::MAX, cost, Nanos::ZERO);
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::Polling | DriverKind::FreebsdIthread => {
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
             }
         } else {
             // Linux e1000 non-NAPI loop pass: clean RX (no budget) and TX.
-            let mut stack = Stack {
-                host: h,
-                prof,
-                apps: &mut self.apps,
-                sched: &self.sched,
-                conns: &mut self.conns,
-                udp_sink: self.hosts[h as usize].udp_sink,
-                ledger: &mut self.ledger,
-                out: &mut self.sout,
-            };
-            let (cost, rx) = driver::clean_rx(
-                &mut self.ports[port as usize],
-                port,
-                vector,
-                u32::MAX,
-                now,
-                Nanos::ZERO,
-                prof,
-                &mut stack,
-            );
+            let (cost, rx) =
+                self.stack_rx(now, h, port, vector, u32::MAX, Nanos::ZERO, Nanos::ZERO);
             let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
             let cost = cost + tx_cost + self.drain_qdisc(now + cost + tx_cost, port, prof);
             if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
@@ -1513,30 +1648,15 @@ impl World {
             sq.restarts = 0;
             return (cost, None, EndAction::None);
         };
+        let driver = self.hosts[h as usize].driver;
+        if driver != DriverKind::Napi && driver != DriverKind::LinuxIsr {
+            return self.run_bsd_task(now, h, core, port, vector, cost, thread);
+        }
         cost += prof.poll_overhead_ns;
         let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
         cost += tx_cost;
         cost += self.drain_qdisc(now + cost, port, prof);
-        let mut stack = Stack {
-            host: h,
-            prof,
-            apps: &mut self.apps,
-            sched: &self.sched,
-            conns: &mut self.conns,
-            udp_sink: self.hosts[h as usize].udp_sink,
-            ledger: &mut self.ledger,
-            out: &mut self.sout,
-        };
-        let (mut cost, work) = driver::clean_rx(
-            &mut self.ports[port as usize],
-            port,
-            vector,
-            napi.weight,
-            now,
-            cost,
-            prof,
-            &mut stack,
-        );
+        let (mut cost, work) = self.stack_rx(now, h, port, vector, napi.weight, cost, Nanos::ZERO);
         cost += self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
         let mut on_end = EndAction::None;
         if work < napi.weight {
@@ -1587,6 +1707,91 @@ impl World {
             host.cores[core as usize].queue_ksoftirqd();
         }
         (cost, None, on_end)
+    }
+
+    /// One pass of a BSD task (interrupt thread, taskqueue task) or of a
+    /// polling tick for (port, vector); see `host::driver::DriverKind`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_bsd_task(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        port: u16,
+        vector: u16,
+        mut cost: Nanos,
+        thread: bool,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let host = &self.hosts[h as usize];
+        let prof = host.profile;
+        let driver = host.driver;
+        let bsd = host.bsd;
+        let mut on_end = EndAction::None;
+        let mut again = false;
+        match driver {
+            DriverKind::FreebsdIthread => {
+                // Driver lock, then read ICR; 0 ends the handler loop.
+                cost += prof.lock_ns + prof.mmio_read_ns;
+                let icr = self.ports[port as usize].read_icr(vector);
+                if icr == 0 {
+                    let li = self.port_vec_line[port as usize][vector as usize];
+                    let sq = &self.hosts[h as usize].softirq[core as usize];
+                    let others = sq
+                        .poll_list
+                        .iter()
+                        .any(|&(p, v)| self.port_vec_line[p as usize][v as usize] == li);
+                    if !others {
+                        cost += prof.apic_mask_ns;
+                        on_end = EndAction::ApicUnmask { irq: li };
+                    }
+                } else {
+                    // No limit; RDT written and the lock dropped/re-taken per packet.
+                    let per_packet = prof.mmio_write_ns + prof.lock_ns;
+                    let (c, _) = self.stack_rx(now, h, port, vector, u32::MAX, cost, per_packet);
+                    let (tx_cost, _) =
+                        driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+                    cost = c + tx_cost;
+                    cost += self.drain_qdisc(now + cost, port, prof);
+                    again = true;
+                }
+            }
+            DriverKind::FreebsdTaskqueue => {
+                let limit = if bsd.rx_process_limit < 0 {
+                    u32::MAX
+                } else {
+                    bsd.rx_process_limit as u32
+                };
+                cost += prof.poll_overhead_ns;
+                let (c, _) = self.stack_rx(now, h, port, vector, limit, cost, Nanos::ZERO);
+                cost = c + prof.lock_ns;
+                let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+                cost += tx_cost;
+                cost += self.drain_qdisc(now + cost, port, prof);
+                let p = &self.ports[port as usize];
+                again = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
+                // The 2006 task re-enables interrupts after every pass, even
+                // when it re-queued itself.
+                cost += prof.mmio_write_ns;
+                on_end = EndAction::Unmask { port, vector };
+            }
+            DriverKind::Polling => {
+                cost += prof.poll_overhead_ns;
+                let (c, _) = self.stack_rx(now, h, port, vector, bsd.poll_burst, cost, Nanos::ZERO);
+                let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+                cost = c + tx_cost;
+                cost += self.drain_qdisc(now + cost, port, prof);
+            }
+            DriverKind::Napi | DriverKind::LinuxIsr | DriverKind::OpenbsdIntr => {}
+        }
+        let sq = &mut self.hosts[h as usize].softirq[core as usize];
+        if again {
+            sq.poll_list.push_back((port, vector));
+        }
+        if sq.poll_list.is_empty() {
+            sq.active = false;
+            return (cost, None, on_end);
+        }
+        (cost, Some(Work::Softirq { thread }), on_end)
     }
 
     fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {
