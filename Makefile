@@ -2,13 +2,13 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: help install develop test test-rust test-python lint fmt typecheck bench bench-core clean
+.PHONY: help install develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-install: ## install holdoff editable with the dev tools (builds the Rust extension)
-	$(PIP) install -e '.[dev]'
+install: ## install holdoff editable with the dev tools and Ray (builds the Rust extension)
+	$(PIP) install -e '.[dev,ray]'
 
 develop: ## rebuild the Rust extension after changing Rust code
 	$(PIP) install --no-deps -e .
@@ -39,6 +39,9 @@ typecheck: ## mypy --strict on the Python package, stubtest of the native module
 
 bench: ## simulated packets per wall second on the fixed bench scenario
 	$(PYTHON) -m holdoff bench --repeat 5
+
+bench-sweep: ## sweep points per second with 1 and 2 worker processes
+	$(PYTHON) -m holdoff bench --sweep examples/sweep-bench.toml --workers 1,2 --repeat 3
 
 bench-core: ## criterion benches of the core
 	cargo bench -p holdoff-core

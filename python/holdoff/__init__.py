@@ -14,6 +14,7 @@ from holdoff.api import examples_dir, run, schema, validate
 from holdoff.moderator import Moderator, ModeratorError, Sample
 from holdoff.result import RunResult
 from holdoff.summary import summary_text
+from holdoff.sweeps import sweep
 
 __all__ = [
     "HoldoffError",
@@ -28,5 +29,6 @@ __all__ = [
     "run",
     "schema",
     "summary_text",
+    "sweep",
     "validate",
 ]

@@ -28,7 +28,8 @@ BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
 
 app = typer.Typer(
     name="holdoff",
-    help="A workbench for NIC interrupt moderation: run scenarios, validate them, benchmark.",
+    help="A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce "
+    "published measurements, write reports.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -149,8 +150,26 @@ def bench_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the measurements as JSON on stdout.")
     ] = False,
+    sweep_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--sweep",
+            help="Measure sweep throughput instead: points per second of this sweep file "
+            "on local worker processes (e.g. examples/sweep-bench.toml).",
+        ),
+    ] = None,
+    workers: Annotated[
+        str, typer.Option("--workers", help="With --sweep: worker counts to compare, e.g. 1,2.")
+    ] = "1,2",
 ) -> None:
-    """Run a fixed scenario several times and report simulated packets per wall second."""
+    """Run a fixed scenario several times and report simulated packets per wall second.
+
+    With --sweep FILE: run the sweep with each worker count (a fresh store
+    each time) and report points per second and the speedup.
+    """
+    if sweep_file is not None:
+        _bench_sweep(sweep_file, workers, repeat, json_output)
+        return
     if scenario is None:
         try:
             scenario = examples_dir() / BENCH_SCENARIO
@@ -211,6 +230,379 @@ def _bench_table(report: dict[str, Any]) -> Table:
     return table
 
 
+def _bench_sweep(file: Path, workers_text: str, repeat: int, json_output: bool) -> None:
+    import tempfile
+
+    from holdoff import sweeps as sw
+
+    try:
+        counts = [int(w) for w in workers_text.split(",") if w.strip()]
+    except ValueError:
+        _fail(f"--workers must be comma-separated integers, got {workers_text!r}", 2)
+    if not counts or min(counts) < 1:
+        _fail(f"--workers must list worker counts of at least 1, got {workers_text!r}", 2)
+    spec = _load_sweep_or_exit(file)
+    rows: list[dict[str, Any]] = []
+    for n in counts:
+        walls = []
+        points = 0
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory(prefix="holdoff-bench-") as tmp:
+                try:
+                    res = sw.run_sweep(spec, store=tmp, executor="process", workers=n)
+                except (_core.ScenarioError, _core.SimulationError, sw.SweepError) as err:
+                    _fail(str(err), 1)
+            walls.append(res.wall_time_s)
+            points = len(res.points)
+        best = min(walls)
+        rows.append(
+            {
+                "workers": n,
+                "points": points,
+                "wall_time_s": {"best": best, "median": statistics.median(walls)},
+                "points_per_s": {
+                    "best": points / best,
+                    "median": points / statistics.median(walls),
+                },
+            }
+        )
+    base = rows[0]["points_per_s"]["best"]
+    for row in rows:
+        row["speedup"] = row["points_per_s"]["best"] / base
+    report = {
+        "sweep": spec.name,
+        "file": str(file),
+        "repeat": repeat,
+        "cpus": _cpus(),
+        "runs": rows,
+    }
+    if json_output:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    table = Table(
+        title=f"sweep bench: {spec.name}",
+        caption=f"{rows[0]['points']} points per run, best of {repeat}, {_cpus()} cores; "
+        "each run with a fresh result store",
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+    )
+    for col in ("workers", "wall time (s)", "points / s", "speedup"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        table.add_row(
+            str(row["workers"]),
+            f"{row['wall_time_s']['best']:.3f}",
+            f"{row['points_per_s']['best']:.1f}",
+            f"{row['speedup']:.2f}x",
+        )
+    _stdout().print(table)
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+# -- sweeps, stored results, reports -------------------------------------------------
+
+
+def _load_sweep_or_exit(file: Path) -> Any:
+    from holdoff import sweeps as sw
+
+    if not file.exists():
+        _fail(f"sweep file not found: {file}", 2)
+    if file.is_dir():
+        _fail(f"sweep path is a folder, not a file: {file}", 2)
+    try:
+        return sw.load_sweep(file)
+    except sw.SweepError as err:
+        _fail(f"{file}: {err}", 2)
+    except (OSError, UnicodeDecodeError) as err:
+        _fail(f"{file}: {err}", 2)
+
+
+@app.command("sweep")
+def sweep_command(
+    file: Annotated[Path, typer.Argument(help="Sweep file (TOML).", show_default=False)],
+    store: Annotated[
+        Path, typer.Option("--store", help="Result store folder (finished points are reused).")
+    ] = Path("runs/store"),
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Compute every point; store nothing.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Parquet file for the table [runs/sweeps/NAME.parquet]."),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="serial, process (local processes) or ray.")
+    ] = "process",
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", "-j", min=1, help="Worker processes [all cores]."),
+    ] = None,
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray cluster address (with --executor ray).")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print a JSON summary on stdout, nothing else.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Validate and list the points; run nothing.")
+    ] = False,
+) -> None:
+    """Run a sweep: a base scenario over a grid of fields; write one table (Parquet).
+
+    Points already in the store are not run again, so a sweep that was
+    stopped resumes where it stopped. Progress goes to stderr.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from holdoff import sweeps as sw
+
+    if executor not in sw.EXECUTORS:
+        _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
+    spec = _load_sweep_or_exit(file)
+    try:
+        points = sw.expand(spec)
+    except sw.SweepError as err:
+        _fail(f"{file}: {err}", 2)
+    if dry_run:
+        listing: list[dict[str, Any]] = [
+            {
+                "point": p.index,
+                "replicate": p.replicate,
+                "seed": p.seed,
+                "hash": p.key,
+                "params": {k: sw.param_label(v) for k, v in p.params.items()},
+            }
+            for p in points
+        ]
+        if json_output:
+            sys.stdout.write(json.dumps({"sweep": spec.name, "points": listing}, indent=2) + "\n")
+        else:
+            out_console = _stdout()
+            for item in listing:
+                out_console.print(
+                    f"{item['point']:>4}  seed {item['seed']:<20} {item['hash'][:12]}  "
+                    + ", ".join(f"{k}={v}" for k, v in item["params"].items())
+                )
+            out_console.print(f"{len(listing)} points, all valid")
+        return
+    table_path = out if out is not None else Path("runs/sweeps") / f"{spec.name}.parquet"
+    err_console = _stderr()
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+    task_id = progress.add_task(f"sweep {spec.name}", total=None)
+
+    def on_start(pending: int, cached: int) -> None:
+        note = f" ({cached} from the store)" if cached else ""
+        progress.update(task_id, total=pending, description=f"sweep {spec.name}{note}")
+
+    def on_progress(done: int, total: int) -> None:
+        progress.update(task_id, completed=done, total=total)
+
+    try:
+        with progress:
+            result = sw.run_sweep(
+                spec,
+                store=None if no_store else store,
+                executor=executor,  # type: ignore[arg-type]
+                workers=workers,
+                address=address,
+                progress=on_progress,
+                on_start=on_start,
+            )
+    except sw.SweepError as err:
+        _fail(f"{file}: {err}", 2)
+    except _core.SimulationError as err:
+        _fail(str(err), 1)
+    except OSError as err:
+        _fail(f"cannot write to the result store {store}: {err}", 1)
+    try:
+        sw.write_table(result.table, table_path)
+    except OSError as err:
+        _fail(f"cannot write the table to {table_path}: {err}", 1)
+    summary = {
+        "sweep": spec.name,
+        "points": len(result.points),
+        "computed": result.computed,
+        "cached": result.cached,
+        "store": None if no_store else str(store),
+        "table": str(table_path),
+        "executor": executor,
+        "wall_time_s": result.wall_time_s,
+    }
+    if json_output:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        return
+    console = _stdout()
+    console.print(_sweep_rich_table(result.table))
+    console.print(
+        f"{summary['points']} points: {result.computed} computed, {result.cached} from the "
+        f"store; table written to {table_path}"
+    )
+
+
+_LIST_TOTALS = (
+    ("interrupts_per_s_total", "int/s", "{:,.0f}"),
+    ("cpu_util_busy_max", "CPU busy", "{:.1%}"),
+    ("throughput_bps_total", "Mb/s", "M{:,.2f}"),
+    ("latency_us_p99_max", "p99 us", "{:,.1f}"),
+    ("dropped", "dropped", "{:,.0f}"),
+)
+
+
+def _fmt_cell(value: Any, fmt: str) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if fmt.startswith("M"):
+        return fmt[1:].format(float(value) / 1e6)
+    try:
+        return fmt.format(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
+    from holdoff.sweeps import param_columns
+
+    params = param_columns(table)
+    t = Table(title="sweep points", title_justify="left", header_style="bold")
+    t.add_column("point", justify="right")
+    for p in params:
+        t.add_column(p)
+    for _, label, _fmt in _LIST_TOTALS:
+        t.add_column(label, justify="right")
+    for record in table.head(limit).to_dict("records"):
+        t.add_row(
+            str(record["point"]),
+            *(Text(str(record[p])) for p in params),
+            *(_fmt_cell(record.get(col), fmt) for col, _, fmt in _LIST_TOTALS),
+        )
+    if len(table) > limit:
+        t.caption = f"first {limit} of {len(table)} points"
+    return t
+
+
+@app.command("results")
+def results_command(
+    store: Annotated[Path, typer.Option("--store", help="Result store folder.")] = Path(
+        "runs/store"
+    ),
+    query: Annotated[
+        str | None,
+        typer.Option("--query", "-q", help="SQL (DuckDB) over the stored runs, a view named runs."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the rows as JSON on stdout.")
+    ] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to print.")] = 100,
+) -> None:
+    """List and query stored runs (hash, scenario, seed, version, key metrics)."""
+    import duckdb
+
+    from holdoff.store import ResultStore
+
+    rs = ResultStore(store)
+    try:
+        frame = rs.query(query)
+    except FileNotFoundError as err:
+        _fail(str(err), 2)
+    except duckdb.Error as err:
+        _fail(f"query failed: {err}", 2)
+    if query is None:
+        cols = ["scenario_hash", "scenario", "seed", "holdoff_version", "sim_time_ns"]
+        cols += [c for c, _, _ in _LIST_TOTALS]
+        frame = frame[[c for c in cols if c in frame.columns]]
+    if json_output:
+        sys.stdout.write(frame.head(limit).to_json(orient="records", indent=2) + "\n")
+        return
+    t = Table(
+        title=f"{len(frame)} row{'s' if len(frame) != 1 else ''}"
+        + ("" if query else f" stored in {store}"),
+        title_justify="left",
+        header_style="bold",
+    )
+    formats = {c: f for c, _, f in _LIST_TOTALS}
+    labels = {c: lbl for c, lbl, _ in _LIST_TOTALS}
+    for col in frame.columns:
+        name = "hash" if col == "scenario_hash" and query is None else labels.get(col, str(col))
+        t.add_column(name, justify="left" if frame[col].dtype == object else "right")
+    for record in frame.head(limit).to_dict("records"):
+        cells = []
+        for col in frame.columns:
+            value = record[col]
+            if col == "scenario_hash" and query is None:
+                cells.append(str(value)[:12])
+            elif col == "sim_time_ns" and query is None:
+                cells.append(f"{value / 1e6:g} ms")
+            elif col in formats and query is None:
+                cells.append(_fmt_cell(value, formats[col]))
+            else:
+                cells.append(str(value))
+        t.add_row(*(Text(c) for c in cells))
+    if len(frame) > limit:
+        t.caption = f"first {limit} rows"
+    _stdout().print(t)
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run reports (report.json or a --out folder), sweep tables (.parquet) "
+            "or reproduce JSON.",
+            show_default=False,
+        ),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
+        "report.html"
+    ),
+    title: Annotated[str, typer.Option("--title", help="Title of the report.")] = (
+        "holdoff report"
+    ),
+) -> None:
+    """Write one self-contained HTML report (plots inline, opens offline)."""
+    from holdoff import report as rp
+
+    try:
+        inputs = rp.load_inputs(results)
+    except FileNotFoundError as err:
+        _fail(str(err), 2)
+    except rp.ReportInputError as err:
+        _fail(str(err), 2)
+    _write_report(output, inputs, title)
+
+
+def _write_report(output: Path, inputs: Any, title: str) -> None:
+    from holdoff import report as rp
+
+    try:
+        path = rp.write_report(output, inputs, title=title)
+    except OSError as err:
+        _fail(f"cannot write the report to {output}: {err}", 1)
+    _stderr().print(f"report written to {path}")
+
+
 @app.command("reproduce")
 def reproduce_command(
     cases: Annotated[
@@ -227,6 +619,14 @@ def reproduce_command(
     list_only: Annotated[
         bool, typer.Option("--list", help="List the bundled cases and exit.")
     ] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Also write an HTML report (tables, NetPIPE curves, timelines) of every case; "
+            "written even when a check misses.",
+        ),
+    ] = None,
 ) -> None:
     """Run bundled reproduction cases and compare with the published numbers.
 
@@ -268,6 +668,10 @@ def reproduce_command(
         for res in results:
             out.print(_reproduce_table(res))
             out.print(_reproduce_sources(res))
+    if report is not None:
+        from holdoff.report import ReportInputs
+
+        _write_report(report, ReportInputs(cases=list(results)), "holdoff: reproduction cases")
     if not all(r.ok for r in results):
         raise typer.Exit(1)
 

@@ -67,7 +67,7 @@ class Moderator:
         return None
 
 
-class ModeratorError(SimulationError):  # type: ignore[misc]
+class ModeratorError(SimulationError):
     """A Python moderation algorithm misbehaved; ``result`` has the partial run."""
 
     def __init__(self, message: str, result: Any) -> None:

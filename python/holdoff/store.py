@@ -1,0 +1,187 @@
+"""A result store: one Parquet file per finished run, keyed by the scenario's hash.
+
+The key of a run is :func:`scenario_hash`: the SHA-256 of the holdoff version
+and the canonical JSON of the scenario (sorted keys, no whitespace, the seed
+included). The same scenario run by the same version therefore finds its
+stored result, and a new version never reuses an old one.
+
+Layout of a store folder (default ``runs/store``)::
+
+    runs/store/<hash>.parquet     one row: hash, version, scenario, seed, metrics
+
+Every write goes to a hidden temporary file in the same folder
+(``.<hash>.parquet.<pid>.tmp``), is flushed to disk, and is then renamed over
+the final name with :func:`os.replace`, which is atomic: a reader (or a sweep
+killed at any moment) sees either no file or a complete one, never half of
+one. Temporary files left by a killed writer are never read as results and
+are removed by the next :meth:`ResultStore.cleanup`.
+
+:meth:`ResultStore.query` runs SQL (DuckDB) over every stored file through a
+view named ``runs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DEFAULT_STORE = Path("runs/store")
+SUFFIX = ".parquet"
+_TMP_SUFFIX = ".tmp"
+
+Scalar = str | int | float | bool | None
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as canonical JSON: sorted keys, no whitespace, UTF-8, no NaN."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def scenario_hash(scenario: Mapping[str, Any], version: str) -> str:
+    """The store key of a scenario (a dict shaped like the scenario file) for ``version``.
+
+    ``sha256("holdoff <version>\\n" + canonical_json(scenario))`` as 64 hex digits.
+    """
+    payload = f"holdoff {version}\n{canonical_json(scenario)}"
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ResultStore:
+    """A folder of stored runs (see the module documentation)."""
+
+    def __init__(self, root: str | os.PathLike[str] = DEFAULT_STORE) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.root)!r})"
+
+    def path(self, key: str) -> Path:
+        """The file holding the run ``key`` (which may not exist)."""
+        if not key or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a scenario hash: {key!r}")
+        return self.root / f"{key}{SUFFIX}"
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.path(key).is_file()
+
+    def keys(self) -> list[str]:
+        """The hashes of every stored run, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name[: -len(SUFFIX)] for p in self._files())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def get(self, key: str) -> dict[str, Scalar]:
+        """The stored row of run ``key``; ``KeyError`` if there is none."""
+        path = self.path(key)
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except FileNotFoundError:
+            raise KeyError(key) from None
+        if len(rows) != 1:
+            raise ValueError(f"{path}: expected one row, found {len(rows)}")
+        return {str(k): _scalar(v) for k, v in rows[0].items()}
+
+    def put(self, key: str, record: Mapping[str, Scalar]) -> Path:
+        """Writes one run atomically (temporary file, fsync, ``os.replace``)."""
+        path = self.path(key)
+        self.root.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist([dict(record)])
+        tmp = self.root / f".{path.name}.{os.getpid()}{_TMP_SUFFIX}"
+        try:
+            with open(tmp, "wb") as handle:
+                pq.write_table(table, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(self.root)
+        return path
+
+    def cleanup(self) -> list[Path]:
+        """Removes temporary files left by writers that no longer run; returns them."""
+        removed: list[Path] = []
+        if not self.root.is_dir():
+            return removed
+        for tmp in self.root.glob(f".*{SUFFIX}.*{_TMP_SUFFIX}"):
+            pid_text = tmp.name[: -len(_TMP_SUFFIX)].rsplit(".", 1)[-1]
+            if pid_text.isdigit() and _alive(int(pid_text)):
+                continue
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+        return removed
+
+    def query(self, sql: str | None = None) -> pd.DataFrame:
+        """Runs ``sql`` (DuckDB) with a view ``runs`` over every stored run.
+
+        Without ``sql``: every run, newest version first, by scenario and seed.
+        Raises ``FileNotFoundError`` if the store holds no run.
+        """
+        import duckdb
+
+        if not self.keys():
+            raise FileNotFoundError(f"no stored runs in {self.root}")
+        pattern = str(self.root.resolve() / f"*{SUFFIX}").replace("'", "''")
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(
+                f"CREATE VIEW runs AS SELECT * FROM read_parquet('{pattern}', union_by_name = true)"
+            )
+            if sql is None:
+                sql = "SELECT * FROM runs ORDER BY holdoff_version DESC, scenario, seed"
+            frame: pd.DataFrame = con.execute(sql).df()
+        finally:
+            con.close()
+        return frame
+
+    def _files(self) -> Iterator[Path]:
+        # Hidden temporary files never match: their names start with a dot.
+        return (p for p in self.root.glob(f"[0-9a-f]*{SUFFIX}") if p.is_file())
+
+
+def _scalar(value: Any) -> Scalar:
+    if isinstance(value, float) and math.isnan(value):
+        return math.nan
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

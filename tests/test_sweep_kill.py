@@ -1,0 +1,128 @@
+"""A sweep killed with SIGKILL part way resumes without recomputing finished points."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pandas.testing as pdt
+
+from holdoff.store import ResultStore
+from scenarios import inline_scenario
+
+POINTS = 24
+
+
+def write_sweep(folder: Path) -> Path:
+    # ~0.1 s per point: 1 Mpps of 64-byte frames for 300 ms, 6 ITR settings x 4 loads.
+    (folder / "base.toml").write_text(inline_scenario(rate_pps=1_000_000, duration_ms=300))
+    sweep = folder / "kill.toml"
+    sweep.write_text(
+        'name = "kill"\nbase = "base.toml"\nseed = 3\n[grid]\n'
+        '"hosts[0].nics[0].moderation" = ['
+        + ", ".join(
+            f'{{ kind = "static", itr_per_s = {itr} }}'
+            for itr in (1000, 2000, 4000, 8000, 16000, 32000)
+        )
+        + "]\n"
+        '"generators[0].rate_pps" = [400000, 600000, 800000, 1000000]\n'
+    )
+    return sweep
+
+
+def sweep_cmd(sweep: Path, store: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "holdoff",
+        "sweep",
+        str(sweep),
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+        "--json",
+        *extra,
+    ]
+
+
+def stored(store: Path) -> dict[str, tuple[int, int]]:
+    """Visible results: name -> (inode, mtime_ns)."""
+    return {
+        p.name: (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in store.glob("*.parquet")
+        if not p.name.startswith(".")
+    }
+
+
+def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path)
+    store = tmp_path / "store"
+    proc = subprocess.Popen(
+        sweep_cmd(sweep, store, tmp_path / "killed.parquet", "--workers", "2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while len(stored(store)) < POINTS // 4:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the sweep stored nothing in time"
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        # Also end the killed sweep's worker processes (same session, started here).
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed.parquet").exists()
+
+    before = stored(store)
+    assert POINTS // 4 <= len(before) < POINTS, "kill the sweep part way, not at the end"
+    # Every visible result is complete and readable; anything half-written is hidden.
+    results = ResultStore(store)
+    for key in results.keys():
+        assert results.get(key)["scenario_hash"] == key
+    assert sorted(results.keys()) == sorted(n.removesuffix(".parquet") for n in before)
+
+    resumed = subprocess.run(
+        sweep_cmd(sweep, store, tmp_path / "resumed.parquet"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["points"] == POINTS
+    assert summary["cached"] == len(before)
+    assert summary["computed"] == POINTS - len(before)
+    after = stored(store)
+    assert len(after) == POINTS
+    # Finished points were neither recomputed nor rewritten: same inode, same mtime.
+    assert {name: after[name] for name in before} == before
+    assert not [p for p in store.iterdir() if p.name.startswith(".")], "temporary files remain"
+
+    clean = subprocess.run(
+        sweep_cmd(sweep, tmp_path / "clean-store", tmp_path / "clean.parquet", "--workers", "1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert clean.returncode == 0, clean.stderr
+    assert json.loads(clean.stdout)["computed"] == POINTS
+    resumed_table = pd.read_parquet(tmp_path / "resumed.parquet")
+    assert len(resumed_table) == POINTS
+    pdt.assert_frame_equal(resumed_table, pd.read_parquet(tmp_path / "clean.parquet"))
