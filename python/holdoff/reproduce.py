@@ -46,6 +46,7 @@ class Check:
     bytes: int | None = None
     port: str | None = None
     app: str | None = None
+    generator: str | None = None
     # The value is metric(run) / metric(divide_by_run) when set.
     divide_by_run: str | None = None
     # "approx" (|sim - published| <= tolerance), "lt" (sim < published), "gt".
@@ -161,6 +162,14 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
             if port["port"] == check.port:
                 vals = [v[what] for v in port["vectors"] if v.get(what) is not None]
                 return float(vals[0]) if vals else None
+        return None
+    if kind == "generator":
+        secs = summary["sim_time_ns"] / 1e9
+        for g in summary["generators"]:
+            if g["generator"] == check.generator:
+                if what == "rx_pps":
+                    return float(g["rx_packets"]) / secs
+                return float(g[what])
         return None
     if kind == "app":
         for app in summary["apps"]:

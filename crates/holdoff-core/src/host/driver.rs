@@ -166,6 +166,13 @@ impl Default for NapiConfig {
 /// stack spent on the packet at time `t` (e.g. sending an ICMP reply).
 pub trait StackSink {
     fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos;
+    /// CPU time to receive `pkt` on `port` up to its hand-off to the stack
+    /// (the profile's `rx_packet_ns`; for a forwarded packet the whole
+    /// forwarding path, `forward_packet_ns`).
+    fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
+        let _ = (port, pkt);
+        prof.rx_packet_ns
+    }
 }
 
 /// Cost of an interrupt handler's first step for one (port, vector): entry
@@ -239,7 +246,7 @@ pub fn clean_rx_with<S: StackSink>(
     for q in port.queues_of_vector(vector) {
         while n < max {
             let Some(p) = port.rx_take(q) else { break };
-            cost += prof.rx_packet_ns + per_packet_overhead;
+            cost += stack.rx_cost(port_idx, &p, prof) + per_packet_overhead;
             cost += stack.deliver(start + cost, port_idx, p);
             n += 1;
         }

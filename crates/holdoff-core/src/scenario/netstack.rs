@@ -127,6 +127,14 @@ impl Stack<'_> {
 }
 
 impl StackSink for Stack<'_> {
+    fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
+        if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
+            prof.forward_packet_ns
+        } else {
+            prof.rx_packet_ns
+        }
+    }
+
     fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
         if pkt.kind == PktKind::Udp {
             if let Some(out) = self.forward_to[port as usize] {
