@@ -47,6 +47,7 @@ class Check:
     port: str | None = None
     app: str | None = None
     generator: str | None = None
+    host: str | None = None
     # The value is metric(run) / metric(divide_by_run) when set.
     divide_by_run: str | None = None
     # "approx" (|sim - published| <= tolerance), "lt" (sim < published), "gt".
@@ -163,8 +164,16 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
                 vals = [v[what] for v in port["vectors"] if v.get(what) is not None]
                 return float(vals[0]) if vals else None
         return None
+    if kind == "host":
+        for h in summary["hosts"]:
+            if h["host"] == check.host:
+                value: Any = h
+                for part in what.split("."):
+                    value = value.get(part) if isinstance(value, dict) else None
+                return None if value is None else float(value)
+        return None
     if kind == "generator":
-        secs = summary["sim_time_ns"] / 1e9
+        secs = float(summary["sim_time_ns"]) / 1e9
         for g in summary["generators"]:
             if g["generator"] == check.generator:
                 if what == "rx_pps":
@@ -174,7 +183,7 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
     if kind == "app":
         for app in summary["apps"]:
             if app["app"] == check.app:
-                value: Any = app
+                value = app
                 for part in what.split("."):
                     value = value.get(part) if isinstance(value, dict) else None
                 return None if value is None else float(value)
