@@ -100,8 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     for label, chip, mod in algos:
         for workload in ("ping", "rr", "bulk"):
             r = holdoff.run(scenario(workload, chip, mod, args.duration_ms))
-            rows.append({"algorithm": label, "chip": chip, "workload": workload,
-                         **measure(workload, r, args.duration_ms)})
+            rows.append(
+                {
+                    "algorithm": label,
+                    "chip": chip,
+                    "workload": workload,
+                    **measure(workload, r, args.duration_ms),
+                }
+            )
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -110,14 +116,31 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     t = Table(title="moderation algorithms x workloads (receiver: host b)")
-    for col in ["algorithm", "chip", "workload", "p50 us", "p99 us", "throughput",
-                "irq/s (b)", "CPU a", "CPU b"]:
+    for col in [
+        "algorithm",
+        "chip",
+        "workload",
+        "p50 us",
+        "p99 us",
+        "throughput",
+        "irq/s (b)",
+        "CPU a",
+        "CPU b",
+    ]:
         t.add_column(col, justify="left" if col in ("algorithm", "chip", "workload") else "right")
     for row in rows:
         f = lambda v: "-" if v is None else f"{v:,.1f}"  # noqa: E731
-        t.add_row(row["algorithm"], row["chip"], row["workload"], f(row["p50_us"]),
-                  f(row["p99_us"]), f"{row['throughput']:,.1f} {row['unit']}",
-                  f"{row['irq_per_s']:,.0f}", f"{row['cpu_a']:.1%}", f"{row['cpu_b']:.1%}")
+        t.add_row(
+            row["algorithm"],
+            row["chip"],
+            row["workload"],
+            f(row["p50_us"]),
+            f(row["p99_us"]),
+            f"{row['throughput']:,.1f} {row['unit']}",
+            f"{row['irq_per_s']:,.0f}",
+            f"{row['cpu_a']:.1%}",
+            f"{row['cpu_b']:.1%}",
+        )
     Console().print(t)
     return 0
 
