@@ -706,6 +706,45 @@ def _reproduce_sources(res: Any) -> str:
     return "sources:\n" + "\n".join(lines)
 
 
+@app.command("livelock")
+def livelock_command(
+    out: Annotated[
+        Path, typer.Option("-o", "--out", help="PNG file for the delivered-vs-offered plot.")
+    ] = Path("runs/livelock.png"),
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the curves as JSON on stdout.")
+    ] = False,
+    duration_ms: Annotated[
+        int, typer.Option("--duration-ms", min=10, help="Simulated time per point.")
+    ] = 100,
+) -> None:
+    """Receive livelock: forwarded rate against offered load for four designs.
+
+    Interrupt per packet, static ITR, fast interrupt + taskqueue and polling
+    with a quota, on one 2006 Opteron core forwarding 64-byte frames between
+    two 82546 ports; the plot is saved as a PNG.
+    """
+    from holdoff import livelock
+
+    with _stderr().status("livelock: running 4 designs x 12 loads"):
+        data = livelock.curves(duration_ms=duration_ms)
+    png = livelock.plot(data, out)
+    if json_out:
+        sys.stdout.write(json.dumps({k: [list(r) for r in v] for k, v in data.items()}) + "\n")
+        return
+    t = Table(title="forwarded kpackets/s by offered load")
+    t.add_column("offered kpps", justify="right")
+    for design in data:
+        t.add_column(design, justify="right")
+    first = next(iter(data.values()))
+    for i, (offered, _) in enumerate(first):
+        t.add_row(
+            f"{offered / 1000:,.0f}", *[f"{rows[i][1] / 1000:,.0f}" for rows in data.values()]
+        )
+    _stdout().print(t)
+    _stderr().print(f"plot saved to {png}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI with ``argv`` (default: ``sys.argv[1:]``) and returns the exit code."""
     args = list(argv) if argv is not None else sys.argv[1:]

@@ -66,15 +66,18 @@ pub enum DropReason {
     SocketFull,
     /// No application listens for this packet on the receiving host.
     NoListener,
+    /// The per-CPU input backlog of a non-NAPI driver was full (netdev_max_backlog).
+    BacklogFull,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::RxFifoOverrun,
         DropReason::RxRingFull,
         DropReason::TxRingFull,
         DropReason::SocketFull,
         DropReason::NoListener,
+        DropReason::BacklogFull,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -83,6 +86,7 @@ impl DropReason {
             DropReason::TxRingFull => "tx_ring_full",
             DropReason::SocketFull => "socket_full",
             DropReason::NoListener => "no_listener",
+            DropReason::BacklogFull => "backlog_full",
         }
     }
     pub fn index(self) -> usize {

@@ -5,6 +5,13 @@
 //!   ours), then loop up to `E1000_MAX_INTR` = 10 times cleaning RX (no
 //!   budget) and TX, stopping when a pass cleaned nothing. No masking: causes
 //!   raised meanwhile stay in ICR and interrupt again after the throttle.
+//!   Each received packet costs the driver's share (`rx_driver_ns`) in the
+//!   handler and is queued (`netif_rx`) to the CPU's backlog
+//!   (`netdev_max_backlog`, drops `backlog_full`); the NET_RX softirq
+//!   (`process_backlog`, weight 64, the NAPI budget) does the rest. Hard
+//!   interrupts preempt that softirq: with no throttle and an offered load
+//!   above what the handler alone can take, the softirq starves and output
+//!   collapses (receive livelock).
 //! - `napi`: the handler reads ICR, masks the device (IMC = all) and
 //!   schedules a NAPI poll in softirq context. A poll cleans TX fully and up
 //!   to `weight` (64) RX packets; if it did less than `weight` it completes and
@@ -24,9 +31,7 @@
 //! Every register access costs the profile's MMIO read or write time; RX
 //! buffers are returned to the chip with one RDT write per clean pass.
 //!
-//! Simplifies: the non-NAPI path runs the stack's per-packet work inside the
-//! handler (the `netif_rx` backlog and its softirq are folded in); RDT is
-//! written once per pass rather than every 16 buffers.
+//! Simplifies: RDT is written once per pass rather than every 16 buffers.
 //!
 //! Units: costs [ns]; weight/budget [packets].
 
@@ -138,6 +143,13 @@ pub struct NapiConfig {
     /// `gro_flush_timeout` [ns]: with deferral, the re-poll timer (0 = off).
     #[serde(default)]
     pub gro_flush_timeout_ns: u64,
+    /// `netdev_max_backlog`: per-CPU input queue of non-NAPI drivers [packets].
+    #[serde(default = "default_backlog")]
+    pub netdev_max_backlog: u32,
+}
+
+fn default_backlog() -> u32 {
+    1000
 }
 
 fn default_weight() -> u32 {
@@ -158,6 +170,7 @@ impl Default for NapiConfig {
             budget_usecs: default_budget_usecs(),
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0,
+            netdev_max_backlog: default_backlog(),
         }
     }
 }

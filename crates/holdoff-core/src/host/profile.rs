@@ -39,6 +39,10 @@ pub struct HostProfile {
     pub poll_overhead_ns: Nanos,
     /// Driver + stack work to receive one packet, excluding the data copy [ns].
     pub rx_packet_ns: Nanos,
+    /// The driver's share of `rx_packet_ns` (descriptor, buffer, hand-off to
+    /// the stack): what a non-NAPI handler does in interrupt context before
+    /// queueing the packet to the backlog [ns].
+    pub rx_driver_ns: Nanos,
     /// Stack + driver work to transmit one packet, excluding the data copy [ns].
     pub tx_packet_ns: Nanos,
     /// Reclaiming one completed TX descriptor [ns].
@@ -69,6 +73,7 @@ impl HostProfile {
         softirq_entry_ns: Nanos(0),
         poll_overhead_ns: Nanos(0),
         rx_packet_ns: Nanos(0),
+        rx_driver_ns: Nanos(0),
         tx_packet_ns: Nanos(0),
         tx_clean_ns: Nanos(0),
         forward_packet_ns: Nanos(0),
@@ -122,6 +127,9 @@ impl HostProfile {
         // (~3.5 us per interrupt over ~10 segments at 8000 ints/s)
         // leaves ~1.9 us, rounded to 2.0 us for driver + IP + TCP input.
         rx_packet_ns: Nanos(2000),
+        // ASSUMPTION: about 30 % of rx_packet_ns is driver work (descriptor,
+        // buffer refill, netif_rx) rather than protocol work; no published split.
+        rx_driver_ns: Nanos(600),
         // ASSUMPTION: transmit path ~60 % of the receive path (no socket
         // wakeup, no out-of-order handling); 1.2 us = 3600 cycles for TCP
         // output + IP + e1000 xmit including descriptor setup.
@@ -180,6 +188,9 @@ impl HostProfile {
         // ASSUMPTION: P4 preset (2.0 us) / 1.1 (K8 2.2 GHz vs NetBurst 3.0 GHz
         // per-clock ratio, see forward_packet_ns of the P4 preset).
         rx_packet_ns: Nanos(1800),
+        // ASSUMPTION: about 30 % of rx_packet_ns is driver work (descriptor,
+        // buffer refill, netif_rx) rather than protocol work; no published split.
+        rx_driver_ns: Nanos(550),
         // ASSUMPTION: P4 preset (1.2 us) / 1.1.
         tx_packet_ns: Nanos(1100),
         // ASSUMPTION: P4 preset (150 ns) / 1.1.
@@ -242,6 +253,9 @@ impl HostProfile {
         poll_overhead_ns: Nanos(700),
         // ASSUMPTION: Opteron 1.8 us x 2.2 = 3.96 us, rounded to 4.0 us.
         rx_packet_ns: Nanos(4000),
+        // ASSUMPTION: about 30 % of rx_packet_ns is driver work (descriptor,
+        // buffer refill, netif_rx) rather than protocol work; no published split.
+        rx_driver_ns: Nanos(1200),
         // ASSUMPTION: Opteron 1.1 us x 2.2 = 2.42 us, rounded to 2.4 us.
         tx_packet_ns: Nanos(2400),
         // ASSUMPTION: Opteron 140 ns x 2.2 = 308 ns, rounded to 300 ns.
@@ -286,6 +300,9 @@ impl HostProfile {
         // ASSUMPTION: driver + IP + TCP input per segment without GRO, ~2700
         // cycles; kept above tx_packet_ns as in the older presets.
         rx_packet_ns: Nanos(900),
+        // ASSUMPTION: about 30 % of rx_packet_ns is driver work (descriptor,
+        // buffer refill, netif_rx) rather than protocol work; no published split.
+        rx_driver_ns: Nanos(270),
         // ASSUMPTION from "netmap: a novel framework for fast packet I/O",
         // USENIX ATC 2012 (seed-scenarios.md §5): socket UDP send 1.05
         // Mpps = 0.95 us per packet on a 2.93 GHz i7-870, all-in; minus the

@@ -18,7 +18,7 @@ use crate::apps::tcp_apps::{
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
 use crate::error::Error;
-use crate::host::driver::{self, BsdConfig, DriverKind, NapiConfig};
+use crate::host::driver::{self, BsdConfig, DriverKind, NapiConfig, StackSink};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
@@ -184,7 +184,12 @@ struct SoftirqState {
     do_started: SimTime,
     ksoftirqd_queued: bool,
     time_squeeze: u64,
+    /// Non-NAPI input backlog (netif_rx): (port, packet).
+    backlog: VecDeque<(u16, Packet)>,
 }
+
+/// Poll-list entry standing for the backlog (process_backlog).
+const BACKLOG: (u16, u16) = (u16::MAX, 0);
 
 /// A modelled host.
 pub struct Host {
@@ -1087,6 +1092,113 @@ impl World {
         }
     }
 
+    /// Non-NAPI handler RX: take every ready packet, pay the driver's share,
+    /// queue it to this CPU's backlog (or drop it when full), refill with one
+    /// RDT write, and raise NET_RX. Returns (cost, packets taken).
+    fn isr_rx_to_backlog(&mut self, h: u16, core: u16, port: u16, vector: u16) -> (Nanos, u32) {
+        let host = &mut self.hosts[h as usize];
+        let prof = host.profile;
+        let max = host.napi.netdev_max_backlog as usize;
+        let sq = &mut host.softirq[core as usize];
+        let p = &mut self.ports[port as usize];
+        let mut cost = Nanos::ZERO;
+        let mut n = 0;
+        for q in p.queues_of_vector(vector) {
+            while let Some(pkt) = p.rx_take(q) {
+                cost += prof.rx_driver_ns;
+                if sq.backlog.len() < max {
+                    sq.backlog.push_back((port, pkt));
+                } else {
+                    self.ledger.drop(DropReason::BacklogFull);
+                }
+                n += 1;
+            }
+            if p.rx_held(q) > 0 {
+                p.rx_refill(q);
+                cost += prof.mmio_write_ns;
+            }
+        }
+        if !sq.backlog.is_empty() {
+            if !sq.poll_list.contains(&BACKLOG) {
+                sq.poll_list.push_back(BACKLOG);
+            }
+            host.cores[core as usize].softirq_pending = true;
+        }
+        (cost, n)
+    }
+
+    /// process_backlog: up to the NAPI weight of backlog packets through the
+    /// stack (the protocol share of their cost).
+    fn run_backlog(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        mut cost: Nanos,
+        thread: bool,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let prof = self.hosts[h as usize].profile;
+        let napi = self.hosts[h as usize].napi;
+        cost += prof.poll_overhead_ns;
+        let mut backlog =
+            std::mem::take(&mut self.hosts[h as usize].softirq[core as usize].backlog);
+        let mut work = 0u32;
+        {
+            let mut stack = Stack {
+                host: h,
+                prof,
+                apps: &mut self.apps,
+                sched: &self.sched,
+                conns: &mut self.conns,
+                udp_sink: self.hosts[h as usize].udp_sink,
+                forward_to: &self.forward_to,
+                ledger: &mut self.ledger,
+                out: &mut self.sout,
+            };
+            while work < napi.weight {
+                let Some((port, pkt)) = backlog.pop_front() else {
+                    break;
+                };
+                cost += stack
+                    .rx_cost(port, &pkt, prof)
+                    .saturating_sub(prof.rx_driver_ns);
+                cost += stack.deliver(now + cost, port, pkt);
+                work += 1;
+            }
+        }
+        let sq = &mut self.hosts[h as usize].softirq[core as usize];
+        // Packets queued by handlers that ran meanwhile stay behind these.
+        backlog.append(&mut sq.backlog);
+        sq.backlog = backlog;
+        sq.budget_left -= work as i64;
+        if !sq.backlog.is_empty() {
+            sq.poll_list.push_back(BACKLOG);
+        }
+        let end = now + cost;
+        if sq.poll_list.is_empty() {
+            sq.active = false;
+            sq.restarts = 0;
+            return (cost, None, EndAction::None);
+        }
+        if sq.budget_left > 0 && end - sq.started < Nanos::from_us(napi.budget_usecs as u64) {
+            return (cost, Some(Work::Softirq { thread }), EndAction::None);
+        }
+        sq.time_squeeze += 1;
+        sq.active = false;
+        if !thread {
+            if sq.restarts < MAX_SOFTIRQ_RESTART && end - sq.do_started < MAX_SOFTIRQ_TIME {
+                sq.restarts += 1;
+                return (cost, Some(Work::Softirq { thread: false }), EndAction::None);
+            }
+            sq.restarts = 0;
+        }
+        if !sq.ksoftirqd_queued {
+            sq.ksoftirqd_queued = true;
+            self.hosts[h as usize].cores[core as usize].queue_ksoftirqd();
+        }
+        (cost, None, EndAction::None)
+    }
+
     /// Clean received packets of (port, vector) through the host's stack.
     #[allow(clippy::too_many_arguments)]
     fn stack_rx(
@@ -1593,9 +1705,9 @@ impl World {
                 }
             }
         } else {
-            // Linux e1000 non-NAPI loop pass: clean RX (no budget) and TX.
-            let (cost, rx) =
-                self.stack_rx(now, h, port, vector, u32::MAX, Nanos::ZERO, Nanos::ZERO);
+            // Linux e1000 non-NAPI loop pass: clean RX (no budget) into the
+            // backlog, and TX.
+            let (cost, rx) = self.isr_rx_to_backlog(h, core, port, vector);
             let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
             let cost = cost + tx_cost + self.drain_qdisc(now + cost + tx_cost, port, prof);
             if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
@@ -1649,6 +1761,9 @@ impl World {
             return (cost, None, EndAction::None);
         };
         let driver = self.hosts[h as usize].driver;
+        if (port, vector) == BACKLOG {
+            return self.run_backlog(now, h, core, cost, thread);
+        }
         if driver != DriverKind::Napi && driver != DriverKind::LinuxIsr {
             return self.run_bsd_task(now, h, core, port, vector, cost, thread);
         }
@@ -1986,7 +2101,13 @@ impl World {
             + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
         let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
             + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
-        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum();
+        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| h.softirq.iter())
+                .map(|s| s.backlog.len() as u64)
+                .sum::<u64>();
         // Replies created by a segment are posted before the segment's event returns.
         wire + nic + apps
     }
