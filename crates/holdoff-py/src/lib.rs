@@ -68,17 +68,18 @@ fn run_toml<'py>(
     let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
     let result = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            let mut factory = |class: &str,
-                               params: &std::collections::BTreeMap<String, serde_json::Value>,
-                               _port: &str,
-                               _vector: u16|
-             -> Result<Box<dyn holdoff_core::moderation::Moderator>, String> {
-                Python::attach(|py| {
-                    let cls = classes.as_ref().map(|c| c.bind(py).clone());
-                    PyModerator::create(py, cls.as_ref(), class, params)
-                        .map(|m| Box::new(m) as Box<dyn holdoff_core::moderation::Moderator>)
-                })
-            };
+            let mut factory =
+                |class: &str,
+                 params: &std::collections::BTreeMap<String, serde_json::Value>,
+                 _port: &str,
+                 _vector: u16|
+                 -> Result<Box<dyn holdoff_core::moderation::Moderator>, String> {
+                    Python::attach(|py| {
+                        let cls = classes.as_ref().map(|c| c.bind(py).clone());
+                        PyModerator::create(py, cls.as_ref(), class, params)
+                            .map(|m| Box::new(m) as Box<dyn holdoff_core::moderation::Moderator>)
+                    })
+                };
             api::run_toml_with(text, seed, Some(&mut factory))
         }))
     });

@@ -44,12 +44,20 @@ fn describe(err: &PyErr, py: Python<'_>) -> String {
 }
 
 /// Parse the value an algorithm returned: None or a dict of register values.
-fn parse_params(py: Python<'_>, what: &str, value: &Bound<'_, PyAny>) -> Result<Option<ModerationParams>, String> {
+fn parse_params(
+    py: Python<'_>,
+    what: &str,
+    value: &Bound<'_, PyAny>,
+) -> Result<Option<ModerationParams>, String> {
     if value.is_none() {
         return Ok(None);
     }
     let Ok(dict) = value.cast::<PyDict>() else {
-        let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        let ty = value
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
         return Err(format!(
             "{what} returned a {ty}; expected None or a dict with keys among {}",
             FIELDS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
@@ -67,9 +75,12 @@ fn parse_params(py: Python<'_>, what: &str, value: &Bound<'_, PyAny>) -> Result<
                 FIELDS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
             ));
         };
-        let val: i64 = v
-            .extract()
-            .map_err(|_| format!("{what} returned {key} = {}; expected an integer", v.repr().map(|r| r.to_string()).unwrap_or_default()))?;
+        let val: i64 = v.extract().map_err(|_| {
+            format!(
+                "{what} returned {key} = {}; expected an integer",
+                v.repr().map(|r| r.to_string()).unwrap_or_default()
+            )
+        })?;
         if val < 0 || val > max as i64 {
             return Err(format!("{what} returned {key} = {val}; allowed 0 to {max}"));
         }
@@ -126,9 +137,14 @@ impl PyModerator {
         let cls = match classes.and_then(|d| d.get_item(class_path).ok().flatten()) {
             Some(c) => c,
             None => {
-                let (module, name) = class_path.split_once(':').ok_or_else(|| format!("{class_path:?}: expected \"package.module:ClassName\""))?;
-                let m = py.import(module).map_err(|e| format!("cannot import {module:?}: {}", describe(&e, py)))?;
-                m.getattr(name).map_err(|_| format!("module {module:?} has no class {name:?}"))?
+                let (module, name) = class_path.split_once(':').ok_or_else(|| {
+                    format!("{class_path:?}: expected \"package.module:ClassName\"")
+                })?;
+                let m = py
+                    .import(module)
+                    .map_err(|e| format!("cannot import {module:?}: {}", describe(&e, py)))?;
+                m.getattr(name)
+                    .map_err(|_| format!("module {module:?} has no class {name:?}"))?
             }
         };
         let json = serde_json::to_string(params).map_err(|e| e.to_string())?;
@@ -136,7 +152,9 @@ impl PyModerator {
             .import("json")
             .and_then(|j| j.call_method1("loads", (json,)))
             .map_err(|e| describe(&e, py))?;
-        let kwargs = kwargs.cast::<PyDict>().map_err(|_| "params must be a table".to_string())?;
+        let kwargs = kwargs
+            .cast::<PyDict>()
+            .map_err(|_| "params must be a table".to_string())?;
         let obj = cls
             .call((), Some(kwargs))
             .map_err(|e| format!("{class_path}(**params) raised {}", describe(&e, py)))?;
@@ -172,7 +190,9 @@ impl PyModerator {
             }
         };
         let what = format!("{class_path}.initial()");
-        let init = obj.call_method0("initial").map_err(|e| format!("{what} raised {}", describe(&e, py)))?;
+        let init = obj
+            .call_method0("initial")
+            .map_err(|e| format!("{what} raised {}", describe(&e, py)))?;
         let initial = parse_params(py, &what, &init)?.unwrap_or_default();
         let sample_cls = py
             .import("holdoff.moderator")
@@ -213,7 +233,11 @@ impl Moderator for PyModerator {
             set("tx_packets", s.tx_packets)?;
             set("tx_bytes", s.tx_bytes)?;
             set("interrupts", s.interrupts)?;
-            let sample = self.sample_cls.bind(py).call((), Some(&kw)).map_err(|e| describe(&e, py))?;
+            let sample = self
+                .sample_cls
+                .bind(py)
+                .call((), Some(&kw))
+                .map_err(|e| describe(&e, py))?;
             let out = self
                 .obj
                 .bind(py)

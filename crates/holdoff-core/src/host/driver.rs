@@ -237,12 +237,22 @@ pub fn clean_rx<S: StackSink>(
         start,
         cost,
         prof,
-        Nanos::ZERO,
+        RxOpts::default(),
         stack,
     )
 }
 
-/// `clean_rx` with an extra cost per packet.
+/// How a driver's RX clean differs from the batch default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxOpts {
+    /// Extra CPU time per packet (e.g. a driver-lock drop/re-acquire) [ns].
+    pub extra_ns: Nanos,
+    /// Return each buffer with its own RDT write (older BSD em) instead of
+    /// one write per pass.
+    pub rdt_per_packet: bool,
+}
+
+/// `clean_rx` with driver-specific per-packet work.
 #[allow(clippy::too_many_arguments)]
 pub fn clean_rx_with<S: StackSink>(
     port: &mut NicPort,
@@ -252,15 +262,19 @@ pub fn clean_rx_with<S: StackSink>(
     start: SimTime,
     mut cost: Nanos,
     prof: &HostProfile,
-    per_packet_overhead: Nanos,
+    opts: RxOpts,
     stack: &mut S,
 ) -> (Nanos, u32) {
     let mut n = 0;
     for q in port.queues_of_vector(vector) {
         while n < max {
             let Some(p) = port.rx_take(q) else { break };
-            cost += stack.rx_cost(port_idx, &p, prof) + per_packet_overhead;
+            cost += stack.rx_cost(port_idx, &p, prof) + opts.extra_ns;
             cost += stack.deliver(start + cost, port_idx, p);
+            if opts.rdt_per_packet {
+                port.rx_refill(q);
+                cost += prof.mmio_write_ns;
+            }
             n += 1;
         }
         if port.rx_held(q) > 0 {

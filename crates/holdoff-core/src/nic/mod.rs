@@ -179,6 +179,25 @@ impl TxQueue {
     }
 }
 
+/// A register access on a port, or a host action concerning it, recorded in
+/// order when the port's log is enabled (for event-order tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegOp {
+    /// ICR read (and cleared), with the value read.
+    IcrRead(u32),
+    ImsWrite,
+    ImcWrite,
+    /// RDT write returning this many descriptors.
+    RdtWrite(u32),
+    /// TDT write making this many descriptors visible.
+    TdtWrite(u32),
+    /// The driver took one received packet.
+    RxTake,
+    /// The host masked / unmasked the port's line in the I/O APIC.
+    ApicMask,
+    ApicUnmask,
+}
+
 /// Counters of one port (MAC statistics registers, read by drivers and outputs).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PortStats {
@@ -209,9 +228,28 @@ pub struct NicPort {
     tidv: Nanos,
     tadv: Nanos,
     pub stats: PortStats,
+    log: Option<Vec<RegOp>>,
 }
 
 impl NicPort {
+    /// Start recording register accesses (see `RegOp`).
+    pub fn enable_log(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// The accesses recorded so far (empty if the log is off).
+    pub fn take_log(&mut self) -> Vec<RegOp> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Record a host action concerning this port.
+    #[inline]
+    pub fn note(&mut self, op: RegOp) {
+        if let Some(l) = &mut self.log {
+            l.push(op);
+        }
+    }
+
     pub fn new(chip: &'static ChipProfile, cfg: PortConfig, egress: LinkDir) -> Self {
         let nvec = if cfg.mode == IntMode::Msix {
             cfg.queues as usize
@@ -275,6 +313,7 @@ impl NicPort {
             tidv: Nanos::ZERO,
             tadv: Nanos::ZERO,
             stats: PortStats::default(),
+            log: None,
         }
     }
 
@@ -397,6 +436,7 @@ impl NicPort {
         let icr = v.icr;
         v.icr = 0;
         v.line_high = false;
+        self.note(RegOp::IcrRead(icr));
         icr
     }
 
@@ -407,6 +447,7 @@ impl NicPort {
 
     /// Write IMS (enable causes). Pending causes assert subject to throttling.
     pub fn write_ims(&mut self, now: SimTime, vector: u16, bits: u32, out: &mut NicOut) {
+        self.note(RegOp::ImsWrite);
         let v = &mut self.vectors[vector as usize];
         let was = v.pending();
         v.ims |= bits;
@@ -417,6 +458,7 @@ impl NicPort {
 
     /// Write IMC (disable causes).
     pub fn write_imc(&mut self, vector: u16, bits: u32) {
+        self.note(RegOp::ImcWrite);
         let v = &mut self.vectors[vector as usize];
         v.ims &= !bits;
         if v.pending() == 0 {
@@ -600,6 +642,7 @@ impl NicPort {
         q.head = (q.head + 1) % ring;
         q.filled -= 1;
         q.host_held += 1;
+        self.note(RegOp::RxTake);
         Some(p)
     }
 
@@ -611,6 +654,7 @@ impl NicPort {
         let n = q.host_held;
         q.hw_free += n;
         q.host_held = 0;
+        self.note(RegOp::RdtWrite(n));
         n
     }
 
@@ -654,6 +698,8 @@ impl NicPort {
     /// frame starts on the wire `tx_dma_ns` after its fetch, or when the line
     /// is free, and its descriptor is written back when its last byte left.
     pub fn tx_kick(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        let n = self.txq[queue as usize].unkicked;
+        self.note(RegOp::TdtWrite(n));
         let ring = self.cfg.tx_ring;
         let q = &mut self.txq[queue as usize];
         for _ in 0..q.unkicked {

@@ -1209,7 +1209,7 @@ impl World {
         vector: u16,
         max: u32,
         cost: Nanos,
-        per_packet: Nanos,
+        opts: driver::RxOpts,
     ) -> (Nanos, u32) {
         let prof = self.hosts[h as usize].profile;
         let mut stack = Stack {
@@ -1231,7 +1231,7 @@ impl World {
             now,
             cost,
             prof,
-            per_packet,
+            opts,
             &mut stack,
         )
     }
@@ -1315,6 +1315,9 @@ impl World {
                 let host = &mut self.hosts[h as usize];
                 let line = &mut host.lines[irq as usize];
                 line.apic_masked = false;
+                for &(p, _) in &line.handlers {
+                    self.ports[p as usize].note(crate::nic::RegOp::ApicUnmask);
+                }
                 let high = line.level
                     && line
                         .handlers
@@ -1630,6 +1633,9 @@ impl World {
             let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
             let handlers = self.hosts[h as usize].lines[irq as usize].handlers.clone();
             self.hosts[h as usize].lines[irq as usize].apic_masked = true;
+            for &(p, _) in &handlers {
+                self.ports[p as usize].note(crate::nic::RegOp::ApicMask);
+            }
             for (p, v) in handlers {
                 let sq = &mut self.hosts[h as usize].softirq[core as usize];
                 if !sq.poll_list.contains(&(p, v)) {
@@ -1694,8 +1700,15 @@ impl World {
                         driver::clean_tx(&mut self.ports[port as usize], vector, prof);
                     cost += tx_cost;
                     cost += self.drain_qdisc(now + cost, port, prof);
-                    let (cost, _) =
-                        self.stack_rx(now, h, port, vector, u32::MAX, cost, Nanos::ZERO);
+                    let (cost, _) = self.stack_rx(
+                        now,
+                        h,
+                        port,
+                        vector,
+                        u32::MAX,
+                        cost,
+                        driver::RxOpts::default(),
+                    );
                     let (n, e) = next_handler(handler);
                     (cost, n, e)
                 }
@@ -1771,7 +1784,15 @@ impl World {
         let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
         cost += tx_cost;
         cost += self.drain_qdisc(now + cost, port, prof);
-        let (mut cost, work) = self.stack_rx(now, h, port, vector, napi.weight, cost, Nanos::ZERO);
+        let (mut cost, work) = self.stack_rx(
+            now,
+            h,
+            port,
+            vector,
+            napi.weight,
+            cost,
+            driver::RxOpts::default(),
+        );
         cost += self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
         let mut on_end = EndAction::None;
         if work < napi.weight {
@@ -1861,8 +1882,11 @@ impl World {
                     }
                 } else {
                     // No limit; RDT written and the lock dropped/re-taken per packet.
-                    let per_packet = prof.mmio_write_ns + prof.lock_ns;
-                    let (c, _) = self.stack_rx(now, h, port, vector, u32::MAX, cost, per_packet);
+                    let opts = driver::RxOpts {
+                        extra_ns: prof.lock_ns,
+                        rdt_per_packet: true,
+                    };
+                    let (c, _) = self.stack_rx(now, h, port, vector, u32::MAX, cost, opts);
                     let (tx_cost, _) =
                         driver::clean_tx(&mut self.ports[port as usize], vector, prof);
                     cost = c + tx_cost;
@@ -1877,7 +1901,8 @@ impl World {
                     bsd.rx_process_limit as u32
                 };
                 cost += prof.poll_overhead_ns;
-                let (c, _) = self.stack_rx(now, h, port, vector, limit, cost, Nanos::ZERO);
+                let (c, _) =
+                    self.stack_rx(now, h, port, vector, limit, cost, driver::RxOpts::default());
                 cost = c + prof.lock_ns;
                 let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
                 cost += tx_cost;
@@ -1891,7 +1916,15 @@ impl World {
             }
             DriverKind::Polling => {
                 cost += prof.poll_overhead_ns;
-                let (c, _) = self.stack_rx(now, h, port, vector, bsd.poll_burst, cost, Nanos::ZERO);
+                let (c, _) = self.stack_rx(
+                    now,
+                    h,
+                    port,
+                    vector,
+                    bsd.poll_burst,
+                    cost,
+                    driver::RxOpts::default(),
+                );
                 let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
                 cost = c + tx_cost;
                 cost += self.drain_qdisc(now + cost, port, prof);
