@@ -116,9 +116,17 @@ def test_cli_report_and_reproduce_report(
     code, _, err = cli(capsys, "report", tmp_path / "nothing.json", "-o", tmp_path / "x.html")
     assert code == 2 and "not found" in err
 
-    # The bundled case has misses: reproduce exits 1, and the report is written anyway.
+    # The bundled cases have misses: with --strict reproduce exits 1, and the
+    # report is written anyway.
     code, out, err = cli(
-        capsys, "reproduce", "--json", "--plots", tmp_path, "--report", tmp_path / "repro.html"
+        capsys,
+        "reproduce",
+        "--strict",
+        "--json",
+        "--plots",
+        tmp_path,
+        "--report",
+        tmp_path / "repro.html",
     )
     cases = json.loads(out)["cases"]
     assert code == (0 if all(c["ok"] for c in cases) else 1)

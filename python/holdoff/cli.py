@@ -627,12 +627,15 @@ def reproduce_command(
             "written even when a check misses.",
         ),
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit with code 1 when any check misses.")
+    ] = False,
 ) -> None:
     """Run bundled reproduction cases and compare with the published numbers.
 
     For every published number: the published value, its source, the
-    simulated value, the tolerance and pass/fail. Exit code 0 if every check
-    passes, 1 if any misses.
+    simulated value, the tolerance and pass/fail. A miss is reported with its
+    explanation; with --strict any miss makes the exit code 1.
     """
     from holdoff import reproduce as rp
 
@@ -672,7 +675,7 @@ def reproduce_command(
         from holdoff.report import ReportInputs
 
         _write_report(report, ReportInputs(cases=list(results)), "holdoff: reproduction cases")
-    if not all(r.ok for r in results):
+    if strict and not all(r.ok for r in results):
         raise typer.Exit(1)
 
 

@@ -83,6 +83,7 @@ class CheckResult:
     source: str
     run: str
     note: str | None = None
+    op: str = "approx"
 
     @property
     def deviation_rel(self) -> float | None:
@@ -240,6 +241,7 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
                 source=c.source,
                 run=c.run,
                 note=c.note,
+                op=c.op,
             )
         )
     return CaseResult(case=case, checks=checks, results=results)
