@@ -335,6 +335,47 @@ impl HostProfile {
     }
 }
 
+impl HostProfile {
+    /// The profile at another core clock [MHz]: CPU-bound costs scale with
+    /// `cpu_mhz / clock_mhz`; bus-bound ones (MMIO reads and writes, I/O APIC
+    /// access) do not. Copies are scaled too (an assumption: the profiles'
+    /// copy costs are per-core figures). Profiles without a clock (`ideal`)
+    /// are returned unchanged. Results are cached, so each (preset, clock)
+    /// pair is built once per process.
+    pub fn at_clock(&'static self, clock_mhz: u32) -> &'static HostProfile {
+        use std::collections::BTreeMap;
+        use std::sync::{Mutex, OnceLock};
+        if self.cpu_mhz == 0 || clock_mhz == 0 || clock_mhz == self.cpu_mhz {
+            return self;
+        }
+        static CACHE: OnceLock<Mutex<BTreeMap<(&'static str, u32), &'static HostProfile>>> =
+            OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry((self.name, clock_mhz)).or_insert_with(|| {
+            let f = |n: Nanos| Nanos(n.as_ns() * self.cpu_mhz as u64 / clock_mhz as u64);
+            // Leaked once per (preset, clock): profiles are shared, immutable
+            // and live for the whole process.
+            Box::leak(Box::new(HostProfile {
+                cpu_mhz: clock_mhz,
+                irq_entry_exit_ns: f(self.irq_entry_exit_ns),
+                softirq_entry_ns: f(self.softirq_entry_ns),
+                poll_overhead_ns: f(self.poll_overhead_ns),
+                rx_packet_ns: f(self.rx_packet_ns),
+                rx_driver_ns: f(self.rx_driver_ns),
+                tx_packet_ns: f(self.tx_packet_ns),
+                tx_clean_ns: f(self.tx_clean_ns),
+                forward_packet_ns: f(self.forward_packet_ns),
+                copy_ps_per_byte: self.copy_ps_per_byte * self.cpu_mhz as u64 / clock_mhz as u64,
+                wakeup_ns: f(self.wakeup_ns),
+                context_switch_ns: f(self.context_switch_ns),
+                lock_ns: f(self.lock_ns),
+                ..self.clone()
+            }))
+        })
+    }
+}
+
 /// All named presets, in a stable order.
 pub fn presets() -> Vec<&'static HostProfile> {
     vec![
@@ -510,5 +551,26 @@ mod tests {
         // 700 ps/B on the P4: 1448 B -> 1013.6 ns, rounded down.
         assert_eq!(HostProfile::P4_XEON_2004.copy_ns(1448), Nanos(1013));
         assert_eq!(HostProfile::P4_XEON_2004.copy_ns(0), Nanos::ZERO);
+    }
+
+    #[test]
+    fn a_lower_clock_scales_cpu_costs_but_not_bus_costs() {
+        // Half the clock: CPU-bound work takes twice as long; an MMIO read is
+        // a bus transaction and does not change.
+        let base = by_name("p4-xeon-2004").unwrap();
+        let half = base.at_clock(base.cpu_mhz / 2);
+        assert_eq!(half.rx_packet_ns.as_ns(), 2 * base.rx_packet_ns.as_ns());
+        assert_eq!(
+            half.irq_entry_exit_ns.as_ns(),
+            2 * base.irq_entry_exit_ns.as_ns()
+        );
+        assert_eq!(half.copy_ps_per_byte, 2 * base.copy_ps_per_byte);
+        assert_eq!(half.mmio_read_ns, base.mmio_read_ns);
+        assert_eq!(half.mmio_write_ns, base.mmio_write_ns);
+        assert!(
+            std::ptr::eq(half, base.at_clock(base.cpu_mhz / 2)),
+            "cached"
+        );
+        assert!(std::ptr::eq(base.at_clock(base.cpu_mhz), base));
     }
 }

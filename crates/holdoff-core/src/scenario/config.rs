@@ -55,6 +55,11 @@ pub struct HostCfg {
     pub name: String,
     /// Cost profile preset: ideal, p4-xeon-2004, opteron-2006, apu2, xeon-modern.
     pub profile: String,
+    /// Core clock the host runs at [MHz] (a P-state, e.g. OpenBSD
+    /// hw.setperf=0); CPU-bound costs of the profile scale with it. Default:
+    /// the profile's nominal clock.
+    #[serde(default)]
+    pub cpu_mhz: Option<u32>,
     /// CPU cores [count].
     #[serde(default = "one")]
     pub cores: u32,
@@ -723,6 +728,14 @@ impl Scenario {
                     f("profile"),
                     format!("got {:?}; allowed: {}", h.profile, names_list(&profiles)),
                 ));
+            }
+            if let Some(mhz) = h.cpu_mhz {
+                if !(100..=10_000).contains(&mhz) {
+                    return Err(cfg_err(
+                        f("cpu_mhz"),
+                        format!("got {mhz}; allowed: 100 to 10000"),
+                    ));
+                }
             }
             if h.cores == 0 || h.cores > 256 {
                 return Err(cfg_err(

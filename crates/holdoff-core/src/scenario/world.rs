@@ -304,7 +304,11 @@ impl World {
         let mut port_vec_line = Vec::new();
         let mut moderators = Vec::new();
         for (hi, h) in s.hosts.iter().enumerate() {
-            let prof = profile::by_name(&h.profile).expect("validated profile");
+            let base = profile::by_name(&h.profile).expect("validated profile");
+            let prof = match h.cpu_mhz {
+                Some(mhz) => base.at_clock(mhz),
+                None => base,
+            };
             let mut host = Host {
                 name: h.name.clone(),
                 profile: prof,
