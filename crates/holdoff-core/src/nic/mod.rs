@@ -129,9 +129,14 @@ struct Vector {
     interrupts: u64,
     line_high: bool,
     last_assert: Option<SimTime>,
-    /// Smallest spacing seen between two assertions [ns] (an invariant check:
-    /// never below the throttle interval).
+    /// Smallest spacing seen between two assertions [ns].
     min_spacing: Option<Nanos>,
+    /// The interval that bounds the spacing to the next assertion: the
+    /// interval in effect at the last assertion, or zero after an EITR write
+    /// reset the counter (which may assert at once).
+    spacing_floor: Nanos,
+    /// Assertions that came sooner than `spacing_floor` (an invariant: 0).
+    spacing_violations: u64,
 }
 
 impl Vector {
@@ -268,6 +273,8 @@ impl NicPort {
                 line_high: false,
                 last_assert: None,
                 min_spacing: None,
+                spacing_floor: Nanos::ZERO,
+                spacing_violations: 0,
             };
             nvec
         ];
@@ -423,6 +430,7 @@ impl NicPort {
         v.interval = interval;
         if resets_counter {
             v.next_allowed = now;
+            v.spacing_floor = Nanos::ZERO;
             v.timer.cancel();
             if v.pending() != 0 {
                 Self::assert(v, vector, now, out);
@@ -494,8 +502,12 @@ impl NicPort {
         if let Some(last) = v.last_assert {
             let gap = now - last;
             v.min_spacing = Some(v.min_spacing.map_or(gap, |m| m.min(gap)));
+            if gap < v.spacing_floor {
+                v.spacing_violations += 1;
+            }
         }
         v.last_assert = Some(now);
+        v.spacing_floor = v.interval;
         v.interrupts += 1;
         v.line_high = true;
         v.next_allowed = now + v.interval;
@@ -539,6 +551,12 @@ impl NicPort {
             c.3 += t.bytes;
         }
         c
+    }
+
+    /// Assertions of a vector that came sooner than the throttle interval in
+    /// effect (zero unless the throttle is broken).
+    pub fn spacing_violations(&self, vector: u16) -> u64 {
+        self.vectors[vector as usize].spacing_violations
     }
 
     /// Smallest spacing between two assertions of a vector so far [ns].

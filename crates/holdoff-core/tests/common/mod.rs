@@ -13,7 +13,7 @@ pub struct OneHost {
     pub frame_bytes: u32,
     pub duration_ms: u64,
     pub seed: u64,
-    /// The `[hosts.nics.moderation]` body (without the kind line).
+    /// The `[hosts.nics.moderation]` body; without a `kind` line it is static.
     pub moderation: String,
     pub rx_ring: u32,
 }
@@ -54,7 +54,6 @@ name = "eth0"
 chip = "{chip}"
 rx_ring = {ring}
 [hosts.nics.moderation]
-kind = "static"
 {moderation}
 
 [[generators]]
@@ -79,7 +78,11 @@ host = "dut"
             driver = self.driver,
             chip = self.chip,
             ring = self.rx_ring,
-            moderation = self.moderation,
+            moderation = if self.moderation.contains("kind =") {
+                self.moderation.clone()
+            } else {
+                format!("kind = \"static\"\n{}", self.moderation)
+            },
             pattern = self.pattern,
             rate = self.rate_pps,
             bytes = self.frame_bytes,
