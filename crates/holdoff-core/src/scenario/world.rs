@@ -585,6 +585,24 @@ impl World {
                 ..TcpConfig::default()
             }
         };
+        // A TCP connection between `host` and `to` for the applications `app`.
+        let new_conn =
+            |conns: &mut Vec<TcpConn>, host: u16, to: &str, nodelay: bool, app: [u16; 2]| {
+                let from = &s.hosts[host as usize].name;
+                let (local, remote) = s.route(from, to).expect("validated route");
+                let th = host_idx(to);
+                conns.push(TcpConn {
+                    ep: [
+                        TcpEndpoint::new(tcp_cfg(host, nodelay)),
+                        TcpEndpoint::new(tcp_cfg(th, nodelay)),
+                    ],
+                    host: [host, th],
+                    port: [port_idx(&local), port_idx(&remote)],
+                    app,
+                    timer: [Timer::default(); 2],
+                });
+                (conns.len() - 1) as u16
+            };
         for a in &s.apps {
             let hi = s
                 .hosts
@@ -627,20 +645,9 @@ impl World {
                     nodelay,
                     ..
                 } => {
-                    let (local, remote) = s.route(a.host(), to).expect("validated route");
                     let th = host_idx(to);
-                    let conn = conns.len() as u16;
                     let srv_app = n_cfg_apps + servers.len() as u16;
-                    conns.push(TcpConn {
-                        ep: [
-                            TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
-                            TcpEndpoint::new(tcp_cfg(th, *nodelay)),
-                        ],
-                        host: [hi, th],
-                        port: [port_idx(&local), port_idx(&remote)],
-                        app: [apps.len() as u16, srv_app],
-                        timer: [Timer::default(); 2],
-                    });
+                    let conn = new_conn(&mut conns, hi, to, *nodelay, [apps.len() as u16, srv_app]);
                     servers.push(App {
                         name: format!("{name}.receiver"),
                         host: th,
@@ -667,20 +674,9 @@ impl World {
                     nodelay,
                     ..
                 } => {
-                    let (local, remote) = s.route(a.host(), to).expect("validated route");
                     let th = host_idx(to);
-                    let conn = conns.len() as u16;
                     let srv_app = n_cfg_apps + servers.len() as u16;
-                    conns.push(TcpConn {
-                        ep: [
-                            TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
-                            TcpEndpoint::new(tcp_cfg(th, *nodelay)),
-                        ],
-                        host: [hi, th],
-                        port: [port_idx(&local), port_idx(&remote)],
-                        app: [apps.len() as u16, srv_app],
-                        timer: [Timer::default(); 2],
-                    });
+                    let conn = new_conn(&mut conns, hi, to, *nodelay, [apps.len() as u16, srv_app]);
                     servers.push(App {
                         name: format!("{name}.server"),
                         host: th,
@@ -707,23 +703,13 @@ impl World {
                     start_us,
                     ..
                 } => {
-                    let (local, remote) = s.route(a.host(), to).expect("validated route");
                     let th = host_idx(to);
                     let srv_app = n_cfg_apps + servers.len() as u16;
-                    let mut cs = Vec::new();
-                    for _ in 0..*streams {
-                        cs.push(conns.len() as u16);
-                        conns.push(TcpConn {
-                            ep: [
-                                TcpEndpoint::new(tcp_cfg(hi, *nodelay)),
-                                TcpEndpoint::new(tcp_cfg(th, *nodelay)),
-                            ],
-                            host: [hi, th],
-                            port: [port_idx(&local), port_idx(&remote)],
-                            app: [apps.len() as u16, srv_app],
-                            timer: [Timer::default(); 2],
-                        });
-                    }
+                    let cs: Vec<u16> = (0..*streams)
+                        .map(|_| {
+                            new_conn(&mut conns, hi, to, *nodelay, [apps.len() as u16, srv_app])
+                        })
+                        .collect();
                     servers.push(App {
                         name: format!("{name}.receiver"),
                         host: th,
