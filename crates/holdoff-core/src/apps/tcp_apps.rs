@@ -51,6 +51,37 @@ fn copy(prof: &HostProfile, n: u64) -> Nanos {
     Nanos(n * prof.copy_ps_per_byte / 1000)
 }
 
+/// One write(2) at `now + *cost`: the stack's send cost plus the copy of
+/// the bytes accepted are added to `*cost`; returns the bytes accepted.
+fn write_call<I: TcpIo>(
+    io: &mut I,
+    prof: &HostProfile,
+    now: SimTime,
+    cost: &mut Nanos,
+    conn: u16,
+    side: u8,
+    n: u64,
+) -> u64 {
+    let (got, c) = io.write(now + *cost, conn, side, n);
+    *cost += copy(prof, got) + c;
+    got
+}
+
+/// One read(2) at `now + *cost`, likewise; returns the bytes read.
+fn read_call<I: TcpIo>(
+    io: &mut I,
+    prof: &HostProfile,
+    now: SimTime,
+    cost: &mut Nanos,
+    conn: u16,
+    side: u8,
+    n: u64,
+) -> u64 {
+    let (got, c) = io.read(now + *cost, conn, side, n);
+    *cost += copy(prof, got) + c;
+    got
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     NextPoint,
@@ -118,8 +149,7 @@ impl NetpipeClient {
                     }
                 },
                 Phase::Write { left } => {
-                    let (n, c) = io.write(now + cost, self.conn, 0, left);
-                    cost += copy(prof, n) + c;
+                    let n = write_call(io, prof, now, &mut cost, self.conn, 0, left);
                     if n < left {
                         self.phase = Phase::Write { left: left - n };
                         return (cost, Wait::Writable);
@@ -129,8 +159,7 @@ impl NetpipeClient {
                     };
                 }
                 Phase::Read { left } => {
-                    let (n, c) = io.read(now + cost, self.conn, 0, left);
-                    cost += copy(prof, n) + c;
+                    let n = read_call(io, prof, now, &mut cost, self.conn, 0, left);
                     if n < left {
                         self.phase = Phase::Read { left: left - n };
                         return (cost, Wait::Readable);
@@ -194,8 +223,7 @@ impl NetpipeServer {
     ) -> (Nanos, Wait) {
         loop {
             if self.write_left > 0 {
-                let (n, c) = io.write(now + cost, self.conn, 1, self.write_left);
-                cost += copy(prof, n) + c;
+                let n = write_call(io, prof, now, &mut cost, self.conn, 1, self.write_left);
                 self.write_left -= n;
                 if self.write_left > 0 {
                     return (cost, Wait::Writable);
@@ -213,8 +241,7 @@ impl NetpipeServer {
                     msg_bytes
                 }
             };
-            let (n, c) = io.read(now + cost, self.conn, 1, left);
-            cost += copy(prof, n) + c;
+            let n = read_call(io, prof, now, &mut cost, self.conn, 1, left);
             if n < left {
                 self.read_left = Some(left - n);
                 return (cost, Wait::Readable);
@@ -280,8 +307,7 @@ impl RpcClient {
                     };
                 }
                 RpcPhase::Write { left } => {
-                    let (n, c) = io.write(now + cost, self.conn, 0, left);
-                    cost += copy(prof, n) + c;
+                    let n = write_call(io, prof, now, &mut cost, self.conn, 0, left);
                     if n < left {
                         self.phase = RpcPhase::Write { left: left - n };
                         return (cost, Wait::Writable, None);
@@ -291,8 +317,7 @@ impl RpcClient {
                     };
                 }
                 RpcPhase::Read { left } => {
-                    let (n, c) = io.read(now + cost, self.conn, 0, left);
-                    cost += copy(prof, n) + c;
+                    let n = read_call(io, prof, now, &mut cost, self.conn, 0, left);
                     if n < left {
                         self.phase = RpcPhase::Read { left: left - n };
                         return (cost, Wait::Readable, None);
@@ -342,16 +367,14 @@ impl RpcServer {
     ) -> (Nanos, Wait) {
         loop {
             if self.write_left > 0 {
-                let (n, c) = io.write(now + cost, self.conn, 1, self.write_left);
-                cost += copy(prof, n) + c;
+                let n = write_call(io, prof, now, &mut cost, self.conn, 1, self.write_left);
                 self.write_left -= n;
                 if self.write_left > 0 {
                     return (cost, Wait::Writable);
                 }
                 self.read_left = self.request_bytes;
             }
-            let (n, c) = io.read(now + cost, self.conn, 1, self.read_left);
-            cost += copy(prof, n) + c;
+            let n = read_call(io, prof, now, &mut cost, self.conn, 1, self.read_left);
             self.read_left -= n;
             if self.read_left > 0 {
                 return (cost, Wait::Readable);
@@ -379,8 +402,7 @@ impl IperfClient {
         loop {
             let mut progress = false;
             for &c in &self.conns {
-                let (n, k) = io.write(now + cost, c, 0, self.write_bytes);
-                cost += copy(prof, n) + k;
+                let n = write_call(io, prof, now, &mut cost, c, 0, self.write_bytes);
                 self.written += n;
                 progress |= n > 0;
             }
@@ -408,8 +430,7 @@ impl IperfServer {
         loop {
             let mut progress = false;
             for &c in &self.conns {
-                let (n, k) = io.read(now + cost, c, 1, u64::MAX);
-                cost += copy(prof, n) + k;
+                let n = read_call(io, prof, now, &mut cost, c, 1, u64::MAX);
                 self.read_bytes += n;
                 progress |= n > 0;
             }
