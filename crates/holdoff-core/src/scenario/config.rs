@@ -122,6 +122,14 @@ pub struct TcpSysctls {
     /// Maximum segment size [bytes] (1500 MTU with timestamps: 1448).
     #[serde(default = "d_mss")]
     pub mss_bytes: u32,
+    /// Receive memory charged per received segment, the Linux skb truesize
+    /// [bytes]. Default 2336: Linux 2.6.6 with e1000 2048-byte receive
+    /// buffers on a P4 kernel; it switches on the Linux 2.6 receive-window
+    /// rules (rcv_ssthresh growth, window clamp, initial window of 4 MSS).
+    /// 0: payload accounting and the whole window from the start (stacks
+    /// without those rules, e.g. FreeBSD and OpenBSD with autotuned buffers).
+    #[serde(default = "d_truesize")]
+    pub skb_truesize_bytes: u32,
 }
 
 fn d_rmem() -> u32 {
@@ -142,6 +150,9 @@ fn d_rto_min() -> u64 {
 fn d_mss() -> u32 {
     1448
 }
+fn d_truesize() -> u32 {
+    crate::stack::tcp::LINUX26_E1000_SKB_TRUESIZE
+}
 
 impl Default for TcpSysctls {
     fn default() -> Self {
@@ -153,6 +164,7 @@ impl Default for TcpSysctls {
             delack_us: d_delack(),
             rto_min_ms: d_rto_min(),
             mss_bytes: d_mss(),
+            skb_truesize_bytes: d_truesize(),
         }
     }
 }
@@ -767,6 +779,19 @@ impl Scenario {
                 return Err(cfg_err(
                     f("tcp"),
                     "need rmem_default >= 2 x mss_bytes, wmem_default >= mss_bytes and wmem_max >= wmem_default",
+                ));
+            }
+            if t.skb_truesize_bytes != 0
+                && !(t.mss_bytes..=t.rmem_default / 2).contains(&t.skb_truesize_bytes)
+            {
+                return Err(cfg_err(
+                    f("tcp.skb_truesize_bytes"),
+                    format!(
+                        "got {}; allowed: 0 (payload accounting) or mss_bytes ({}) to rmem_default/2 ({})",
+                        t.skb_truesize_bytes,
+                        t.mss_bytes,
+                        t.rmem_default / 2
+                    ),
                 ));
             }
             if t.adv_win_scale == 0 || t.adv_win_scale > 8 {

@@ -582,6 +582,7 @@ impl World {
                 nodelay,
                 delack: Nanos(t.delack_us * 1000),
                 rto_min: Nanos::from_ms(t.rto_min_ms),
+                skb_truesize: t.skb_truesize_bytes,
                 ..TcpConfig::default()
             }
         };
@@ -591,11 +592,16 @@ impl World {
                 let from = &s.hosts[host as usize].name;
                 let (local, remote) = s.route(from, to).expect("validated route");
                 let th = host_idx(to);
+                let mut ep = [
+                    TcpEndpoint::new(tcp_cfg(host, nodelay)),
+                    TcpEndpoint::new(tcp_cfg(th, nodelay)),
+                ];
+                // The handshake tells each side the other's initial window.
+                let (w0, w1) = (ep[0].initial_window(), ep[1].initial_window());
+                ep[0].set_peer_window(w1);
+                ep[1].set_peer_window(w0);
                 conns.push(TcpConn {
-                    ep: [
-                        TcpEndpoint::new(tcp_cfg(host, nodelay)),
-                        TcpEndpoint::new(tcp_cfg(th, nodelay)),
-                    ],
+                    ep,
                     host: [host, th],
                     port: [port_idx(&local), port_idx(&remote)],
                     app,

@@ -10,6 +10,21 @@
 //! - receive window from the socket's free receive buffer and
 //!   `tcp_adv_win_scale` (window = space - space/2^scale, rounded down to
 //!   MSS multiples): rcvbuf 87380 gives 65535 -> 65160 (45 segments);
+//! - with `skb_truesize > 0` (the default), Linux 2.6 receive-buffer
+//!   accounting and window growth (2.6.6 `tcp_input.c`/`tcp_output.c`):
+//!   every queued segment charges its buffer's truesize, not its payload,
+//!   against rcvbuf; the window offered starts at 4 x MSS
+//!   (`tcp_select_initial_window`), is clamped to `window_clamp` (full space
+//!   minus one MSS, `tcp_init_buffer_space`), and grows through
+//!   `rcv_ssthresh` by 2 x MSS per in-order segment of at least 128 bytes
+//!   (`tcp_grow_window`). When a buffer's truesize is large against its
+//!   payload (`tcp_win_from_space(truesize) > len`), the slow check
+//!   (`__tcp_grow_window`) lets rcv_ssthresh grow only while it is at most
+//!   half the full space: a 1448-byte segment in a 2 KB receive buffer
+//!   (truesize about 2.3 KB) stops the window at 24 segments (34752 B) of
+//!   an 87380-byte rcvbuf. The offered window never shrinks
+//!   (`tcp_select_window`) and keeps its value while within one MSS of the
+//!   free space (`__tcp_select_window`);
 //! - send buffer: writes block when queued + unacknowledged bytes exceed the
 //!   send buffer, which grows with cwnd as `tcp_new_space` does
 //!   (2 x cwnd x MSS, between tcp_wmem[1] = 16384 and tcp_wmem[2] = 131072);
@@ -27,10 +42,15 @@
 //!   initial 3 s, exponential backoff, go-back-N from snd_una); out-of-order
 //!   segments are kept by the receiver.
 //!
-//! Simplifies: no handshake (connections start established), no SACK, no
-//! timestamps-based RTT (Karn's rule on one probe per window), no receive
-//! window growth via rcv_ssthresh, no cwnd restart after idle, no
-//! truesize/skb overhead in buffer accounting (payload bytes only), no FIN.
+//! Simplifies: no handshake (connections start established; each side
+//! starts with the other's initial window as the SYN exchange would give),
+//! no SACK, no timestamps-based RTT (Karn's rule on one probe per window),
+//! no cwnd restart after idle, no FIN; no receive-queue collapsing
+//! (`tcp_prune_queue`): a segment that would push the charged memory past
+//! rcvbuf is dropped; no receive-buffer autotuning (2.6.7 and later); no
+//! memory-pressure rules. With `skb_truesize = 0` buffers are accounted by
+//! payload and the whole window is offered from the start (the behaviour of
+//! stacks without the Linux rule, e.g. BSDs with autotuned buffers).
 //!
 //! Units: sequence numbers and sizes [bytes] (64-bit internally, 32-bit on the
 //! wire), cwnd [segments], times [ns].
@@ -63,7 +83,23 @@ pub struct TcpConfig {
     pub rto_init: Nanos,
     /// Initial congestion window [segments].
     pub init_cwnd: u32,
+    /// Receive-buffer memory charged per received segment (Linux skb
+    /// truesize) [bytes]; 0: payload accounting and no window growth rule.
+    pub skb_truesize: u32,
 }
+
+/// Linux 2.6.6 with e1000 5.x receive buffers on a Pentium 4 kernel: the
+/// driver allocates `rx_buffer_len` 2048 (+16 headroom, +2 alignment) =
+/// 2066 bytes, `alloc_skb` rounds it to the 128-byte L1 line of a P4 build
+/// (`SKB_DATA_ALIGN`): 2176, and truesize adds `sizeof(struct sk_buff)`,
+/// about 160 bytes on i386 [assumption] -> 2336 bytes. Only the range
+/// matters for the window rule: every value from 1932 to 3861 bytes stops a
+/// 1448-byte MSS at the same rcv_ssthresh.
+pub const LINUX26_E1000_SKB_TRUESIZE: u32 = 2336;
+
+/// `MAX_TCP_HEADER`-independent floor of `tcp_grow_window`: segments shorter
+/// than this do not grow the window (`tcp_event_data_recv`: `len >= 128`).
+const GROW_MIN_LEN: u32 = 128;
 
 impl Default for TcpConfig {
     fn default() -> Self {
@@ -79,6 +115,7 @@ impl Default for TcpConfig {
             rto_min: Nanos::from_ms(200),
             rto_init: Nanos::from_secs(3),
             init_cwnd: 3,
+            skb_truesize: LINUX26_E1000_SKB_TRUESIZE,
         }
     }
 }
@@ -167,6 +204,15 @@ pub struct TcpEndpoint {
     rcv_wup: u64,
     /// Right edge of the last advertised window.
     rcv_adv_edge: u64,
+    /// Linux receive-window state (used when `skb_truesize > 0`): the window
+    /// last offered, its growth threshold and clamp [bytes].
+    rcv_wnd: u32,
+    rcv_ssthresh: u32,
+    window_clamp: u32,
+    /// Receive memory charged (truesize per queued segment) [bytes].
+    rmem: u32,
+    /// Unread bytes of each queued in-order segment, oldest first.
+    rcv_segs: std::collections::VecDeque<u32>,
     quickack: u32,
     /// Interactive ("pingpong") mode: data is sent soon after data arrives,
     /// so ACKs are delayed to ride on it (no quick-acks).
@@ -186,8 +232,14 @@ fn unwrap_seq(near: u64, low: u32) -> u64 {
 
 impl TcpEndpoint {
     pub fn new(cfg: TcpConfig) -> Self {
-        let rwnd_init = window_from_space(cfg.rcvbuf, cfg.adv_win_scale, cfg.mss);
+        let rwnd_init = initial_rcv_wnd(&cfg);
+        let window_clamp = linux_window_clamp(&cfg);
         TcpEndpoint {
+            rcv_wnd: rwnd_init,
+            rcv_ssthresh: rwnd_init,
+            window_clamp,
+            rmem: 0,
+            rcv_segs: std::collections::VecDeque::new(),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -254,12 +306,89 @@ impl TcpEndpoint {
         }
     }
 
+    /// The window the peer starts with (what this side's SYN would offer).
+    pub fn initial_window(&self) -> u32 {
+        initial_rcv_wnd(&self.cfg)
+    }
+
+    /// Set the peer's window as the handshake would have announced it.
+    pub fn set_peer_window(&mut self, wnd: u32) {
+        self.rwnd = wnd;
+    }
+
+    /// The Linux growth threshold of the offered window [bytes].
+    pub fn rcv_ssthresh(&self) -> u32 {
+        self.rcv_ssthresh
+    }
+
+    fn linux_rules(&self) -> bool {
+        self.cfg.skb_truesize > 0
+    }
+
+    /// `tcp_space`: the window the free receive memory could back [bytes].
+    fn tcp_space(&self) -> u32 {
+        let used = if self.linux_rules() {
+            self.rmem
+        } else {
+            self.rcv_queued + self.ooo_bytes()
+        };
+        win_from_space(self.cfg.rcvbuf.saturating_sub(used), self.cfg.adv_win_scale)
+    }
+
+    /// The window to offer now, before the never-shrink rule.
     fn adv_window(&self) -> u32 {
-        let free = self
-            .cfg
-            .rcvbuf
-            .saturating_sub(self.rcv_queued + self.ooo_bytes());
-        window_from_space(free, self.cfg.adv_win_scale, self.cfg.mss)
+        let mss = self.cfg.mss;
+        let free = self.tcp_space();
+        if !self.linux_rules() {
+            return (free / mss) * mss;
+        }
+        // __tcp_select_window
+        let full = self
+            .window_clamp
+            .min(win_from_space(self.cfg.rcvbuf, self.cfg.adv_win_scale));
+        let mss = mss.min(full);
+        if free < full / 2 && free < mss {
+            return 0;
+        }
+        let free = free.min(self.rcv_ssthresh);
+        let w = self.rcv_wnd;
+        if w + mss <= free || w > free {
+            (free / mss) * mss
+        } else {
+            w
+        }
+    }
+
+    /// `tcp_grow_window` for an in-order segment of `len` payload bytes.
+    fn grow_window(&mut self, len: u32) {
+        let ts = self.cfg.skb_truesize;
+        let scale = self.cfg.adv_win_scale;
+        if self.rcv_ssthresh >= self.window_clamp || self.rcv_ssthresh >= self.tcp_space() {
+            return;
+        }
+        let incr = if win_from_space(ts, scale) <= len {
+            2 * self.cfg.mss
+        } else {
+            // __tcp_grow_window: the window may grow past a fraction of
+            // the full space only if a halved truesize still fits the payload.
+            let mut truesize = win_from_space(ts, scale) / 2;
+            let mut window = win_from_space(self.cfg.rcvbuf, scale) / 2;
+            let mut incr = 0;
+            while self.rcv_ssthresh <= window {
+                if truesize <= len {
+                    incr = 2 * self.cfg.mss;
+                    break;
+                }
+                truesize >>= 1;
+                window >>= 1;
+            }
+            incr
+        };
+        if incr > 0 {
+            self.rcv_ssthresh = (self.rcv_ssthresh + incr).min(self.window_clamp);
+            // tp->ack.quick |= 1
+            self.quickack = self.quickack.max(1);
+        }
     }
 
     fn ooo_bytes(&self) -> u32 {
@@ -283,10 +412,31 @@ impl TcpEndpoint {
             return 0;
         }
         self.rcv_queued -= n as u32;
+        if self.linux_rules() {
+            // Free each buffer once it has been read completely.
+            let mut left = n as u32;
+            while left > 0 {
+                let head = self
+                    .rcv_segs
+                    .front_mut()
+                    .expect("queued bytes have segments");
+                let take = (*head).min(left);
+                *head -= take;
+                left -= take;
+                if *head == 0 {
+                    self.rcv_segs.pop_front();
+                    self.rmem -= self.cfg.skb_truesize;
+                }
+            }
+        }
         // tcp_cleanup_rbuf: announce a window that at least doubled.
         let now_wnd = self.rcv_adv_edge.saturating_sub(self.rcv_nxt);
         let new_wnd = self.adv_window() as u64;
-        let clamp = window_from_space(self.cfg.rcvbuf, self.cfg.adv_win_scale, self.cfg.mss) as u64;
+        let clamp = if self.linux_rules() {
+            self.window_clamp as u64
+        } else {
+            window_from_space(self.cfg.rcvbuf, self.cfg.adv_win_scale, self.cfg.mss) as u64
+        };
         if 2 * now_wnd <= clamp && new_wnd >= 2 * now_wnd.max(1) {
             self.send_ack(now, out);
         }
@@ -296,7 +446,13 @@ impl TcpEndpoint {
     // ------------------------------------------------------------ sending
 
     fn push_seg(&mut self, now: SimTime, seq: u64, len: u32, out: &mut TcpOut) {
-        let wnd = self.adv_window();
+        let mut wnd = self.adv_window();
+        if self.linux_rules() {
+            // tcp_select_window: never shrink the window already offered.
+            let cur = self.rcv_adv_edge.saturating_sub(self.rcv_nxt) as u32;
+            wnd = wnd.max(cur);
+            self.rcv_wnd = wnd;
+        }
         out.segs.push(Segment {
             seq: seq as u32,
             len,
@@ -473,18 +629,32 @@ impl TcpEndpoint {
 
     fn on_data(&mut self, now: SimTime, seg: &Segment, out: &mut TcpOut) {
         let seq = unwrap_seq(self.rcv_nxt, seg.seq);
-        let free = self
-            .cfg
-            .rcvbuf
-            .saturating_sub(self.rcv_queued + self.ooo_bytes());
+        // Room for the segment: payload against the free buffer, or (Linux
+        // rules) the charged memory not yet above rcvbuf (tcp_data_queue).
+        let room = if self.linux_rules() {
+            // Inside the window already offered Linux makes room by
+            // collapsing the queue (tcp_prune_queue); beyond it, only while
+            // the charged memory is not above rcvbuf.
+            self.rmem <= self.cfg.rcvbuf || seq + seg.len as u64 <= self.rcv_adv_edge
+        } else {
+            seg.len
+                <= self
+                    .cfg
+                    .rcvbuf
+                    .saturating_sub(self.rcv_queued + self.ooo_bytes())
+        };
         if seq == self.rcv_nxt {
-            if seg.len > free {
+            if !room {
                 self.send_ack(now, out); // no room: drop, re-announce the window
                 return;
             }
             self.rcv_nxt += seg.len as u64;
             self.rcv_queued += seg.len;
             self.stats.bytes_received += seg.len as u64;
+            if self.linux_rules() {
+                self.rmem += self.cfg.skb_truesize;
+                self.rcv_segs.push_back(seg.len);
+            }
             let had_ooo = !self.ooo.is_empty();
             // Pull in queued out-of-order data that is now contiguous.
             while let Some(&(s, l)) = self.ooo.first() {
@@ -498,7 +668,15 @@ impl TcpEndpoint {
                     self.rcv_nxt = end;
                     self.rcv_queued += add;
                     self.stats.bytes_received += add as u64;
+                    if self.linux_rules() {
+                        self.rcv_segs.push_back(add);
+                    }
+                } else if self.linux_rules() {
+                    self.rmem -= self.cfg.skb_truesize; // wholly duplicate: freed
                 }
+            }
+            if self.linux_rules() && seg.len >= GROW_MIN_LEN {
+                self.grow_window(seg.len);
             }
             out.readable = true;
             self.last_data_rcv = Some(now);
@@ -514,9 +692,12 @@ impl TcpEndpoint {
             }
         } else if seq > self.rcv_nxt {
             // Out of order: keep it if there is room; duplicate ACK at once.
-            if seg.len <= free && !self.ooo.iter().any(|&(s, _)| s == seq) {
+            if room && !self.ooo.iter().any(|&(s, _)| s == seq) {
                 let pos = self.ooo.partition_point(|&(s, _)| s < seq);
                 self.ooo.insert(pos, (seq, seg.len));
+                if self.linux_rules() {
+                    self.rmem += self.cfg.skb_truesize;
+                }
             }
             self.send_ack(now, out);
         } else {
@@ -561,8 +742,40 @@ impl TcpEndpoint {
 /// Advertised window for `space` free bytes: space - space/2^scale, rounded
 /// down to whole MSS (Linux `tcp_win_from_space`, `__tcp_select_window`).
 pub fn window_from_space(space: u32, adv_win_scale: u32, mss: u32) -> u32 {
-    let w = space - (space >> adv_win_scale);
-    (w / mss) * mss
+    (win_from_space(space, adv_win_scale) / mss) * mss
+}
+
+/// Linux `tcp_win_from_space`: the part of `space` bytes of buffer memory
+/// that may be offered as window (the rest is overhead) [bytes].
+pub fn win_from_space(space: u32, adv_win_scale: u32) -> u32 {
+    space - (space >> adv_win_scale)
+}
+
+/// The window of the first segment (the SYN's): with the Linux rules,
+/// `tcp_select_initial_window` offers at most 4 x MSS (RFC 1414 note in
+/// 2.6.6; 3 x or 2 x for larger MSS); without them the whole window.
+pub fn initial_rcv_wnd(cfg: &TcpConfig) -> u32 {
+    let full = window_from_space(cfg.rcvbuf, cfg.adv_win_scale, cfg.mss);
+    if cfg.skb_truesize == 0 {
+        return full;
+    }
+    let init_segs = match cfg.mss {
+        m if m > 1460 * 3 => 2,
+        m if m > 1460 => 3,
+        _ => 4,
+    };
+    full.min(init_segs * cfg.mss)
+}
+
+/// `tcp_init_buffer_space` with `tcp_app_win` 31: the clamp is the full
+/// space, less one MSS reserved when the full space would leave none [bytes].
+pub fn linux_window_clamp(cfg: &TcpConfig) -> u32 {
+    let maxwin = win_from_space(cfg.rcvbuf, cfg.adv_win_scale);
+    if maxwin > 2 * cfg.mss {
+        maxwin.saturating_sub(cfg.mss).max(2 * cfg.mss)
+    } else {
+        maxwin
+    }
 }
 
 #[cfg(test)]

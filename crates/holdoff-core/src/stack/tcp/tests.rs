@@ -21,6 +21,8 @@ struct Pipe {
     data_sent: u64,
     /// (time, destination, segment) of every segment put on the pipe.
     log: Vec<(u64, usize, Segment)>,
+    /// Endpoint 1's application reads what arrives (false: never reads).
+    reads: bool,
 }
 
 impl Pipe {
@@ -36,6 +38,7 @@ impl Pipe {
             drop: Vec::new(),
             data_sent: 0,
             log: Vec::new(),
+            reads: true,
         }
     }
 
@@ -61,6 +64,9 @@ impl Pipe {
             let n = self.ep[0].app_write(self.now, self.to_send - self.written, &mut out);
             self.written += n;
             self.emit(0, &mut out);
+        }
+        if !self.reads {
+            return;
         }
         let mut out = TcpOut::default();
         let r = self.ep[1].readable() as u64;
@@ -130,8 +136,13 @@ fn window_limited_throughput_is_window_over_rtt() {
     // one as it arrives, and the ACK goes out (every second segment) while
     // that second segment is still unread, so the free space is
     // 87380 - 1448 = 85932 -> 85932 - 85932/4 = 64449 -> 44 whole segments
-    // = 63712 B. Throughput = 63712 B / 10 ms = 6.3712 MB/s.
-    let mut p = Pipe::new(TcpConfig::default(), 5_000, u64::MAX / 4);
+    // = 63712 B. Throughput = 63712 B / 10 ms = 6.3712 MB/s. Payload
+    // accounting (no Linux truesize rule) so the window is the buffer's.
+    let cfg = TcpConfig {
+        skb_truesize: 0,
+        ..TcpConfig::default()
+    };
+    let mut p = Pipe::new(cfg, 5_000, u64::MAX / 4);
     p.run(1_000_000_000);
     let before = p.delivered();
     p.run(2_000_000_000);
@@ -146,9 +157,11 @@ fn window_limited_throughput_is_window_over_rtt() {
 fn delayed_ack_every_second_full_segment() {
     // No quick-acks: 20 full segments sent in one window produce one ACK per
     // two segments (Linux __tcp_ack_snd_check: more than one full-sized
-    // segment unacknowledged).
+    // segment unacknowledged). Payload accounting: the whole window is open
+    // from the start and no window-growth quick-ack intervenes.
     let cfg = TcpConfig {
         quickacks: 0,
+        skb_truesize: 0,
         init_cwnd: 20,
         sndbuf_init: 131_072,
         ..TcpConfig::default()
@@ -260,6 +273,105 @@ fn nagle_holds_a_short_segment_while_data_is_in_flight() {
         .map(|x| (x.0, x.2.len))
         .collect();
     assert_eq!(data, vec![(0, 1448), (0, 100)]);
+}
+
+#[test]
+fn linux_initial_window_is_four_segments_and_the_clamp_reserves_one_mss() {
+    // tcp_select_initial_window: MSS <= 1460 -> 4 x 1448 = 5792.
+    // tcp_init_buffer_space with tcp_app_win 31: full space 65535, one MSS
+    // reserved because 65535 + 1448 > 65535 -> 64087.
+    let cfg = TcpConfig::default();
+    assert_eq!(initial_rcv_wnd(&cfg), 5792);
+    assert_eq!(linux_window_clamp(&cfg), 64_087);
+    // Without the Linux rules the whole buffer's window is offered at once.
+    let payload = TcpConfig {
+        skb_truesize: 0,
+        ..TcpConfig::default()
+    };
+    assert_eq!(initial_rcv_wnd(&payload), 65_160);
+}
+
+/// The windows endpoint 1 advertised, in order.
+fn advertised(p: &Pipe) -> Vec<u32> {
+    p.log
+        .iter()
+        .filter(|(_, to, _)| *to == 0)
+        .map(|x| x.2.wnd)
+        .collect()
+}
+
+#[test]
+fn two_kilobyte_buffers_stop_the_window_at_half_the_full_space() {
+    // truesize 2336 for 1448 B: tcp_win_from_space(2336) = 1752 > 1448, so
+    // __tcp_grow_window decides: truesize/2 = 876 <= 1448 grows rcv_ssthresh
+    // by 2 x 1448 while rcv_ssthresh <= 65535/2 = 32767. From 5792 the
+    // steps are 5792 + 2896 k; k = 9 gives 31856 (still <= 32767), k = 10
+    // gives 34752, after which the loop body never runs: the window stays at
+    // 34752 = 24 segments, about half of what rcvbuf 87380 could offer.
+    // The first ACK already carries one step (8688): the segment it
+    // acknowledges grew the window before the ACK was built.
+    let mut p = Pipe::new(TcpConfig::default(), 1_000, 20_000_000);
+    p.run(2_000_000_000);
+    assert_eq!(p.ep[1].rcv_ssthresh(), 34_752);
+    let w = advertised(&p);
+    assert_eq!(w.first(), Some(&8688));
+    assert_eq!(w.iter().max(), Some(&34_752));
+    assert_eq!(w.last(), Some(&34_752));
+}
+
+#[test]
+fn small_buffers_grow_the_window_to_the_clamp() {
+    // truesize 1900: tcp_win_from_space(1900) = 1425 <= 1448, the fast check
+    // of tcp_grow_window passes and rcv_ssthresh climbs to the clamp 64087.
+    // With one 1900-byte buffer queued when an ACK goes out the free space
+    // is (87380 - 1900) * 3/4 = 64110, so the offer is
+    // min(64110, 64087) rounded down to 1448 B: 44 segments = 63712.
+    let cfg = TcpConfig {
+        skb_truesize: 1900,
+        ..TcpConfig::default()
+    };
+    let mut p = Pipe::new(cfg, 1_000, 20_000_000);
+    p.run(2_000_000_000);
+    assert_eq!(p.ep[1].rcv_ssthresh(), 64_087);
+    assert_eq!(advertised(&p).iter().max(), Some(&63_712));
+}
+
+#[test]
+fn linux_window_limited_throughput_is_the_grown_window_over_rtt() {
+    // As window_limited_throughput_is_window_over_rtt, with the default
+    // 2 KB-buffer truesize: one 34752-byte window per 10 ms RTT.
+    let mut p = Pipe::new(TcpConfig::default(), 5_000, u64::MAX / 4);
+    p.run(1_000_000_000);
+    let before = p.delivered();
+    p.run(2_000_000_000);
+    let got = (p.delivered() - before) as f64;
+    let want = 34_752.0 / 0.010;
+    assert!((got - want).abs() / want < 0.01, "{got} vs {want}");
+}
+
+#[test]
+fn an_unread_receive_buffer_closes_the_window_without_shrinking_it() {
+    // The reader never reads. Each queued segment charges 2336 B, so the
+    // free space falls; tcp_select_window never moves the right edge
+    // (ack + window) back, and the sender stops once the rcvbuf is charged:
+    // once the free space is below one MSS the offer is only what is left
+    // of the window already promised, which then runs down to 0; nothing
+    // inside a promised window is dropped. At most rcvbuf / truesize = 37
+    // segments plus one full window (24) can arrive.
+    let mut p = Pipe::new(TcpConfig::default(), 1_000, 10_000_000);
+    p.reads = false;
+    p.run(3_000_000_000);
+    let edges: Vec<u64> = p
+        .log
+        .iter()
+        .filter(|(_, to, _)| *to == 0)
+        .map(|x| x.2.ack as u64 + x.2.wnd as u64)
+        .collect();
+    assert!(edges.windows(2).all(|e| e[1] >= e[0]), "{edges:?}");
+    let received = p.delivered();
+    assert!(received <= (37 + 24) * 1448, "{received}");
+    assert_eq!(p.log.iter().rev().find(|x| x.1 == 0).unwrap().2.wnd, 0);
+    assert_eq!(p.ep[0].stats.retransmits, 0);
 }
 
 #[test]
