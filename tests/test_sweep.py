@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tomllib
@@ -163,6 +164,22 @@ def test_table_rows_match_single_runs_of_each_point() -> None:
         assert (
             row["dut/cpu_util_busy"] == result.hosts.set_index("host").loc["dut", "cpu_util_busy"]
         )
+
+
+def test_store_key_is_over_the_validated_scenario() -> None:
+    # Writing out a default (the NAPI weight is 64 unless set) describes the
+    # same run, so it must find the same stored result; changing a value must not.
+    version = holdoff.__version__
+    plain = {**base(), "seed": 3}
+    explicit = copy.deepcopy(plain)
+    explicit["hosts"][0]["napi"] = {"weight": 64}
+    changed = copy.deepcopy(plain)
+    changed["hosts"][0]["napi"] = {"weight": 32}
+    assert scenario_hash(explicit, version) == scenario_hash(plain, version)
+    assert scenario_hash(changed, version) != scenario_hash(plain, version)
+    assert scenario_hash(plain, "0.0.0-other") != scenario_hash(plain, version)
+    with pytest.raises(holdoff.ScenarioError):
+        scenario_hash({**plain, "duration_ms": 0}, version)
 
 
 def test_store_skips_finished_points_and_recomputes_missing_ones(tmp_path: Path) -> None:

@@ -34,6 +34,9 @@ def run_toml(
 def validate_toml(text: str) -> None:
     """Check a scenario given as TOML text without running it."""
 
+def normalize_toml(text: str) -> str:
+    """The scenario as the core reads it (validated, defaults filled in), as JSON."""
+
 def schema_json() -> str:
     """The JSON Schema of the scenario file, as pretty-printed JSON."""
 

@@ -1,9 +1,11 @@
 """A result store: one Parquet file per finished run, keyed by the scenario's hash.
 
 The key of a run is :func:`scenario_hash`: the SHA-256 of the holdoff version
-and the canonical JSON of the scenario (sorted keys, no whitespace, the seed
-included). The same scenario run by the same version therefore finds its
-stored result, and a new version never reuses an old one.
+and the canonical JSON (sorted keys, no whitespace, the seed included) of the
+scenario as the core reads it, validated and with every default filled in.
+The same scenario run by the same version therefore finds its stored result
+whether or not a default is written out, and a new version never reuses an
+old one.
 
 Layout of a store folder (default ``runs/store``)::
 
@@ -33,6 +35,10 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import tomli_w
+
+from holdoff import _core
+from holdoff.api import _without_none
 
 DEFAULT_STORE = Path("runs/store")
 SUFFIX = ".parquet"
@@ -51,9 +57,13 @@ def canonical_json(value: Any) -> str:
 def scenario_hash(scenario: Mapping[str, Any], version: str) -> str:
     """The store key of a scenario (a dict shaped like the scenario file) for ``version``.
 
-    ``sha256("holdoff <version>\\n" + canonical_json(scenario))`` as 64 hex digits.
+    ``sha256("holdoff <version>\\n" + canonical_json(normalized))`` as 64 hex
+    digits, where ``normalized`` is the scenario as the core reads it: validated,
+    with every default filled in. Spelling out a default therefore keeps the
+    key; an invalid scenario raises :class:`holdoff.ScenarioError` here.
     """
-    payload = f"holdoff {version}\n{canonical_json(scenario)}"
+    normalized = json.loads(_core.normalize_toml(tomli_w.dumps(_without_none(scenario))))
+    payload = f"holdoff {version}\n{canonical_json(normalized)}"
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -393,10 +393,11 @@ def combinations(spec: SweepSpec) -> list[dict[str, Any]]:
     return combos
 
 
-def expand(spec: SweepSpec, *, validate: bool = True) -> list[SweepPoint]:
+def expand(spec: SweepSpec) -> list[SweepPoint]:
     """Every point of a sweep, in order (parameter set, then replicate).
 
-    With ``validate`` each distinct scenario is checked by the core first.
+    Every point's scenario is checked by the core while its store key is taken
+    (the key is over the validated scenario, every default filled in).
 
     Raises:
         SweepError: a path does not fit the base scenario, two points have the
@@ -418,20 +419,20 @@ def expand(spec: SweepSpec, *, validate: bool = True) -> list[SweepPoint]:
         for path, value in params.items():
             set_path(scenario, path, value)
         scenario = _without_none(scenario)
-        if validate:
-            try:
-                _core.validate_toml(tomli_w.dumps(scenario))
-            except _core.ScenarioError as err:
-                raise SweepError(
-                    f"point {combo_index * spec.replicates} ({_params_label(params)}): {err}",
-                    err.field,
-                ) from err
         for replicate in range(spec.replicates):
             if "seed" in params and spec.replicates == 1:
                 seed = int(params["seed"])
             else:
                 seed = derive_seed(spec.seed, params, replicate)
             point_scenario = {**scenario, "seed": seed}
+            try:
+                # The key is taken over the validated scenario: this checks it.
+                key = scenario_hash(point_scenario, version)
+            except _core.ScenarioError as err:
+                raise SweepError(
+                    f"point {len(points)} ({_params_label(params)}): {err}",
+                    err.field,
+                ) from err
             points.append(
                 SweepPoint(
                     index=len(points),
@@ -439,7 +440,7 @@ def expand(spec: SweepSpec, *, validate: bool = True) -> list[SweepPoint]:
                     params=params,
                     seed=seed,
                     scenario=point_scenario,
-                    key=scenario_hash(point_scenario, version),
+                    key=key,
                 )
             )
     return points

@@ -84,6 +84,14 @@ pub fn validate_toml(text: &str) -> Result<(), Error> {
     Scenario::from_toml(text).map(|_| ())
 }
 
+/// The scenario as the core reads it, validated, with every default filled
+/// in, as compact JSON. Two files that differ only in spelling out a default
+/// give the same text (the result store keys runs by it).
+pub fn normalize_toml(text: &str) -> Result<String, Error> {
+    let s = Scenario::from_toml(text)?;
+    Ok(serde_json::to_string(&s).expect("a validated scenario always serialises"))
+}
+
 /// The JSON Schema of scenario files.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(Scenario);

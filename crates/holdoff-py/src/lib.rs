@@ -104,6 +104,17 @@ fn validate_toml(py: Python<'_>, text: &str) -> PyResult<()> {
     guarded(py, result)
 }
 
+/// The scenario as the core reads it (validated, every default filled in),
+/// as compact JSON text.
+///
+/// Raises:
+///     ScenarioError: the text is not valid TOML or not a valid scenario.
+#[pyfunction]
+fn normalize_toml(py: Python<'_>, text: &str) -> PyResult<String> {
+    let result = catch_unwind(AssertUnwindSafe(|| api::normalize_toml(text)));
+    guarded(py, result)
+}
+
 /// The JSON Schema of the scenario file, as pretty-printed JSON text.
 #[pyfunction]
 fn schema_json(py: Python<'_>) -> PyResult<String> {
@@ -123,6 +134,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_toml, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
