@@ -7,6 +7,7 @@ __all__ = [
     "HoldoffError",
     "ScenarioError",
     "SimulationError",
+    "normalize_toml",
     "run_toml",
     "schema_json",
     "validate_toml",
