@@ -2,7 +2,10 @@
 //! - interrupt spacing per vector is never below the throttle interval;
 //! - simulated time never goes backwards;
 //! - the packet ledger balances (the run fails otherwise);
-//! - the same seed gives byte-identical JSON, a different seed different JSON.
+//! - the same seed gives byte-identical JSON, a different seed different JSON;
+//! - request/response with server busy polling, prefer_busy_poll, IRQ
+//!   suspension and hard-IRQ deferral drawn at random: the ledger balances,
+//!   time never goes backwards, and the JSON is byte-identical per seed.
 
 mod common;
 use common::OneHost;
@@ -66,8 +69,103 @@ fn scenario() -> impl Strategy<Value = OneHost> {
         })
 }
 
+/// Two hosts, rpc between them; the server side draws the NAPI and epoll
+/// busy-poll options (valid combinations only).
+#[allow(clippy::too_many_arguments)]
+fn rpc_toml(
+    profile: &str,
+    chip: &str,
+    busy_us: u64,
+    prefer: bool,
+    suspend_ns: u64,
+    defer: u32,
+    gro_ns: u64,
+    client_think_us: u64,
+    server_think_us: u64,
+    budget: u32,
+    seed: u64,
+) -> String {
+    let prefer = prefer && busy_us > 0;
+    let suspend_ns = if prefer { suspend_ns } else { 0 };
+    format!(
+        r#"
+name = "rpc-prop"
+seed = {seed}
+duration_ms = 10
+[[hosts]]
+name = "c"
+profile = "{profile}"
+[[hosts.nics]]
+name = "eth0"
+chip = "{chip}"
+[[hosts]]
+name = "s"
+profile = "{profile}"
+[hosts.napi]
+defer_hard_irqs = {defer}
+gro_flush_timeout_ns = {gro_ns}
+irq_suspend_timeout_ns = {suspend_ns}
+[[hosts.nics]]
+name = "eth0"
+chip = "{chip}"
+[[links]]
+a = "c.eth0"
+b = "s.eth0"
+[[apps]]
+kind = "rpc"
+name = "rr"
+host = "c"
+to = "s"
+think_us = {client_think_us}
+server_think_us = {server_think_us}
+server_busy_poll_usecs = {busy_us}
+server_busy_poll_budget = {budget}
+server_prefer_busy_poll = {prefer}
+"#
+    )
+}
+
+fn rpc_scenario() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec!["ideal", "p4-xeon-2004", "apu2", "xeon-modern"]),
+        prop::sample::select(vec!["82546", "82574", "82576", "i210"]),
+        prop::sample::select(vec![0u64, 20, 200]),
+        any::<bool>(),
+        prop::sample::select(vec![0u64, 100_000, 20_000_000]),
+        0u32..3,
+        prop::sample::select(vec![0u64, 5_000, 50_000]),
+        prop::sample::select(vec![0u64, 30, 500]),
+        prop::sample::select(vec![0u64, 40, 300]),
+        prop::sample::select(vec![1u32, 8, 64]),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(profile, chip, busy, prefer, suspend, defer, gro, ct, st, budget, seed)| {
+                rpc_toml(
+                    profile, chip, busy, prefer, suspend, defer, gro, ct, st, budget, seed,
+                )
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn busy_poll_and_irq_suspension_keep_the_invariants(text in rpc_scenario()) {
+        let mut w = api::build(&text, None).unwrap();
+        let mut last = holdoff_core::units::SimTime::ZERO;
+        while let Some(t) = w.step() {
+            prop_assert!(t >= last, "time went backwards: {} after {}", t.as_ns(), last.as_ns());
+            last = t;
+        }
+        w.finish();
+        let json = holdoff_core::scenario::report::to_json(&w);
+        prop_assert!(json.is_ok(), "{:?}", json.err());
+        let a = api::run_toml(&text, None).unwrap().report_json;
+        let b = api::run_toml(&text, None).unwrap().report_json;
+        prop_assert_eq!(&a, &b);
+    }
 
     #[test]
     fn interrupt_spacing_never_below_the_throttle(s in scenario()) {

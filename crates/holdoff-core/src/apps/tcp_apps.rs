@@ -1,5 +1,6 @@
-//! Applications over TCP: NetPIPE (NPtcp client and its echoing peer) and an
-//! iperf-like bulk sender/receiver.
+//! Applications over TCP: NetPIPE (NPtcp client and its echoing peer), a
+//! request/response client and server, and an iperf-like bulk
+//! sender/receiver.
 //!
 //! An application runs as a sequence of system calls on its core (application
 //! class). Each `run` call is one scheduling slice: it performs calls until it
@@ -15,6 +16,12 @@
 //! last read. The peer reads a whole message and writes it back. Between
 //! trials NPtcp also synchronises the two sides with a short exchange; that
 //! is not modelled.
+//!
+//! Request/response (rpc): the client writes a request, reads the
+//! response, thinks, repeats; the server reads a request, computes for
+//! `think` (CPU), writes the response. A server may busy-poll (`BusyPoll`,
+//! epoll EPIOCSPARAMS) instead of sleeping; the world runs that loop since
+//! it calls the driver (docs/models/napi.md).
 //!
 //! iperf: the client keeps every stream's send buffer full with writes of
 //! `write_bytes`; the server reads whatever arrives. Goodput = bytes read by
@@ -338,11 +345,27 @@ impl RpcClient {
     }
 }
 
-/// Request/response server: read a whole request, write the response.
+/// epoll busy polling of a server (EPIOCSPARAMS); the world runs the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BusyPoll {
+    /// `busy_poll_usecs`: how long one epoll_wait spins before sleeping.
+    pub spin: Nanos,
+    /// `busy_poll_budget` [packets per poll].
+    pub budget: u32,
+    /// `prefer_busy_poll`.
+    pub prefer: bool,
+}
+
+/// Request/response server: read a whole request, compute for `think`
+/// (CPU time), write the response.
 pub struct RpcServer {
     pub conn: u16,
     pub request_bytes: u64,
     pub response_bytes: u64,
+    /// CPU time per request between reading it and writing the response.
+    pub think: Nanos,
+    /// epoll busy polling instead of sleeping (None: sleep).
+    pub busy: Option<BusyPoll>,
     read_left: u64,
     write_left: u64,
 }
@@ -353,6 +376,8 @@ impl RpcServer {
             conn,
             request_bytes,
             response_bytes,
+            think: Nanos::ZERO,
+            busy: None,
             read_left: request_bytes,
             write_left: 0,
         }
@@ -379,6 +404,7 @@ impl RpcServer {
             if self.read_left > 0 {
                 return (cost, Wait::Readable);
             }
+            cost += self.think;
             self.write_left = self.response_bytes;
         }
     }

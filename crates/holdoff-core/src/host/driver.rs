@@ -27,6 +27,14 @@
 //!   count is re-armed to N after a poll that did work, so the IRQ comes back
 //!   after N consecutive empty polls. With T = 0 deferral does nothing
 //!   (algorithms.md §10 `napi_complete_done`).
+//! - NAPI IRQ suspension (Linux >= 6.13, `irq_suspend_timeout_ns`) and epoll
+//!   busy polling with `prefer_busy_poll`: the decisions are the pure
+//!   functions `napi_complete_done`, `busy_poll_stop` and `epoll_irq_action`
+//!   below; the world applies them (see docs/models/napi.md). A busy-polled
+//!   instance never completes; epoll that reports events re-arms the NAPI
+//!   timer with the suspend timeout (IRQ stays masked); epoll that would
+//!   sleep schedules a normal poll (resume); the timer is the safety net.
+//!   Simplifies: no GRO, so a completion never holds GRO packets.
 //!
 //! Every register access costs the profile's MMIO read or write time; RX
 //! buffers are returned to the chip with one RDT write per clean pass.
@@ -146,6 +154,12 @@ pub struct NapiConfig {
     /// `netdev_max_backlog`: per-CPU input queue of non-NAPI drivers [packets].
     #[serde(default = "default_backlog")]
     pub netdev_max_backlog: u32,
+    /// `irq_suspend_timeout` [ns] (Linux >= 6.13): while an application
+    /// busy-polls with `prefer_busy_poll` and epoll finds events, the device
+    /// IRQ stays masked and the NAPI timer is re-armed to this timeout (the
+    /// safety net that brings IRQs back). 0 = off.
+    #[serde(default)]
+    pub irq_suspend_timeout_ns: u64,
 }
 
 fn default_backlog() -> u32 {
@@ -171,7 +185,191 @@ impl Default for NapiConfig {
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0,
             netdev_max_backlog: default_backlog(),
+            irq_suspend_timeout_ns: 0,
         }
+    }
+}
+
+/// Linux `BUSY_POLL_BUDGET` (include/net/busy_poll.h): packets per busy
+/// poll when epoll's `busy_poll_budget` is 0 [packets]. From memory of the
+/// header, not in algorithms.md: an assumption.
+pub const BUSY_POLL_BUDGET: u32 = 8;
+
+/// Which job an armed NAPI hrtimer does when it fires (both schedule a poll
+/// without an interrupt, `napi_watchdog`); kept apart for the counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NapiTimerKind {
+    /// `gro_flush_timeout` re-poll of hard-IRQ deferral.
+    #[default]
+    Defer,
+    /// `irq_suspend_timeout` safety net of IRQ suspension.
+    Suspend,
+}
+
+/// An hrtimer (re)start: what for and after how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NapiTimerStart {
+    pub kind: NapiTimerKind,
+    pub after: Nanos,
+}
+
+/// Inputs of `napi_complete_done` for one NAPI instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CompleteIn {
+    /// Packets the poll processed [packets].
+    pub work_done: u32,
+    /// GRO still holds packets (never in this model: no GRO).
+    pub gro_held: bool,
+    /// `defer_hard_irqs_count` before the call.
+    pub defer_count: u32,
+    /// `NAPI_STATE_PREFER_BUSY_POLL`: an application promised to busy-poll.
+    pub prefer_busy_poll: bool,
+    /// The instance is owned by a busy-poll loop (`NAPI_STATE_IN_BUSY_POLL`).
+    pub busy_polled: bool,
+}
+
+/// What `napi_complete_done` decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompleteOut {
+    /// The return value: true = the driver unmasks the device IRQ now.
+    pub unmask: bool,
+    /// The hrtimer to start (None: none).
+    pub timer: Option<NapiTimerStart>,
+    /// `defer_hard_irqs_count` after the call.
+    pub defer_count: u32,
+    /// The instance completed (SCHED and PREFER_BUSY_POLL cleared); false
+    /// when busy poll owns it and will poll again.
+    pub completed: bool,
+}
+
+/// Linux `napi_complete_done` with hard-IRQ deferral and IRQ suspension
+/// (algorithms.md §10, the pseudo-code block, Linux >= 6.13).
+pub fn napi_complete_done(cfg: &NapiConfig, inp: CompleteIn) -> CompleteOut {
+    // "if n is owned by netpoll or busy-poll: return false"
+    if inp.busy_polled {
+        return CompleteOut {
+            unmask: false,
+            timer: None,
+            defer_count: inp.defer_count,
+            completed: false,
+        };
+    }
+    let mut timeout = NapiTimerStart {
+        kind: NapiTimerKind::Defer,
+        after: Nanos::ZERO,
+    };
+    let mut ret = true;
+    let mut defer_count = inp.defer_count;
+    if inp.work_done > 0 {
+        if inp.gro_held {
+            timeout.after = Nanos(cfg.gro_flush_timeout_ns);
+        }
+        defer_count = cfg.defer_hard_irqs;
+    }
+    if inp.prefer_busy_poll {
+        timeout = NapiTimerStart {
+            kind: NapiTimerKind::Suspend,
+            after: Nanos(cfg.irq_suspend_timeout_ns),
+        };
+        if !timeout.after.is_zero() {
+            ret = false;
+        }
+    }
+    if ret && defer_count > 0 {
+        defer_count -= 1;
+        timeout = NapiTimerStart {
+            kind: NapiTimerKind::Defer,
+            after: Nanos(cfg.gro_flush_timeout_ns),
+        };
+        if !timeout.after.is_zero() {
+            ret = false;
+        }
+    }
+    CompleteOut {
+        unmask: ret,
+        timer: (!timeout.after.is_zero()).then_some(timeout),
+        defer_count,
+        completed: true,
+    }
+}
+
+/// What `busy_poll_stop` decided at the end of a busy-poll loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BusyPollStopOut {
+    /// The hrtimer started before the final poll (None: none).
+    pub timer: Option<NapiTimerStart>,
+    /// Do not reschedule the instance if the final poll used its whole
+    /// budget (IRQs stay masked, the timer polls).
+    pub skip_schedule: bool,
+    /// `defer_hard_irqs_count` after the call.
+    pub defer_count: u32,
+}
+
+/// Linux `busy_poll_stop` (algorithms.md §10 "`busy_poll_stop` (end of a
+/// busy-poll loop with prefer_busy_poll)"); without prefer_busy_poll it
+/// changes nothing.
+pub fn busy_poll_stop(
+    cfg: &NapiConfig,
+    prefer_busy_poll: bool,
+    defer_count: u32,
+) -> BusyPollStopOut {
+    let none = BusyPollStopOut {
+        timer: None,
+        skip_schedule: false,
+        defer_count,
+    };
+    if !prefer_busy_poll {
+        return none;
+    }
+    let mut defer_count = defer_count;
+    let mut timer = NapiTimerStart {
+        kind: NapiTimerKind::Suspend,
+        after: Nanos(cfg.irq_suspend_timeout_ns),
+    };
+    if timer.after.is_zero() {
+        defer_count = cfg.defer_hard_irqs;
+        if defer_count > 0 {
+            timer = NapiTimerStart {
+                kind: NapiTimerKind::Defer,
+                after: Nanos(cfg.gro_flush_timeout_ns),
+            };
+        }
+    }
+    if timer.after.is_zero() {
+        return BusyPollStopOut {
+            defer_count,
+            ..none
+        };
+    }
+    BusyPollStopOut {
+        timer: Some(timer),
+        skip_schedule: true,
+        defer_count,
+    }
+}
+
+/// What epoll does to the NAPI instance of its sockets on return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpollIrq {
+    /// Nothing (no prefer_busy_poll, or no irq_suspend_timeout).
+    Nothing,
+    /// `napi_suspend_irqs`: (re)arm the hrtimer with this timeout.
+    Suspend(Nanos),
+    /// `napi_resume_irqs`: schedule a NAPI poll (softirq) now.
+    Resume,
+}
+
+/// epoll's IRQ-suspension step (algorithms.md §10 "IRQ suspension"): events
+/// reported with prefer_busy_poll suspend IRQs; no events and about to sleep
+/// resume them. Both act only with `irq_suspend_timeout` > 0.
+pub fn epoll_irq_action(cfg: &NapiConfig, prefer_busy_poll: bool, found_events: bool) -> EpollIrq {
+    if !prefer_busy_poll || cfg.irq_suspend_timeout_ns == 0 {
+        return EpollIrq::Nothing;
+    }
+    if found_events {
+        EpollIrq::Suspend(Nanos(cfg.irq_suspend_timeout_ns))
+    } else {
+        EpollIrq::Resume
     }
 }
 
@@ -292,4 +490,224 @@ pub fn clean_tx(port: &mut NicPort, vector: u16, prof: &HostProfile) -> (Nanos, 
         n += port.tx_clean(q, u32::MAX);
     }
     (Nanos(prof.tx_clean_ns.as_ns() * n as u64), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(defer: u32, gro_ns: u64, suspend_ns: u64) -> NapiConfig {
+        NapiConfig {
+            defer_hard_irqs: defer,
+            gro_flush_timeout_ns: gro_ns,
+            irq_suspend_timeout_ns: suspend_ns,
+            ..NapiConfig::default()
+        }
+    }
+
+    fn defer_t(ns: u64) -> Option<NapiTimerStart> {
+        Some(NapiTimerStart {
+            kind: NapiTimerKind::Defer,
+            after: Nanos(ns),
+        })
+    }
+
+    fn suspend_t(ns: u64) -> Option<NapiTimerStart> {
+        Some(NapiTimerStart {
+            kind: NapiTimerKind::Suspend,
+            after: Nanos(ns),
+        })
+    }
+
+    #[test]
+    fn napi_complete_done_follows_the_6_13_pseudo_code() {
+        const MS20: u64 = 20_000_000;
+        // (§10 line followed, config (defer, gro ns, suspend ns), input,
+        //  expected (unmask, timer, defer_count after, completed)).
+        #[allow(clippy::type_complexity)]
+        let rows: [(&str, NapiConfig, CompleteIn, (bool, Option<NapiTimerStart>, u32, bool)); 11] = [
+            (
+                "if n is owned by netpoll or busy-poll: return false",
+                cfg(2, 10_000, MS20),
+                CompleteIn { work_done: 3, defer_count: 1, busy_polled: true, prefer_busy_poll: true, ..Default::default() },
+                (false, None, 1, false),
+            ),
+            (
+                "both default to 0: NIC hard irqs rearmed as before",
+                cfg(0, 0, 0),
+                CompleteIn { work_done: 5, ..Default::default() },
+                (true, None, 0, true),
+            ),
+            (
+                "n.defer_count = napi_defer_hard_irqs (re-armed after real work), then -= 1; timeout = gro_flush_timeout; ret = false",
+                cfg(3, 50_000, 0),
+                CompleteIn { work_done: 1, defer_count: 0, ..Default::default() },
+                (false, defer_t(50_000), 2, true),
+            ),
+            (
+                "empty poll: no re-arm; defer_count -= 1, timer, IRQ stays masked",
+                cfg(3, 50_000, 0),
+                CompleteIn { work_done: 0, defer_count: 1, ..Default::default() },
+                (false, defer_t(50_000), 0, true),
+            ),
+            (
+                "IRQ re-enabled after N consecutive empty completions (count 0)",
+                cfg(3, 50_000, 0),
+                CompleteIn { work_done: 0, defer_count: 0, ..Default::default() },
+                (true, None, 0, true),
+            ),
+            (
+                "With T = 0 deferral does nothing",
+                cfg(3, 0, 0),
+                CompleteIn { work_done: 4, ..Default::default() },
+                (true, None, 2, true),
+            ),
+            (
+                "if prefer_busy_poll is set on n: timeout = irq_suspend_timeout; if timeout: ret = false",
+                cfg(2, 10_000, MS20),
+                CompleteIn { work_done: 1, defer_count: 0, prefer_busy_poll: true, ..Default::default() },
+                (false, suspend_t(MS20), 2, true),
+            ),
+            (
+                "prefer_busy_poll without irq_suspend_timeout: 'if ret and n.defer_count > 0' defer path",
+                cfg(2, 10_000, 0),
+                CompleteIn { work_done: 0, defer_count: 2, prefer_busy_poll: true, ..Default::default() },
+                (false, defer_t(10_000), 1, true),
+            ),
+            (
+                "prefer_busy_poll, no suspend, no deferral: return true (unmask)",
+                cfg(0, 10_000, 0),
+                CompleteIn { work_done: 0, prefer_busy_poll: true, ..Default::default() },
+                (true, None, 0, true),
+            ),
+            (
+                "if GRO holds packets: timeout = gro_flush_timeout (IRQ still unmasked without deferral)",
+                cfg(0, 10_000, 0),
+                CompleteIn { work_done: 2, gro_held: true, ..Default::default() },
+                (true, defer_t(10_000), 0, true),
+            ),
+            (
+                "irq_suspend_timeout alone does nothing without prefer_busy_poll",
+                cfg(0, 0, MS20),
+                CompleteIn { work_done: 2, ..Default::default() },
+                (true, None, 0, true),
+            ),
+        ];
+        for (line, c, inp, (unmask, timer, count, completed)) in rows {
+            let got = napi_complete_done(&c, inp);
+            assert_eq!(
+                got,
+                CompleteOut {
+                    unmask,
+                    timer,
+                    defer_count: count,
+                    completed
+                },
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn busy_poll_stop_follows_the_6_13_code() {
+        const MS20: u64 = 20_000_000;
+        // (§10 busy_poll_stop clause, config, prefer, defer_count in,
+        //  expected (timer, skip_schedule, defer_count out)).
+        #[allow(clippy::type_complexity)]
+        let rows: [(&str, NapiConfig, bool, u32, (Option<NapiTimerStart>, bool, u32)); 5] = [
+            (
+                "only with prefer_busy_poll: otherwise reschedule normally",
+                cfg(2, 10_000, MS20),
+                false,
+                1,
+                (None, false, 1),
+            ),
+            (
+                "timeout = irq_suspend_timeout; timeout != 0 -> start the hrtimer, skip re-scheduling",
+                cfg(2, 10_000, MS20),
+                true,
+                1,
+                (suspend_t(MS20), true, 1),
+            ),
+            (
+                "if 0: defer_count = napi_defer_hard_irqs and, if non-zero, timeout = gro_flush_timeout",
+                cfg(2, 10_000, 0),
+                true,
+                0,
+                (defer_t(10_000), true, 2),
+            ),
+            (
+                "defer_count non-zero but gro_flush_timeout 0: timeout 0 -> reschedule normally",
+                cfg(2, 0, 0),
+                true,
+                0,
+                (None, false, 2),
+            ),
+            (
+                "napi_defer_hard_irqs 0: no timer, reschedule normally",
+                cfg(0, 10_000, 0),
+                true,
+                3,
+                (None, false, 0),
+            ),
+        ];
+        for (line, c, prefer, count, (timer, skip, count_out)) in rows {
+            let got = busy_poll_stop(&c, prefer, count);
+            assert_eq!(
+                got,
+                BusyPollStopOut {
+                    timer,
+                    skip_schedule: skip,
+                    defer_count: count_out
+                },
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn epoll_suspends_on_events_and_resumes_before_sleeping() {
+        const MS20: u64 = 20_000_000;
+        // (§10 "IRQ suspension" sentence, config, prefer, events found, expected)
+        let rows: [(&str, NapiConfig, bool, bool, EpollIrq); 5] = [
+            (
+                "events reported with prefer_busy_poll: napi_suspend_irqs re-arms the timer",
+                cfg(0, 0, MS20),
+                true,
+                true,
+                EpollIrq::Suspend(Nanos(MS20)),
+            ),
+            (
+                "no events and ep_poll would sleep: napi_resume_irqs schedules the NAPI",
+                cfg(0, 0, MS20),
+                true,
+                false,
+                EpollIrq::Resume,
+            ),
+            (
+                "without prefer_busy_poll epoll leaves IRQs alone",
+                cfg(0, 0, MS20),
+                false,
+                true,
+                EpollIrq::Nothing,
+            ),
+            (
+                "irq_suspend_timeout 0: suspend does nothing",
+                cfg(2, 10_000, 0),
+                true,
+                true,
+                EpollIrq::Nothing,
+            ),
+            (
+                "irq_suspend_timeout 0: resume does nothing",
+                cfg(2, 10_000, 0),
+                true,
+                false,
+                EpollIrq::Nothing,
+            ),
+        ];
+        for (line, c, prefer, found, want) in rows {
+            assert_eq!(epoll_irq_action(&c, prefer, found), want, "{line}");
+        }
+    }
 }

@@ -18,7 +18,9 @@
 //! Simplifies: the effects of a segment happen at its start, except that
 //! per-packet delivery times inside a batch are exact and interrupt unmask
 //! (IMS) happens at the segment's end; preemption delays the end of a
-//! segment but not the timestamps already computed inside it. No caches, no
+//! segment but not the timestamps already computed inside it. A busy-poll
+//! spin (an application segment) is cut short when a packet lands on the
+//! ring it polls (`Core::shorten`). No caches, no
 //! frequency scaling, no inter-core contention.
 //!
 //! Units: times [ns].
@@ -301,6 +303,38 @@ impl Core {
 
     pub fn is_idle(&self) -> bool {
         self.running.is_none()
+    }
+
+    /// The application segment whose continuation is `cont` (a busy-poll
+    /// spin) should end at `at`: if it is running and would end later, it
+    /// now ends at `at` (returns the generation its new end event must
+    /// carry); if it is preempted, it keeps at most `within` of its
+    /// remaining time.
+    pub fn shorten(&mut self, cont: Work, at: SimTime, within: Nanos) -> Option<u32> {
+        if let Some(r) = &mut self.running {
+            if r.class == Class::App && r.next == Some(cont) {
+                if at < r.end {
+                    r.end = at;
+                    self.gen = self.gen.wrapping_add(1);
+                    return Some(self.gen);
+                }
+                return None;
+            }
+        }
+        if let Some(s) = self
+            .suspended
+            .iter_mut()
+            .rev()
+            .find(|s| s.class == Class::App && s.next == Some(cont))
+        {
+            s.remaining = s.remaining.min(within);
+        }
+        None
+    }
+
+    /// The running segment is application work (not a hard IRQ or softirq).
+    pub fn runs_app(&self) -> bool {
+        matches!(&self.running, Some(r) if r.class == Class::App)
     }
 }
 

@@ -356,7 +356,13 @@ impl NicPort {
     /// RSS: the receive queue of a flow.
     #[inline]
     fn rx_queue_of(&self, pkt: &Packet) -> u16 {
-        (pkt.flow as usize % self.rxq.len()) as u16
+        self.rx_queue_of_flow(pkt.flow)
+    }
+
+    /// RSS: the receive queue of flow `flow` (a TCP connection's index).
+    #[inline]
+    pub fn rx_queue_of_flow(&self, flow: u16) -> u16 {
+        (flow as usize % self.rxq.len()) as u16
     }
 
     fn delay_timers_active(&self) -> bool {

@@ -549,6 +549,23 @@ pub enum AppCfg {
         nodelay: bool,
         #[serde(default)]
         core: u32,
+        /// Server CPU time per request between reading it and writing the
+        /// response [us] (application class on the server's core; 0 = none).
+        #[serde(default)]
+        server_think_us: u64,
+        /// Server epoll busy polling (EPIOCSPARAMS `busy_poll_usecs`) [us]:
+        /// instead of sleeping for the next request the server spins on its
+        /// core polling its NAPI instance for up to this long (0 = off).
+        #[serde(default)]
+        server_busy_poll_usecs: u64,
+        /// Packets per busy poll (EPIOCSPARAMS `busy_poll_budget`; Linux
+        /// `BUSY_POLL_BUDGET` = 8 when unset) [packets].
+        #[serde(default = "d_busy_budget")]
+        server_busy_poll_budget: u32,
+        /// EPIOCSPARAMS `prefer_busy_poll`: the busy-polled NAPI instance
+        /// keeps its IRQ masked (needed for `irq_suspend_timeout_ns`).
+        #[serde(default)]
+        server_prefer_busy_poll: bool,
     },
     /// iperf-like bulk TCP transfer from `host` to `to`.
     Iperf {
@@ -582,6 +599,9 @@ fn d_np_pert() -> u64 {
 }
 fn d_rpc() -> u64 {
     64
+}
+fn d_busy_budget() -> u32 {
+    crate::host::driver::BUSY_POLL_BUDGET
 }
 fn d_iperf_len() -> u64 {
     131_072
@@ -761,6 +781,35 @@ impl Scenario {
                     f("napi"),
                     "weight, budget and budget_usecs must be at least 1 (Linux: 64, 300, 2000)",
                 ));
+            }
+            if n.irq_suspend_timeout_ns > 10_000_000_000 {
+                return Err(cfg_err(
+                    f("napi.irq_suspend_timeout_ns"),
+                    format!(
+                        "got {}; allowed: 0 (off) to 10000000000 (10 s)",
+                        n.irq_suspend_timeout_ns
+                    ),
+                ));
+            }
+            if n.irq_suspend_timeout_ns > 0 {
+                if h.driver != DriverKind::Napi {
+                    return Err(cfg_err(
+                        f("napi.irq_suspend_timeout_ns"),
+                        format!(
+                            "IRQ suspension is a NAPI feature; driver is {:?}: set driver = \"napi\" or irq_suspend_timeout_ns = 0",
+                            h.driver.as_str()
+                        ),
+                    ));
+                }
+                let preferred = self.apps.iter().any(|a| {
+                    matches!(a, AppCfg::Rpc { to, server_prefer_busy_poll: true, .. } if *to == h.name)
+                });
+                if !preferred {
+                    return Err(cfg_err(
+                        f("napi.irq_suspend_timeout_ns"),
+                        "IRQ suspension only acts while an application busy-polls with prefer_busy_poll: add an rpc app with to = this host and server_prefer_busy_poll = true, or set 0",
+                    ));
+                }
             }
             if h.nics.is_empty() {
                 return Err(cfg_err(f("nics"), "a host needs at least one NIC"));
@@ -1246,6 +1295,64 @@ impl Scenario {
                         f("size_bytes"),
                         format!("got {size_bytes}; allowed: 0 to 8972"),
                     ));
+                }
+            }
+            if let AppCfg::Rpc {
+                to,
+                server_think_us,
+                server_busy_poll_usecs,
+                server_busy_poll_budget,
+                server_prefer_busy_poll,
+                ..
+            } = a
+            {
+                if self.route(a.host(), to).is_none() {
+                    return Err(cfg_err(
+                        f("to"),
+                        format!(
+                            "got {to:?}; must be another host directly linked to {:?}",
+                            a.host()
+                        ),
+                    ));
+                }
+                if *server_think_us > 1_000_000 {
+                    return Err(cfg_err(
+                        f("server_think_us"),
+                        format!("got {server_think_us}; allowed: 0 to 1000000 (1 s)"),
+                    ));
+                }
+                if *server_busy_poll_usecs > 1_000_000 {
+                    return Err(cfg_err(
+                        f("server_busy_poll_usecs"),
+                        format!("got {server_busy_poll_usecs}; allowed: 0 (off) to 1000000 (1 s)"),
+                    ));
+                }
+                if !(1..=65_535).contains(server_busy_poll_budget) {
+                    return Err(cfg_err(
+                        f("server_busy_poll_budget"),
+                        format!(
+                            "got {server_busy_poll_budget}; allowed: 1 to 65535 (Linux default 8)"
+                        ),
+                    ));
+                }
+                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
+                    return Err(cfg_err(
+                        f("server_prefer_busy_poll"),
+                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
+                    ));
+                }
+                if *server_busy_poll_usecs > 0 {
+                    let server = self.hosts.iter().find(|h| h.name == *to);
+                    if let Some(sh) = server.filter(|sh| sh.driver != DriverKind::Napi) {
+                        return Err(cfg_err(
+                            f("server_busy_poll_usecs"),
+                            format!(
+                                "busy polling calls the NAPI poll; host {:?} uses driver {:?}: set driver = \"napi\" there",
+                                sh.name,
+                                sh.driver.as_str()
+                            ),
+                        ));
+                    }
                 }
             }
         }

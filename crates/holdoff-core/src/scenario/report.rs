@@ -69,6 +69,26 @@ pub struct VectorOut {
     /// FreeBSD `dev.em.N.queue_rx_0.interrupt_rate` sysctl as the driver
     /// computes it from the register (freebsd-aim only) [int/s].
     pub freebsd_interrupt_rate: Option<u32>,
+    /// The NAPI instance of this vector: busy polling, IRQ suspension and
+    /// hrtimer counters (all zero unless the host's driver is napi).
+    pub napi: NapiOut,
+}
+
+#[derive(Serialize)]
+pub struct NapiOut {
+    /// Driver polls called by busy-poll loops (with the final poll of
+    /// busy_poll_stop) [polls].
+    pub busy_polls: u64,
+    /// Packets those polls received [packets].
+    pub busy_poll_packets: u64,
+    /// napi_suspend_irqs: epoll returned events and re-armed the suspend timer [count].
+    pub irq_suspends: u64,
+    /// napi_resume_irqs: busy polling found nothing and scheduled a poll [count].
+    pub irq_resumes: u64,
+    /// irq_suspend_timeout expiries that scheduled a poll (safety net) [count].
+    pub suspend_timer_expiries: u64,
+    /// gro_flush_timeout (hard-IRQ deferral) expiries that scheduled a poll [count].
+    pub defer_timer_polls: u64,
 }
 
 #[derive(Serialize)]
@@ -271,6 +291,17 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     freebsd_interrupt_rate: match &w.moderators[pi][v as usize] {
                         AnyModerator::FreebsdAim(m) => Some(m.interrupt_rate()),
                         _ => None,
+                    },
+                    napi: {
+                        let n = w.napi_stats(pi, v as usize);
+                        NapiOut {
+                            busy_polls: n.busy_polls,
+                            busy_poll_packets: n.busy_poll_packets,
+                            irq_suspends: n.irq_suspends,
+                            irq_resumes: n.irq_resumes,
+                            suspend_timer_expiries: n.suspend_timer_expiries,
+                            defer_timer_polls: n.defer_timer_polls,
+                        }
                     },
                 })
                 .collect();

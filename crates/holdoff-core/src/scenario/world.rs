@@ -7,18 +7,33 @@
 //! -> throttle -> assertion -> IRQ line -> core runs the driver's handler ->
 //! (NAPI poll in softirq) -> stack -> socket -> application.
 //!
+//! NAPI instances keep Linux's per-instance state (`NapiState`): the
+//! hard-IRQ deferral count, the hrtimer, `PREFER_BUSY_POLL` and busy-poll
+//! ownership. A busy-polling rpc server (epoll `busy_poll_usecs`) spins on
+//! its core as application work and calls the NAPI poll itself; the spin is
+//! event-driven: one segment until the timeout, cut short when a packet
+//! lands on the polled ring (noticed at the next poll-iteration boundary,
+//! one iteration = the profile's `poll_overhead_ns`). The decisions of
+//! `napi_complete_done`, `busy_poll_stop` and epoll's IRQ suspension are
+//! the pure functions of `host::driver` (algorithms.md §10;
+//! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
+//! interrupt exits, so it preempts application work on its core.
+//!
 //! Units: times [ns].
 
 use super::config::{AppCfg, IntModeCfg, ModerationCfg, Scenario};
 use super::netstack::{flush_tcp, Stack, StackOut, TcpConn, TcpCtx};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::tcp_apps::{
-    IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer, Wait,
+    BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer, Wait,
 };
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
 use crate::error::Error;
-use crate::host::driver::{self, BsdConfig, DriverKind, NapiConfig, StackSink};
+use crate::host::driver::{
+    self, BsdConfig, CompleteIn, CompleteOut, DriverKind, EpollIrq, NapiConfig, NapiTimerKind,
+    NapiTimerStart, StackSink,
+};
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
@@ -73,7 +88,8 @@ pub enum Ev {
     PollTick {
         host: u16,
     },
-    /// NAPI re-poll timer (gro_flush_timeout with napi_defer_hard_irqs).
+    /// NAPI hrtimer (gro_flush_timeout re-poll of napi_defer_hard_irqs, or
+    /// the irq_suspend_timeout safety net).
     NapiTimer {
         port: u16,
         vector: u16,
@@ -148,11 +164,59 @@ impl AnyModerator {
     }
 }
 
-/// NAPI hard-IRQ deferral state of one instance (Linux `napi_struct.defer_hard_irqs_count`).
+/// State of one NAPI instance (Linux `napi_struct`): the hard-IRQ deferral
+/// count, the hrtimer and what it was armed for, `NAPI_STATE_PREFER_BUSY_POLL`,
+/// and the application whose busy-poll loop owns it (`NAPI_STATE_IN_BUSY_POLL`).
 #[derive(Clone, Copy, Default)]
 struct NapiState {
     defer_count: u32,
     timer: Timer,
+    timer_kind: NapiTimerKind,
+    prefer_busy_poll: bool,
+    busy_owner: Option<u16>,
+    stats: NapiStats,
+}
+
+/// Busy-poll and IRQ-suspension counters of one NAPI instance (reported
+/// per vector).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NapiStats {
+    /// Driver polls called from busy-poll loops, including the final poll
+    /// of `busy_poll_stop` [polls].
+    pub busy_polls: u64,
+    /// Packets those polls cleaned [packets].
+    pub busy_poll_packets: u64,
+    /// `napi_suspend_irqs`: epoll reported events and re-armed the suspend timer.
+    pub irq_suspends: u64,
+    /// `napi_resume_irqs`: busy polling found nothing and scheduled a poll.
+    pub irq_resumes: u64,
+    /// The irq_suspend_timeout timer fired and scheduled a poll (safety net).
+    pub suspend_timer_expiries: u64,
+    /// The gro_flush_timeout (deferral) timer fired and scheduled a poll.
+    pub defer_timer_polls: u64,
+}
+
+/// A busy-poll loop in progress (`napi_busy_loop` of one epoll_wait).
+#[derive(Clone, Copy, Debug)]
+struct Spin {
+    /// The NAPI instance polled: (port, vector).
+    napi: (u16, u16),
+    /// busy_poll_usecs after the loop began.
+    deadline: SimTime,
+    /// End of the last poll: empty iterations run from here.
+    since: SimTime,
+    /// One empty iteration (the profile's poll_overhead_ns, at least 1 ns).
+    iter: Nanos,
+    /// A packet landed or data arrived: poll at the next iteration boundary.
+    kicked: bool,
+}
+
+/// How one busy-poll step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BusyStep {
+    Found,
+    Spin,
+    Timeout,
 }
 
 /// Counters at the previous moderation sample of a port.
@@ -253,8 +317,14 @@ pub struct World {
     /// Moderation decisions per port, in time order.
     pub traces: Vec<Vec<TraceRow>>,
     mod_prev: Vec<Vec<ModPrev>>,
-    /// Per port, per vector NAPI deferral state.
+    /// Per port, per vector NAPI state.
     napi_state: Vec<Vec<NapiState>>,
+    /// Per application: its busy-poll loop in progress.
+    spin: Vec<Option<Spin>>,
+    /// Per application: a busy-poll loop found events; serve next.
+    busy_serve: Vec<bool>,
+    /// Cores to dispatch after the current segment began: (host, core).
+    pending_dispatch: Vec<(u16, u16)>,
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
     /// The run stopped early: when and why (a moderation algorithm failed).
@@ -678,20 +748,29 @@ impl World {
                     response_bytes,
                     think_us,
                     nodelay,
+                    server_think_us,
+                    server_busy_poll_usecs,
+                    server_busy_poll_budget,
+                    server_prefer_busy_poll,
                     ..
                 } => {
                     let th = host_idx(to);
                     let srv_app = n_cfg_apps + servers.len() as u16;
                     let conn = new_conn(&mut conns, hi, to, *nodelay, [apps.len() as u16, srv_app]);
+                    let mut srv = RpcServer::new(conn, *request_bytes, *response_bytes);
+                    srv.think = Nanos::from_us(*server_think_us);
+                    if *server_busy_poll_usecs > 0 {
+                        srv.busy = Some(BusyPoll {
+                            spin: Nanos::from_us(*server_busy_poll_usecs),
+                            budget: *server_busy_poll_budget,
+                            prefer: *server_prefer_busy_poll,
+                        });
+                    }
                     servers.push(App {
                         name: format!("{name}.server"),
                         host: th,
                         core: 0,
-                        kind: AppKind::RpcServer(RpcServer::new(
-                            conn,
-                            *request_bytes,
-                            *response_bytes,
-                        )),
+                        kind: AppKind::RpcServer(srv),
                     });
                     AppKind::RpcClient(RpcClient::new(
                         conn,
@@ -762,6 +841,9 @@ impl World {
             gen_egress,
             peer,
             sched: vec![AppSched::default(); apps.len()],
+            spin: vec![None; apps.len()],
+            busy_serve: vec![false; apps.len()],
+            pending_dispatch: Vec::new(),
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             forward_to: {
                 let mut f = Vec::new();
@@ -949,7 +1031,8 @@ impl World {
                 let p = &mut self.ports[port as usize];
                 match ev {
                     NicEvent::RxDmaDone { queue, pkt } => {
-                        p.rx_dma_done(now, queue, pkt, &mut self.out)
+                        p.rx_dma_done(now, queue, pkt, &mut self.out);
+                        self.kick_busy_poller(now, port, queue);
                     }
                     NicEvent::TxDone { queue } => p.tx_done(now, queue, &mut self.out),
                     NicEvent::RxDelay { queue, gen } => {
@@ -1006,13 +1089,26 @@ impl World {
                 }
             }
             Ev::NapiTimer { port, vector, gen } => {
-                if self.napi_state[port as usize][vector as usize]
-                    .timer
-                    .fire(gen)
-                {
-                    // napi_watchdog: schedule a poll without an interrupt.
+                let st = &mut self.napi_state[port as usize][vector as usize];
+                // napi_watchdog: schedule a poll without an interrupt, unless
+                // the instance is scheduled already (a busy-poll loop owns it).
+                if st.timer.fire(gen) && st.busy_owner.is_none() {
+                    st.prefer_busy_poll = false;
+                    match st.timer_kind {
+                        NapiTimerKind::Suspend => st.stats.suspend_timer_expiries += 1,
+                        NapiTimerKind::Defer => st.stats.defer_timer_polls += 1,
+                    }
                     let h = self.port_host[port as usize];
                     self.schedule_poll(now, h, port, vector);
+                    // The softirq runs as the timer interrupt exits: it
+                    // preempts application work on that core.
+                    let core = self.napi_core(port, vector);
+                    let c = &mut self.hosts[h as usize].cores[core as usize];
+                    if c.runs_app() {
+                        c.account(now);
+                        c.preempt(now);
+                        self.dispatch(now, h, core);
+                    }
                 }
             }
             Ev::TcpTimer { conn, side, gen } => {
@@ -1074,18 +1170,65 @@ impl World {
 
     /// Put (port, vector) on its core's poll/task list and raise the softirq.
     fn schedule_poll(&mut self, now: SimTime, h: u16, port: u16, vector: u16) {
+        let core = self.queue_poll(h, port, vector);
+        if self.hosts[h as usize].cores[core as usize].is_idle() {
+            self.dispatch(now, h, core);
+        }
+    }
+
+    /// The core that polls (port, vector) in softirq (its IRQ line's core).
+    fn napi_core(&self, port: u16, vector: u16) -> u16 {
+        let h = self.port_host[port as usize];
         let li = self.port_vec_line[port as usize][vector as usize];
+        self.hosts[h as usize].lines[li as usize].core
+    }
+
+    /// `napi_schedule` without dispatching: list the instance and raise the
+    /// softirq on its core; returns the core.
+    fn queue_poll(&mut self, h: u16, port: u16, vector: u16) -> u16 {
+        let core = self.napi_core(port, vector);
         let host = &mut self.hosts[h as usize];
-        let core = host.lines[li as usize].core;
         let sq = &mut host.softirq[core as usize];
         if !sq.poll_list.contains(&(port, vector)) {
             sq.poll_list.push_back((port, vector));
         }
-        let c = &mut host.cores[core as usize];
-        c.softirq_pending = true;
-        if c.is_idle() {
-            self.dispatch(now, h, core);
+        host.cores[core as usize].softirq_pending = true;
+        core
+    }
+
+    /// The instance is on its core's poll list (NAPI_STATE_SCHED by softirq).
+    fn napi_listed(&self, port: u16, vector: u16) -> bool {
+        let h = self.port_host[port as usize];
+        let core = self.napi_core(port, vector);
+        self.hosts[h as usize].softirq[core as usize]
+            .poll_list
+            .contains(&(port, vector))
+    }
+
+    /// Start (or restart) the NAPI hrtimer of (port, vector) to fire at `at`.
+    fn arm_napi_timer(&mut self, at: SimTime, port: u16, vector: u16, kind: NapiTimerKind) {
+        let st = &mut self.napi_state[port as usize][vector as usize];
+        st.timer_kind = kind;
+        let gen = st.timer.arm(at);
+        self.q.schedule(at, Ev::NapiTimer { port, vector, gen });
+    }
+
+    /// Apply a `napi_complete_done` decision taken at `t`: defer count,
+    /// PREFER_BUSY_POLL cleared on completion, hrtimer. The caller unmasks.
+    fn apply_completion(&mut self, t: SimTime, port: u16, vector: u16, out: CompleteOut) {
+        let st = &mut self.napi_state[port as usize][vector as usize];
+        st.defer_count = out.defer_count;
+        if out.completed {
+            st.prefer_busy_poll = false;
         }
+        if let Some(NapiTimerStart { kind, after }) = out.timer {
+            self.arm_napi_timer(t + after, port, vector, kind);
+        }
+    }
+
+    /// Counters of the NAPI instance of (port, vector).
+    pub fn napi_stats(&self, port: usize, vector: usize) -> NapiStats {
+        self.napi_state[port][vector].stats
     }
 
     /// Non-NAPI handler RX: take every ready packet, pay the driver's share,
@@ -1261,6 +1404,11 @@ impl World {
     }
 
     fn wake(&mut self, now: SimTime, app: u16) {
+        if self.spin[app as usize].is_some() {
+            // Busy polling: the loop notices the data at its next iteration.
+            self.kick_spin(now, app);
+            return;
+        }
         let sc = &mut self.sched[app as usize];
         if sc.runnable || sc.waits == Some(Wait::Done) {
             return;
@@ -1347,7 +1495,12 @@ impl World {
     }
 
     /// Transmissions, wakes and TCP timers produced by a segment's stack work.
-    fn post_segment(&mut self, _now: SimTime) {
+    fn post_segment(&mut self, now: SimTime) {
+        while let Some((h, core)) = self.pending_dispatch.pop() {
+            if self.hosts[h as usize].cores[core as usize].is_idle() {
+                self.dispatch(now, h, core);
+            }
+        }
         if self.sout.is_empty() {
             return;
         }
@@ -1660,12 +1813,19 @@ impl World {
                         self.ports[port as usize].write_imc(vector, u32::MAX);
                         cost += prof.mmio_write_ns;
                     }
-                    let s = &mut self.hosts[h as usize];
-                    let sq = &mut s.softirq[core as usize];
-                    if !sq.poll_list.contains(&(port, vector)) {
-                        sq.poll_list.push_back((port, vector));
+                    // napi_schedule fails while a busy-poll loop owns the
+                    // instance (it only sets MISSED): the poller sees the packets.
+                    if self.napi_state[port as usize][vector as usize]
+                        .busy_owner
+                        .is_none()
+                    {
+                        let s = &mut self.hosts[h as usize];
+                        let sq = &mut s.softirq[core as usize];
+                        if !sq.poll_list.contains(&(port, vector)) {
+                            sq.poll_list.push_back((port, vector));
+                        }
+                        s.cores[core as usize].softirq_pending = true;
                     }
-                    s.cores[core as usize].softirq_pending = true;
                     let (n, e) = next_handler(handler);
                     (cost, n, e)
                 }
@@ -1792,18 +1952,22 @@ impl World {
         cost += self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
         let mut on_end = EndAction::None;
         if work < napi.weight {
-            // napi_complete_done: with hard-IRQ deferral, keep the IRQ masked
-            // and re-poll from a timer; otherwise unmask at the end of the poll.
-            let st = &mut self.napi_state[port as usize][vector as usize];
-            if work > 0 {
-                st.defer_count = napi.defer_hard_irqs;
-            }
-            if st.defer_count > 0 && napi.gro_flush_timeout_ns > 0 {
-                st.defer_count -= 1;
-                let at = now + cost + Nanos(napi.gro_flush_timeout_ns);
-                let gen = st.timer.arm(at);
-                self.q.schedule(at, Ev::NapiTimer { port, vector, gen });
-            } else {
+            // napi_complete_done: with hard-IRQ deferral or IRQ suspension,
+            // keep the IRQ masked and poll from the hrtimer; otherwise unmask
+            // at the end of the poll.
+            let st = &self.napi_state[port as usize][vector as usize];
+            let out = driver::napi_complete_done(
+                &napi,
+                CompleteIn {
+                    work_done: work,
+                    gro_held: false,
+                    defer_count: st.defer_count,
+                    prefer_busy_poll: st.prefer_busy_poll,
+                    busy_polled: false,
+                },
+            );
+            self.apply_completion(now + cost, port, vector, out);
+            if out.unmask {
                 cost += prof.mmio_write_ns;
                 on_end = EndAction::Unmask { port, vector };
             }
@@ -1939,6 +2103,9 @@ impl World {
     }
 
     fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {
+        if let AppKind::RpcServer(RpcServer { busy: Some(bp), .. }) = self.apps[app as usize].kind {
+            return self.run_busy_server(now, app, bp);
+        }
         let h = self.apps[app as usize].host;
         let prof = self.hosts[h as usize].profile;
         self.sched[app as usize].runnable = false;
@@ -2040,6 +2207,299 @@ impl World {
         };
         self.sched[app as usize].waits = wait;
         (cost, None, EndAction::None)
+    }
+
+    // ------------------------------------------------- busy polling (epoll)
+
+    /// A busy-polling rpc server's slice: a busy-poll step, the end of a
+    /// busy-poll loop, or serving requests and then entering a new loop
+    /// where it would otherwise sleep (algorithms.md §10).
+    fn run_busy_server(
+        &mut self,
+        now: SimTime,
+        app: u16,
+        bp: BusyPoll,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let a = app as usize;
+        let h = self.apps[a].host;
+        let prof = self.hosts[h as usize].profile;
+        self.sched[a].runnable = false;
+        self.sched[a].waits = None;
+        let mut cost = Nanos::ZERO;
+        if std::mem::take(&mut self.busy_serve[a]) {
+            // The busy-poll loop of this slice's predecessor found events.
+        } else if self.spin[a].is_some() {
+            match self.busy_step(now, app, bp, &mut cost) {
+                BusyStep::Spin => {
+                    self.sched[a].waits = Some(Wait::Readable);
+                    return (cost, Some(Work::App { app }), EndAction::None);
+                }
+                BusyStep::Found | BusyStep::Timeout => {
+                    let (found, on_end) = self.busy_loop_end(now, app, bp, &mut cost);
+                    if !found {
+                        // ep_poll goes to sleep until the data wakes it.
+                        self.sched[a].waits = Some(Wait::Readable);
+                        return (cost, None, on_end);
+                    }
+                    self.busy_serve[a] = true;
+                    return (cost, Some(Work::App { app }), on_end);
+                }
+            }
+        } else {
+            cost = prof.context_switch_ns;
+            // Woken from a sleep: epoll_wait returns events, which suspends
+            // IRQs as after a busy loop.
+            if self.server_readable(app) {
+                self.epoll_events(now + cost, app, bp, true);
+            }
+        }
+        let mut io = TcpCtx {
+            prof,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        let AppKind::RpcServer(srv) = &mut self.apps[a].kind else {
+            unreachable!("busy polling is an rpc server option")
+        };
+        let (cost, w) = srv.run(now, cost, prof, &mut io);
+        if w != Wait::Readable {
+            self.sched[a].waits = Some(w);
+            return (cost, None, EndAction::None);
+        }
+        // epoll_wait finds no events: busy-poll instead of sleeping.
+        let t = now + cost;
+        self.spin[a] = Some(Spin {
+            napi: self.server_napi(app),
+            deadline: t + bp.spin,
+            since: t,
+            iter: prof.poll_overhead_ns.max(Nanos(1)),
+            kicked: false,
+        });
+        self.sched[a].waits = Some(Wait::Readable);
+        (cost, Some(Work::App { app }), EndAction::None)
+    }
+
+    /// One step of `napi_busy_loop` at `now + *cost`: take the instance
+    /// (unless softirq holds it), poll it once with the busy-poll budget,
+    /// then stop on events or timeout, or spin until the timeout (cut short
+    /// by `kick_spin`).
+    fn busy_step(&mut self, now: SimTime, app: u16, bp: BusyPoll, cost: &mut Nanos) -> BusyStep {
+        let a = app as usize;
+        let mut sp = self.spin[a].expect("a busy-poll loop is running");
+        let (port, vector) = sp.napi;
+        let (p, v) = (port as usize, vector as usize);
+        let t = now + *cost;
+        if self.napi_state[p][v].busy_owner != Some(app) {
+            if self.napi_listed(port, vector) || self.napi_state[p][v].busy_owner.is_some() {
+                // SCHED is held elsewhere: napi_busy_loop only marks
+                // PREFER_BUSY_POLL and tries again after one iteration.
+                if bp.prefer {
+                    self.napi_state[p][v].prefer_busy_poll = true;
+                }
+                if t >= sp.deadline {
+                    return BusyStep::Timeout;
+                }
+                sp.since = t;
+                sp.kicked = false;
+                *cost += sp.iter;
+                self.spin[a] = Some(sp);
+                return BusyStep::Spin;
+            }
+            let st = &mut self.napi_state[p][v];
+            st.busy_owner = Some(app);
+            if bp.prefer {
+                st.prefer_busy_poll = true;
+            }
+        }
+        if sp.kicked || t < sp.deadline {
+            // The driver poll; napi_complete_done returns false (busy-owned).
+            let h = self.apps[a].host;
+            self.busy_poll_once(now, h, port, vector, bp.budget, cost);
+        }
+        if self.server_readable(app) {
+            return BusyStep::Found;
+        }
+        let t = now + *cost;
+        if t >= sp.deadline {
+            return BusyStep::Timeout;
+        }
+        sp.since = t;
+        sp.kicked = false;
+        *cost += sp.deadline - t;
+        self.spin[a] = Some(sp);
+        BusyStep::Spin
+    }
+
+    /// The driver's NAPI poll called from process context: TX clean, up to
+    /// `budget` RX packets through the stack (same costs as a softirq poll).
+    /// Returns the RX packets cleaned.
+    fn busy_poll_once(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        port: u16,
+        vector: u16,
+        budget: u32,
+        cost: &mut Nanos,
+    ) -> u32 {
+        let prof = self.hosts[h as usize].profile;
+        *cost += prof.poll_overhead_ns;
+        let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+        *cost += tx_cost;
+        *cost += self.drain_qdisc(now + *cost, port, prof);
+        let (c, work) = self.stack_rx(
+            now,
+            h,
+            port,
+            vector,
+            budget,
+            *cost,
+            driver::RxOpts::default(),
+        );
+        *cost = c + self.moderate(now + c, port, vector, Invocation::PerPoll, prof);
+        let st = &mut self.napi_state[port as usize][vector as usize];
+        st.stats.busy_polls += 1;
+        st.stats.busy_poll_packets += work as u64;
+        work
+    }
+
+    /// End of a busy-poll loop: `busy_poll_stop` (if the loop owned the
+    /// instance) with its final poll and completion, then epoll's return:
+    /// events found suspend IRQs, none resume them. Returns (events found,
+    /// the IMS write to do at the end of the segment).
+    fn busy_loop_end(
+        &mut self,
+        now: SimTime,
+        app: u16,
+        bp: BusyPoll,
+        cost: &mut Nanos,
+    ) -> (bool, EndAction) {
+        let a = app as usize;
+        let sp = self.spin[a].take().expect("a busy-poll loop is running");
+        let (port, vector) = sp.napi;
+        let (p, v) = (port as usize, vector as usize);
+        let h = self.apps[a].host;
+        let prof = self.hosts[h as usize].profile;
+        let napi = self.hosts[h as usize].napi;
+        let mut on_end = EndAction::None;
+        if self.napi_state[p][v].busy_owner == Some(app) {
+            let st = &mut self.napi_state[p][v];
+            st.busy_owner = None;
+            let stop = driver::busy_poll_stop(&napi, bp.prefer, st.defer_count);
+            st.defer_count = stop.defer_count;
+            if let Some(t) = stop.timer {
+                self.arm_napi_timer(now + *cost + t.after, port, vector, t.kind);
+            }
+            // "rc = napi->poll(napi, budget)": one more poll, no longer
+            // busy-owned, so its completion decides about the IRQ.
+            let work = self.busy_poll_once(now, h, port, vector, bp.budget, cost);
+            if work < bp.budget {
+                let st = &self.napi_state[p][v];
+                let out = driver::napi_complete_done(
+                    &napi,
+                    CompleteIn {
+                        work_done: work,
+                        gro_held: false,
+                        defer_count: st.defer_count,
+                        prefer_busy_poll: st.prefer_busy_poll,
+                        busy_polled: false,
+                    },
+                );
+                self.apply_completion(now + *cost, port, vector, out);
+                if out.unmask {
+                    *cost += prof.mmio_write_ns;
+                    on_end = EndAction::Unmask { port, vector };
+                }
+            } else if !stop.skip_schedule {
+                let core = self.queue_poll(h, port, vector);
+                self.pending_dispatch.push((h, core));
+            }
+        }
+        let found = self.server_readable(app);
+        self.epoll_events(now + *cost, app, bp, found);
+        (found, on_end)
+    }
+
+    /// epoll_wait returns at `t` (with events, or about to sleep without):
+    /// napi_suspend_irqs / napi_resume_irqs on the server's instance.
+    fn epoll_events(&mut self, t: SimTime, app: u16, bp: BusyPoll, found: bool) {
+        let (port, vector) = self.server_napi(app);
+        let h = self.apps[app as usize].host;
+        let napi = self.hosts[h as usize].napi;
+        match driver::epoll_irq_action(&napi, bp.prefer, found) {
+            EpollIrq::Nothing => {}
+            EpollIrq::Suspend(after) => {
+                self.napi_state[port as usize][vector as usize]
+                    .stats
+                    .irq_suspends += 1;
+                self.arm_napi_timer(t + after, port, vector, NapiTimerKind::Suspend);
+            }
+            EpollIrq::Resume => {
+                self.napi_state[port as usize][vector as usize]
+                    .stats
+                    .irq_resumes += 1;
+                let core = self.queue_poll(h, port, vector);
+                self.pending_dispatch.push((h, core));
+            }
+        }
+    }
+
+    /// A packet landed on `queue` of `port`: a busy-poll loop owning its
+    /// instance polls at its next iteration.
+    fn kick_busy_poller(&mut self, now: SimTime, port: u16, queue: u16) {
+        let v = self.ports[port as usize].vector_of_queue(queue);
+        if let Some(app) = self.napi_state[port as usize][v as usize].busy_owner {
+            if self.ports[port as usize].rx_ready(queue) > 0 {
+                self.kick_spin(now, app);
+            }
+        }
+    }
+
+    /// End the spin of `app` at the first iteration boundary at or after
+    /// `now` (iterations of `iter` counted from the last poll).
+    fn kick_spin(&mut self, now: SimTime, app: u16) {
+        let a = app as usize;
+        let Some(sp) = self.spin[a].as_mut() else {
+            return;
+        };
+        if sp.kicked {
+            return;
+        }
+        sp.kicked = true;
+        let at = if now <= sp.since {
+            sp.since
+        } else {
+            let k = (now - sp.since).as_ns().div_ceil(sp.iter.as_ns());
+            sp.since + Nanos(k * sp.iter.as_ns())
+        }
+        .min(sp.deadline);
+        let iter = sp.iter;
+        let (h, core) = (self.apps[a].host, self.apps[a].core);
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        if let Some(gen) = c.shorten(Work::App { app }, at.max(now), iter) {
+            self.q
+                .schedule(at.max(now), Ev::CoreDone { host: h, core, gen });
+        }
+    }
+
+    /// Data waits in the rpc server's socket.
+    fn server_readable(&self, app: u16) -> bool {
+        let AppKind::RpcServer(srv) = &self.apps[app as usize].kind else {
+            return false;
+        };
+        self.conns[srv.conn as usize].ep[1].readable() > 0
+    }
+
+    /// The NAPI instance (port, vector) the rpc server's connection arrives on.
+    fn server_napi(&self, app: u16) -> (u16, u16) {
+        let AppKind::RpcServer(srv) = &self.apps[app as usize].kind else {
+            unreachable!("busy polling is an rpc server option")
+        };
+        let port = self.conns[srv.conn as usize].port[1];
+        let p = &self.ports[port as usize];
+        (port, p.vector_of_queue(p.rx_queue_of_flow(srv.conn)))
     }
 
     // ------------------------------------------------------------- outputs
