@@ -6,7 +6,7 @@
 //! output for the same scenario and seed); see `api::Perf`.
 
 use super::config::Scenario;
-use super::world::{AnyModerator, World};
+use super::world::{AnyModerator, NapiStats, World};
 use crate::apps::AppKind;
 use crate::error::Error;
 use crate::metrics::LatencyHist;
@@ -71,24 +71,7 @@ pub struct VectorOut {
     pub freebsd_interrupt_rate: Option<u32>,
     /// The NAPI instance of this vector: busy polling, IRQ suspension and
     /// hrtimer counters (all zero unless the host's driver is napi).
-    pub napi: NapiOut,
-}
-
-#[derive(Serialize)]
-pub struct NapiOut {
-    /// Driver polls called by busy-poll loops (with the final poll of
-    /// busy_poll_stop) [polls].
-    pub busy_polls: u64,
-    /// Packets those polls received [packets].
-    pub busy_poll_packets: u64,
-    /// napi_suspend_irqs: epoll returned events and re-armed the suspend timer [count].
-    pub irq_suspends: u64,
-    /// napi_resume_irqs: busy polling found nothing and scheduled a poll [count].
-    pub irq_resumes: u64,
-    /// irq_suspend_timeout expiries that scheduled a poll (safety net) [count].
-    pub suspend_timer_expiries: u64,
-    /// gro_flush_timeout (hard-IRQ deferral) expiries that scheduled a poll [count].
-    pub defer_timer_polls: u64,
+    pub napi: NapiStats,
 }
 
 #[derive(Serialize)]
@@ -292,17 +275,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                         AnyModerator::FreebsdAim(m) => Some(m.interrupt_rate()),
                         _ => None,
                     },
-                    napi: {
-                        let n = w.napi_stats(pi, v as usize);
-                        NapiOut {
-                            busy_polls: n.busy_polls,
-                            busy_poll_packets: n.busy_poll_packets,
-                            irq_suspends: n.irq_suspends,
-                            irq_resumes: n.irq_resumes,
-                            suspend_timer_expiries: n.suspend_timer_expiries,
-                            defer_timer_polls: n.defer_timer_polls,
-                        }
-                    },
+                    napi: w.napi_stats(pi, v as usize),
                 })
                 .collect();
             PortOut {

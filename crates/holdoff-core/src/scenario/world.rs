@@ -178,21 +178,22 @@ struct NapiState {
 }
 
 /// Busy-poll and IRQ-suspension counters of one NAPI instance (reported
-/// per vector).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// per vector as `ports[].vectors[].napi`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct NapiStats {
     /// Driver polls called from busy-poll loops, including the final poll
     /// of `busy_poll_stop` [polls].
     pub busy_polls: u64,
     /// Packets those polls cleaned [packets].
     pub busy_poll_packets: u64,
-    /// `napi_suspend_irqs`: epoll reported events and re-armed the suspend timer.
+    /// `napi_suspend_irqs`: epoll reported events and re-armed the suspend
+    /// timer [count].
     pub irq_suspends: u64,
-    /// `napi_resume_irqs`: busy polling found nothing and scheduled a poll.
+    /// `napi_resume_irqs`: busy polling found nothing and scheduled a poll [count].
     pub irq_resumes: u64,
-    /// The irq_suspend_timeout timer fired and scheduled a poll (safety net).
+    /// The irq_suspend_timeout timer fired and scheduled a poll (safety net) [count].
     pub suspend_timer_expiries: u64,
-    /// The gro_flush_timeout (deferral) timer fired and scheduled a poll.
+    /// The gro_flush_timeout (deferral) timer fired and scheduled a poll [count].
     pub defer_timer_polls: u64,
 }
 
@@ -1213,6 +1214,26 @@ impl World {
         self.q.schedule(at, Ev::NapiTimer { port, vector, gen });
     }
 
+    /// `napi_complete_done` for a poll of (port, vector) that did `work`
+    /// (less than its weight), decided and applied at `t`. Returns whether
+    /// the caller must unmask the device IRQ.
+    fn complete_poll(&mut self, t: SimTime, h: u16, port: u16, vector: u16, work: u32) -> bool {
+        let napi = self.hosts[h as usize].napi;
+        let st = &self.napi_state[port as usize][vector as usize];
+        let out = driver::napi_complete_done(
+            &napi,
+            CompleteIn {
+                work_done: work,
+                gro_held: false,
+                defer_count: st.defer_count,
+                prefer_busy_poll: st.prefer_busy_poll,
+                busy_polled: false,
+            },
+        );
+        self.apply_completion(t, port, vector, out);
+        out.unmask
+    }
+
     /// Apply a `napi_complete_done` decision taken at `t`: defer count,
     /// PREFER_BUSY_POLL cleared on completion, hrtimer. The caller unmasks.
     fn apply_completion(&mut self, t: SimTime, port: u16, vector: u16, out: CompleteOut) {
@@ -1955,19 +1976,7 @@ impl World {
             // napi_complete_done: with hard-IRQ deferral or IRQ suspension,
             // keep the IRQ masked and poll from the hrtimer; otherwise unmask
             // at the end of the poll.
-            let st = &self.napi_state[port as usize][vector as usize];
-            let out = driver::napi_complete_done(
-                &napi,
-                CompleteIn {
-                    work_done: work,
-                    gro_held: false,
-                    defer_count: st.defer_count,
-                    prefer_busy_poll: st.prefer_busy_poll,
-                    busy_polled: false,
-                },
-            );
-            self.apply_completion(now + cost, port, vector, out);
-            if out.unmask {
+            if self.complete_poll(now + cost, h, port, vector, work) {
                 cost += prof.mmio_write_ns;
                 on_end = EndAction::Unmask { port, vector };
             }
@@ -2396,19 +2405,7 @@ impl World {
             // busy-owned, so its completion decides about the IRQ.
             let work = self.busy_poll_once(now, h, port, vector, bp.budget, cost);
             if work < bp.budget {
-                let st = &self.napi_state[p][v];
-                let out = driver::napi_complete_done(
-                    &napi,
-                    CompleteIn {
-                        work_done: work,
-                        gro_held: false,
-                        defer_count: st.defer_count,
-                        prefer_busy_poll: st.prefer_busy_poll,
-                        busy_polled: false,
-                    },
-                );
-                self.apply_completion(now + *cost, port, vector, out);
-                if out.unmask {
+                if self.complete_poll(now + *cost, h, port, vector, work) {
                     *cost += prof.mmio_write_ns;
                     on_end = EndAction::Unmask { port, vector };
                 }
