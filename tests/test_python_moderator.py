@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
 import holdoff
@@ -132,3 +134,19 @@ def test_a_class_that_cannot_be_loaded_is_a_scenario_error() -> None:
         holdoff.run(scenario("no_such_module_xyz:Cls"))
     with pytest.raises(ScenarioError, match="package.module:ClassName"):
         holdoff.run(scenario("NoColon"))
+
+
+def test_a_sweep_runs_an_importable_class_in_worker_processes() -> None:
+    # Frames arrive every 50 us. A throttle interval T shorter than that lets
+    # every frame interrupt (20000/s); a longer one always finds a frame
+    # pending when it ends, so interrupts come exactly T apart: 1e9/(itr*256)
+    # = 8004/s for 488 and 4002/s for 976 (one more interrupt at the start of
+    # the 100 ms run adds 10/s).
+    path = "hosts[0].nics[0].moderation.params.itr_256ns"
+    base = tomllib.loads(scenario("test_python_moderator:FixedItr", "params = { itr_256ns = 1 }"))
+    spec = {"name": "py-sweep", "base": base, "seed": 1, "grid": {path: [195, 488, 976]}}
+    table = holdoff.sweep(spec, store=None, executor="process", workers=2)
+    got = dict(zip(table[path], table["dut.eth0/interrupts_per_s"], strict=True))
+    for itr, want in {195: 20000.0, 488: 1e9 / (488 * 256), 976: 1e9 / (976 * 256)}.items():
+        assert abs(got[itr] - want) / want < 0.01, (itr, got[itr], want)
+    assert table["scenario_hash"].nunique() == 3
