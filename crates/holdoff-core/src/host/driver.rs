@@ -190,9 +190,9 @@ impl Default for NapiConfig {
     }
 }
 
-/// Linux `BUSY_POLL_BUDGET` (include/net/busy_poll.h): packets per busy
-/// poll when epoll's `busy_poll_budget` is 0 [packets]. From memory of the
-/// header, not in algorithms.md: an assumption.
+/// Linux `BUSY_POLL_BUDGET` (include/net/busy_poll.h, `#define
+/// BUSY_POLL_BUDGET 8`, used by epoll when `busy_poll_budget` is not set):
+/// packets per busy poll [packets].
 pub const BUSY_POLL_BUDGET: u32 = 8;
 
 /// Which job an armed NAPI hrtimer does when it fires (both schedule a poll
