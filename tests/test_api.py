@@ -262,3 +262,17 @@ def test_summary_text_names_everything(result: holdoff.RunResult) -> None:
     assert "balanced" in text
     assert "drops:" in text
     assert "simulated packets per wall second" in text
+
+
+def test_summary_shows_napi_counters_only_when_used(result: holdoff.RunResult) -> None:
+    # The quickstart uses no busy polling or deferral: no NAPI table.
+    assert "NAPI (" not in holdoff.summary_text(result)
+    busy = holdoff.run(EXAMPLES / "rpc-busy-poll-irq-suspend.toml")
+    text = holdoff.summary_text(busy)
+    assert "NAPI (busy polling, IRQ suspension, deferral)" in text
+    row = next(line for line in text.splitlines() if "server.eth0 v0" in line)
+    vector = busy.vectors.set_index("port").loc["server.eth0"]
+    # The table shows the report's counters for the busy-polled vector.
+    for column in ("napi_busy_polls", "napi_busy_poll_packets", "napi_irq_suspends"):
+        assert f"{int(vector[column]):,}" in row
+    assert int(vector["napi_irq_suspends"]) > 0

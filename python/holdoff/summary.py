@@ -24,6 +24,7 @@ def render_summary(result: RunResult) -> Group:
         table
         for table in (
             _ports_table(summary.get("ports", [])),
+            _napi_table(summary.get("ports", [])),
             _hosts_table(summary.get("hosts", [])),
             _apps_table(summary.get("apps", [])),
             _generators_table(summary.get("generators", [])),
@@ -103,6 +104,36 @@ def _ports_table(ports: list[dict[str, Any]]) -> Table | None:
             per_vector or "-",
             _int(port.get("rx_ring_max_occupancy")),
         )
+    return table
+
+
+#: NAPI counters of a vector, in report order, with their column titles.
+_NAPI_COLUMNS = (
+    ("busy_polls", "busy polls"),
+    ("busy_poll_packets", "busy pkts"),
+    ("irq_suspends", "suspends"),
+    ("irq_resumes", "resumes"),
+    ("suspend_timer_expiries", "suspend expiries"),
+    ("defer_timer_polls", "defer polls"),
+)
+
+
+def _napi_table(ports: list[dict[str, Any]]) -> Table | None:
+    """Busy polling, IRQ suspension and deferral counters, for the vectors that
+    used any (the table is left out when none did)."""
+    rows = [
+        (f"{port.get('port')} v{vector.get('vector')}", napi)
+        for port in ports
+        for vector in port.get("vectors", [])
+        if any((napi := vector.get("napi") or {}).get(key) for key, _ in _NAPI_COLUMNS)
+    ]
+    if not rows:
+        return None
+    table = _table(
+        "NAPI (busy polling, IRQ suspension, deferral)", "vector", *(t for _, t in _NAPI_COLUMNS)
+    )
+    for name, napi in rows:
+        _row(table, name, *(_int(napi.get(key)) for key, _ in _NAPI_COLUMNS))
     return table
 
 
