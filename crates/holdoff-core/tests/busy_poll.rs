@@ -226,14 +226,13 @@ fn busy_polling_that_finds_nothing_resumes_irqs_before_sleeping() {
 
 #[test]
 fn busy_poll_options_are_validated_with_the_field_named() {
-    let cases: [(&str, &str, &str); 4] = [
+    let cases: [(&str, &str, &str); 3] = [
         ("", PREFER, "server_prefer_busy_poll"),
         (
             "",
             "server_busy_poll_usecs = 50\nserver_busy_poll_budget = 0",
             "server_busy_poll_budget",
         ),
-        (SUSPEND_20MS, BUSY, "napi.irq_suspend_timeout_ns"),
         (
             "irq_suspend_timeout_ns = 20000000000",
             &format!("{BUSY}\n{PREFER}"),
@@ -246,6 +245,16 @@ fn busy_poll_options_are_validated_with_the_field_named() {
             .unwrap_or_else(|| panic!("{field}: accepted"));
         assert!(err.to_string().contains(field), "{field}: {err}");
     }
+    // irq_suspend_timeout without a prefer_busy_poll application is accepted
+    // and does nothing, as in Linux: a busy-polling server without
+    // prefer_busy_poll gives the same run with and without it.
+    let with = run(&rr_toml(SUSPEND_20MS, BUSY, 5));
+    let without = run(&rr_toml("", BUSY, 5));
+    let (irqs_with, tx_with, napi_with, _) = outcome(&with);
+    let (irqs_without, tx_without, _, _) = outcome(&without);
+    assert_eq!((irqs_with, tx_with), (irqs_without, tx_without));
+    assert_eq!(n(&napi_with, "irq_suspends"), 0, "{napi_with}");
+    assert_eq!(n(&napi_with, "suspend_timer_expiries"), 0, "{napi_with}");
     // Busy polling calls the NAPI poll: other drivers are refused.
     let toml = rr_toml("", BUSY, 1).replace(
         "name = \"server\"\nprofile = \"xeon-modern\"",
