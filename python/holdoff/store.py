@@ -62,7 +62,22 @@ def scenario_hash(scenario: Mapping[str, Any], version: str) -> str:
     with every default filled in. Spelling out a default therefore keeps the
     key; an invalid scenario raises :class:`holdoff.ScenarioError` here.
     """
-    normalized = json.loads(_core.normalize_toml(tomli_w.dumps(_without_none(scenario))))
+    return normalized_hash(normalize(scenario), version)
+
+
+def normalize(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario as the core reads it (validated, every default filled in).
+
+    Raises :class:`holdoff.ScenarioError` if it is not valid.
+    """
+    normalized: dict[str, Any] = json.loads(
+        _core.normalize_toml(tomli_w.dumps(_without_none(scenario)))
+    )
+    return normalized
+
+
+def normalized_hash(normalized: Mapping[str, Any], version: str) -> str:
+    """:func:`scenario_hash` of a scenario already passed through :func:`normalize`."""
     payload = f"holdoff {version}\n{canonical_json(normalized)}"
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -53,7 +53,14 @@ import tomli_w
 
 from holdoff import _core
 from holdoff.api import _without_none, run_text
-from holdoff.store import DEFAULT_STORE, ResultStore, Scalar, canonical_json, scenario_hash
+from holdoff.store import (
+    DEFAULT_STORE,
+    ResultStore,
+    Scalar,
+    canonical_json,
+    normalize,
+    normalized_hash,
+)
 
 Executor = Literal["serial", "process", "ray"]
 EXECUTORS: tuple[str, ...] = ("serial", "process", "ray")
@@ -419,20 +426,22 @@ def expand(spec: SweepSpec) -> list[SweepPoint]:
         for path, value in params.items():
             set_path(scenario, path, value)
         scenario = _without_none(scenario)
+        try:
+            # Keys are taken over the validated scenario: this checks it, once
+            # per parameter set (replicates differ only in the seed).
+            normalized = normalize(scenario)
+        except _core.ScenarioError as err:
+            raise SweepError(
+                f"point {len(points)} ({_params_label(params)}): {err}",
+                err.field,
+            ) from err
         for replicate in range(spec.replicates):
             if "seed" in params and spec.replicates == 1:
                 seed = int(params["seed"])
             else:
                 seed = derive_seed(spec.seed, params, replicate)
             point_scenario = {**scenario, "seed": seed}
-            try:
-                # The key is taken over the validated scenario: this checks it.
-                key = scenario_hash(point_scenario, version)
-            except _core.ScenarioError as err:
-                raise SweepError(
-                    f"point {len(points)} ({_params_label(params)}): {err}",
-                    err.field,
-                ) from err
+            key = normalized_hash({**normalized, "seed": seed}, version)
             points.append(
                 SweepPoint(
                     index=len(points),

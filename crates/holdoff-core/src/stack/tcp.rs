@@ -97,8 +97,8 @@ pub struct TcpConfig {
 /// 1448-byte MSS at the same rcv_ssthresh.
 pub const LINUX26_E1000_SKB_TRUESIZE: u32 = 2336;
 
-/// `MAX_TCP_HEADER`-independent floor of `tcp_grow_window`: segments shorter
-/// than this do not grow the window (`tcp_event_data_recv`: `len >= 128`).
+/// Segments shorter than this do not grow the window
+/// (`tcp_event_data_recv` calls `tcp_grow_window` only for `len >= 128`) [bytes].
 const GROW_MIN_LEN: u32 = 128;
 
 impl Default for TcpConfig {
