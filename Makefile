@@ -1,19 +1,38 @@
-# Developer tasks. `make install` once, then `make test`.
-PYTHON ?= python3
+# `make install` puts holdoff into a virtual environment (.venv) and works on a
+# system Python that refuses pip installs (PEP 668); `make dev` adds the dev
+# tools and Ray (editable); `make test` runs every test (it does `make dev`
+# first if needed). Another interpreter: `make test VENV=/path/to/venv`, or
+# `make test PYTHON=python3` to use one that already has holdoff[dev].
+SYSTEM_PYTHON ?= python3
+VENV ?= .venv
+PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
+DEV_STAMP := $(VENV)/.holdoff-dev
 
-.PHONY: help install develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core clean
+.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-install: ## install holdoff editable with the dev tools and Ray (builds the Rust extension)
+$(VENV)/bin/python:
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+
+venv: $(VENV)/bin/python ## create the virtual environment .venv
+
+install: venv ## user install: holdoff into .venv (builds the Rust extension; no dev tools, no Ray)
+	$(PIP) install .
+	@echo "installed: run .venv/bin/holdoff, or 'source .venv/bin/activate' first"
+
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e '.[dev,ray]'
+	touch $@
+
+dev: $(DEV_STAMP) ## developer install: editable, with the dev tools and Ray, into .venv
 
 develop: ## rebuild the Rust extension after changing Rust code
 	$(PIP) install --no-deps -e .
 
-test: test-rust test-python ## run all tests (Rust core, then Python)
+test: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(DEV_STAMP)) test-rust test-python ## run all tests (Rust core, then Python)
 
 test-rust: ## cargo tests of the core
 	cargo test -p holdoff-core --all-targets
@@ -21,7 +40,7 @@ test-rust: ## cargo tests of the core
 test-python: ## pytest (uses the installed extension: `make develop` after Rust changes)
 	$(PYTHON) -m pytest -q
 
-lint: ## formatting, clippy, ruff and mypy
+lint: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(DEV_STAMP)) ## formatting, clippy, ruff and mypy
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(PYTHON) -m ruff check python tests
@@ -49,3 +68,6 @@ bench-core: ## criterion benches of the core
 clean: ## remove build products
 	cargo clean
 	rm -rf dist .pytest_cache .ruff_cache .mypy_cache python/holdoff/*.so
+
+distclean: clean ## also remove the virtual environment
+	rm -rf $(VENV)

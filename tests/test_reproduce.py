@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -112,3 +113,81 @@ def test_without_strict_misses_do_not_fail_the_command(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert code == 0
     assert json.loads(out)["cases"][0]["case"] == "freebsd-2024-aim"
+
+
+def _result(**kw: object) -> rp.CheckResult:
+    base: dict[str, object] = {
+        "name": "x",
+        "unit": "packets/s",
+        "published": 800_000.0,
+        "simulated": 748_270.0,
+        "tolerance_rel": 0.15,
+        "ok": True,
+        "source": "s",
+        "run": "r",
+    }
+    base.update(kw)
+    return rp.CheckResult(**base)  # type: ignore[arg-type]
+
+
+def test_values_are_shown_in_the_unit_a_person_reads() -> None:
+    assert rp.display(748_270.0, "packets/s") == "748 kpps"
+    assert rp.display(941_304_256.5, "bit/s") == "941 Mb/s"
+    assert rp.display(0.5817, "fraction of 1 core") == "58 % of a core"
+    assert rp.display(8004.0, "int/s") == "8,004 interrupts/s"
+    assert rp.display(250.03, "usec") == "250.03 us"
+    assert rp.display(1.0, "ratio") == "1.000"
+    assert rp.display(None, "bit/s") == "n/a"
+
+
+def test_one_sided_checks_are_shown_as_bounds() -> None:
+    bound = _result(op="lt", tolerance_rel=0.0)
+    assert rp.expected_text(bound) == "< 800 kpps"
+    assert rp.expected_number(_result(op="gt", unit="ratio", published=0.95)) == "> 0.950"
+    # A bound passes or misses; its distance from the bound is not a deviation.
+    assert rp.verdict_text(bound) == "pass"
+    assert rp.tolerance_text(bound) == "bound"
+    approx = _result(published=750_000.0)
+    assert rp.verdict_text(approx) == "pass (-0.2%)"
+    assert rp.tolerance_text(approx) == "±15%"
+
+
+def _case_result(notes: list[str | None], oks: list[bool]) -> rp.CaseResult:
+    case = rp.Case(id="c", title="t", source="s", folder=Path("."), runs=[], checks=[])
+    checks = [_result(note=n, ok=ok) for n, ok in zip(notes, oks, strict=True)]
+    return rp.CaseResult(case=case, checks=checks)
+
+
+def test_notes_are_numbered_once_and_scores_add_up() -> None:
+    res = _case_result(["a", None, "b", "a ", "a"], [False, True, True, False, True])
+    notes, refs = rp.numbered_notes(res)
+    assert notes == ["a", "b"]
+    assert refs == [1, None, 2, 1, 1]
+    assert rp.case_score(res) == "3 of 5 checks pass"
+    other = _case_result([None], [True])
+    assert rp.score_line([res, other]) == "4 of 6 checks pass (c 3/5, c 1/1)"
+
+
+def test_terminal_output_ends_with_the_score_and_prints_each_note_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(["reproduce", "openbsd-2025-txmit", "--plots", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 0
+    case = rp.load_case("openbsd-2025-txmit")
+    distinct = {" ".join(c.note.split()) for c in case.checks if c.note}
+    flat = " ".join(captured.out.split())
+    for note in distinct:
+        assert flat.count(note) == 1
+    last = captured.out.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ of 8 checks pass \(openbsd-2025-txmit \d+/8\)", last), last
+    assert "openbsd-2025-txmit" in captured.err  # progress on stderr
+    assert "941" in flat and "Mb/s" in flat and "941,304" not in flat
+
+
+def test_case_sources_are_public_references() -> None:
+    # Every source a case cites is given in full: no private notes or card numbers.
+    for cid in rp.list_cases():
+        text = (rp.cases_dir() / cid / "case.toml").read_text()
+        for bad in ("seed-scenarios", "algorithms.md", "card ", "seed 00"):
+            assert bad not in text, (cid, bad)

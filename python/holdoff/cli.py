@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import time
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -18,6 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from holdoff import _core
 from holdoff.api import examples_dir, run_text, scenario_name, validate_text
@@ -26,14 +29,67 @@ from holdoff.summary import SUMMARY_WIDTH, render_summary
 
 BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
 
+
+def _flags_without_metavar(params: Sequence[Any]) -> None:
+    # Boolean flags take no value: show `--json`, not `--json <bool>`.
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A command whose help shows flags as flags (no `<bool>` after them)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        _flags_without_metavar(params)
+        return params
+
+
+class _Group(TyperGroup):
+    """The command group, with the same help habits as :class:`_Command`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        _flags_without_metavar(params)
+        return params
+
+
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
 app = typer.Typer(
     name="holdoff",
     help="A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce "
     "published measurements, write reports.",
+    cls=_Group,
+    context_settings=_CONTEXT,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"holdoff {_core.version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce
+    published measurements, write reports."""
 
 
 def _stdout() -> Console:
@@ -65,6 +121,53 @@ def _read(file: Path) -> str:
         _fail(f"cannot read scenario file {file}: {err}", 2)
 
 
+def _toml_or_none(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _refuse_other_kind(file: Path, text: str, want: str) -> None:
+    """Exit 2 pointing at the right command when a sweep file is run or a scenario swept."""
+    data = _toml_or_none(text)
+    if data is None:
+        return
+    is_sweep = "base" in data and ("grid" in data or "points" in data or "set" in data)
+    is_scenario = "base" not in data and ("hosts" in data or "generators" in data)
+    if want == "scenario" and is_sweep:
+        _fail(
+            f"{file} is a sweep file (it has `base` and a grid of fields), not a scenario; "
+            f"run it with `holdoff sweep {file}`",
+            2,
+        )
+    if want == "sweep" and is_scenario:
+        _fail(
+            f"{file} is a scenario file, not a sweep (it has no `base`); "
+            f"run it with `holdoff run {file}`",
+            2,
+        )
+
+
+def _apply_assignments(text: str, assignments: list[str]) -> str:
+    """``text`` with every ``--set path=value`` applied; errors name the path and exit 2."""
+    import tomli_w
+
+    from holdoff import sweeps as sw
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        _fail(f"the scenario is not valid TOML: {err}", 2)
+    for item in assignments:
+        try:
+            path, value = sw.parse_assignment(item)
+            sw.set_path(doc, path, value)
+        except sw.SweepError as err:
+            _fail(f"--set {err}", 2)
+    return tomli_w.dumps(doc)
+
+
 def _run(text: str, seed: int | None) -> RunResult:
     """Runs ``text``; scenario errors exit 2, simulation errors exit 1."""
     try:
@@ -81,7 +184,7 @@ SeedOption = Annotated[
 ]
 
 
-@app.command("run")
+@app.command("run", cls=_Command)
 def run_command(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_output: Annotated[
@@ -95,9 +198,24 @@ def run_command(
         ),
     ] = None,
     seed: SeedOption = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            "-s",
+            metavar="PATH=VALUE",
+            help="Change a field for this run (repeatable): a field path as in sweep files "
+            "and a TOML value, e.g. generators[0].rate_pps=150000.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and print its summary (or its JSON report)."""
-    result = _run(_read(file), seed)
+    text = _read(file)
+    _refuse_other_kind(file, text, want="scenario")
+    if assignments:
+        text = _apply_assignments(text, assignments)
+    result = _run(text, seed)
     if out is not None:
         try:
             result.save(out)
@@ -113,7 +231,7 @@ def run_command(
             console.print(Text(f"wrote {out}/", style="dim"))
 
 
-@app.command("validate")
+@app.command("validate", cls=_Command)
 def validate_command(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
 ) -> None:
@@ -126,19 +244,19 @@ def validate_command(
     _stdout().print(Text(f"ok: {scenario_name(text) or file.stem}", style="green"))
 
 
-@app.command("schema")
+@app.command("schema", cls=_Command)
 def schema_command() -> None:
     """Print the JSON Schema of scenario files."""
     sys.stdout.write(_core.schema_json().rstrip("\n") + "\n")
 
 
-@app.command("version")
+@app.command("version", cls=_Command)
 def version_command() -> None:
     """Print the version."""
     sys.stdout.write(f"holdoff {_core.version()}\n")
 
 
-@app.command("bench")
+@app.command("bench", cls=_Command)
 def bench_command(
     repeat: Annotated[int, typer.Option("--repeat", "-n", min=1, help="Number of runs.")] = 3,
     scenario: Annotated[
@@ -316,6 +434,7 @@ def _load_sweep_or_exit(file: Path) -> Any:
     if file.is_dir():
         _fail(f"sweep path is a folder, not a file: {file}", 2)
     try:
+        _refuse_other_kind(file, file.read_text(encoding="utf-8"), want="sweep")
         return sw.load_sweep(file)
     except sw.SweepError as err:
         _fail(f"{file}: {err}", 2)
@@ -323,7 +442,7 @@ def _load_sweep_or_exit(file: Path) -> Any:
         _fail(f"{file}: {err}", 2)
 
 
-@app.command("sweep")
+@app.command("sweep", cls=_Command)
 def sweep_command(
     file: Annotated[Path, typer.Argument(help="Sweep file (TOML).", show_default=False)],
     store: Annotated[
@@ -334,14 +453,19 @@ def sweep_command(
     ] = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Parquet file for the table [runs/sweeps/NAME.parquet]."),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Parquet file for the table.",
+            show_default="runs/sweeps/NAME.parquet",
+        ),
     ] = None,
     executor: Annotated[
         str, typer.Option("--executor", help="serial, process (local processes) or ray.")
     ] = "process",
     workers: Annotated[
         int | None,
-        typer.Option("--workers", "-j", min=1, help="Worker processes [all cores]."),
+        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
     ] = None,
     address: Annotated[
         str | None, typer.Option("--address", help="Ray cluster address (with --executor ray).")
@@ -453,8 +577,8 @@ def sweep_command(
     if json_output:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
+    _print_wide(_sweep_rich_table(result.table))
     console = _stdout()
-    console.print(_sweep_rich_table(result.table))
     console.print(
         f"{summary['points']} points: {result.computed} computed, {result.cached} from the "
         f"store; table written to {table_path}"
@@ -482,13 +606,14 @@ def _fmt_cell(value: Any, fmt: str) -> str:
 
 
 def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
-    from holdoff.sweeps import param_columns
+    from holdoff.sweeps import param_columns, short_names
 
     params = param_columns(table)
+    names = short_names(params)
     t = Table(title="sweep points", title_justify="left", header_style="bold")
     t.add_column("point", justify="right")
     for p in params:
-        t.add_column(p)
+        t.add_column(names[p], overflow="fold")
     for _, label, _fmt in _LIST_TOTALS:
         t.add_column(label, justify="right")
     for record in table.head(limit).to_dict("records"):
@@ -502,7 +627,7 @@ def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
     return t
 
 
-@app.command("results")
+@app.command("results", cls=_Command)
 def results_command(
     store: Annotated[Path, typer.Option("--store", help="Result store folder.")] = Path(
         "runs/store"
@@ -511,15 +636,26 @@ def results_command(
         str | None,
         typer.Option("--query", "-q", help="SQL (DuckDB) over the stored runs, a view named runs."),
     ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", "-n", help="Only the runs of this scenario name."),
+    ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the rows as JSON on stdout.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to print.")] = 100,
 ) -> None:
-    """List and query stored runs (hash, scenario, seed, version, key metrics)."""
-    import duckdb
+    """List and query stored runs: hash, scenario, seed, the parameters that differ, metrics.
 
-    from holdoff.store import ResultStore
+    Without --query every stored run is listed (--name keeps one scenario's),
+    with a column for every scenario field whose value differs between the
+    listed runs.
+    """
+    import duckdb
+    import pandas as pd
+
+    from holdoff.store import ResultStore, differing_parameters
+    from holdoff.sweeps import short_names
 
     rs = ResultStore(store)
     try:
@@ -528,24 +664,65 @@ def results_command(
         _fail(str(err), 2)
     except duckdb.Error as err:
         _fail(f"query failed: {err}", 2)
+    if name is not None:
+        if "scenario" not in frame.columns:
+            _fail("--name needs a `scenario` column in the rows", 2)
+        frame = frame[frame["scenario"] == name].reset_index(drop=True)
+        if frame.empty:
+            _fail(f"no stored run of scenario {name!r} in {store}", 2)
+    params: dict[str, list[Any]] = {}
+    common: list[str] = []
     if query is None:
+        shown = frame.head(limit)
+        if "scenario_toml" in shown.columns:
+            params = differing_parameters(
+                [_toml_or_none(str(s)) or {} for s in shown["scenario_toml"]]
+            )
         cols = ["scenario_hash", "scenario", "seed", "holdoff_version", "sim_time_ns"]
         cols += [c for c, _, _ in _LIST_TOTALS]
         frame = frame[[c for c in cols if c in frame.columns]]
+        if not json_output and len(frame) > 1:
+            # Columns with one value for every listed run go to the title.
+            for col, what in (
+                ("scenario", "scenario {}"),
+                ("holdoff_version", "version {}"),
+                ("sim_time_ns", "{} simulated"),
+            ):
+                if col in frame and frame[col].nunique(dropna=False) == 1:
+                    value = frame[col].iloc[0]
+                    common.append(
+                        what.format(f"{value / 1e6:g} ms" if col == "sim_time_ns" else value)
+                    )
+                    frame = frame.drop(columns=[col])
+        if params:
+            insert_at = list(frame.columns).index("seed") + 1 if "seed" in frame else 0
+            frame = frame.copy()
+            for i, (path, values) in enumerate(params.items()):
+                values += [None] * (len(frame) - len(values))
+                frame.insert(insert_at + i, path, pd.Series(values, dtype=object))
     if json_output:
         sys.stdout.write(frame.head(limit).to_json(orient="records", indent=2) + "\n")
         return
     t = Table(
         title=f"{len(frame)} row{'s' if len(frame) != 1 else ''}"
-        + ("" if query else f" stored in {store}"),
+        + ("" if query else f" stored in {store}")
+        + (f"; all {', '.join(common)}" if common else ""),
         title_justify="left",
         header_style="bold",
     )
     formats = {c: f for c, _, f in _LIST_TOTALS}
     labels = {c: lbl for c, lbl, _ in _LIST_TOTALS}
+    labels.update(short_names(list(params)))
+    if query is None:
+        labels.update(scenario_hash="hash", holdoff_version="version", sim_time_ns="simulated")
     for col in frame.columns:
-        name = "hash" if col == "scenario_hash" and query is None else labels.get(col, str(col))
-        t.add_column(name, justify="left" if frame[col].dtype == object else "right")
+        numeric = frame[col].dtype != object and col not in params
+        t.add_column(
+            labels.get(col, str(col)),
+            justify="right" if numeric else "left",
+            overflow="fold",
+            no_wrap=col in ("scenario_hash", "seed"),
+        )
     for record in frame.head(limit).to_dict("records"):
         cells = []
         for col in frame.columns:
@@ -556,15 +733,28 @@ def results_command(
                 cells.append(f"{value / 1e6:g} ms")
             elif col in formats and query is None:
                 cells.append(_fmt_cell(value, formats[col]))
+            elif value is None:
+                cells.append("-")
             else:
                 cells.append(str(value))
         t.add_row(*(Text(c) for c in cells))
     if len(frame) > limit:
         t.caption = f"first {limit} rows"
-    _stdout().print(t)
+    elif params and query is None:
+        t.caption = "parameters that differ between these runs: " + ", ".join(params)
+    _print_wide(t)
 
 
-@app.command("report")
+def _print_wide(table: Table) -> None:
+    """Print ``table`` on stdout; piped output gets the table's natural width."""
+    console = _stdout()
+    if not console.is_terminal:
+        wide = console.options.update_width(10_000)
+        console.width = max(console.width, console.measure(table, options=wide).maximum)
+    console.print(table)
+
+
+@app.command("report", cls=_Command)
 def report_command(
     results: Annotated[
         list[Path],
@@ -603,7 +793,7 @@ def _write_report(output: Path, inputs: Any, title: str) -> None:
     _stderr().print(f"report written to {path}")
 
 
-@app.command("reproduce")
+@app.command("reproduce", cls=_Command)
 def reproduce_command(
     cases: Annotated[
         list[str] | None,
@@ -653,17 +843,39 @@ def reproduce_command(
         _fail(f"unknown case {', '.join(unknown)}; available: {', '.join(ids)}", 2)
     err_console = _stderr()
     results = []
-    for cid in wanted:
-        case = rp.load_case(cid)
-        with err_console.status(f"{cid}: running {len(case.runs)} scenario(s)") as status:
+    cases_to_run = [rp.load_case(cid) for cid in wanted]
+    total_runs = sum(len(c.runs) for c in cases_to_run)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("reproduce", total=total_runs)
+        for n, case in enumerate(cases_to_run, start=1):
+
+            def on_run(message: str, n: int = n) -> None:
+                progress.update(task, description=f"[{n}/{len(cases_to_run)}] {message}")
+                progress.advance(task)
+
+            t0 = time.perf_counter()
             try:
-                res = rp.run_case(case, progress=lambda m: status.update(m))
+                res = rp.run_case(case, progress=on_run)
             except (_core.ScenarioError, _core.SimulationError) as err:
-                _fail(f"{cid}: {err}", 1)
-        results.append(res)
-        png = rp.plot_netpipe(res, plots / f"{cid}-netpipe.png")
-        if png is not None and not json_out:
-            err_console.print(f"{cid}: NetPIPE curves saved to {png}")
+                _fail(f"{case.id}: {err}", 1)
+            results.append(res)
+            png = rp.plot_netpipe(res, plots / f"{case.id}-netpipe.png")
+            line = (
+                f"[{n}/{len(cases_to_run)}] {case.id}: {len(case.runs)} runs in "
+                f"{time.perf_counter() - t0:.1f} s, {rp.case_score(res)}"
+            )
+            if png is not None:
+                line += f"; NetPIPE curves saved to {png}"
+            progress.console.print(line)
     if json_out:
         sys.stdout.write(json.dumps(rp.to_json(results), indent=2) + "\n")
     else:
@@ -671,6 +883,8 @@ def reproduce_command(
         for res in results:
             out.print(_reproduce_table(res))
             out.print(_reproduce_sources(res))
+            out.print()
+        out.print(Text(rp.score_line(results), style="bold"))
     if report is not None:
         from holdoff.report import ReportInputs
 
@@ -680,36 +894,47 @@ def reproduce_command(
 
 
 def _reproduce_table(res: Any) -> Table:
-    t = Table(title=f"{res.case.id}: {res.case.title}", caption=res.case.source)
-    for col in ["#", "check", "published", "simulated", "unit", "tolerance", "result"]:
-        t.add_column(col, justify="right" if col in ("published", "simulated") else "left")
-    for i, c in enumerate(res.checks, start=1):
-        sim = "n/a" if c.simulated is None else f"{c.simulated:,.2f}"
-        dev = c.deviation_rel
-        verdict = "pass" if c.ok else "MISS"
-        if dev is not None:
-            verdict += f" ({dev:+.1%})"
+    from holdoff import reproduce as rp
+
+    _, refs = rp.numbered_notes(res)
+    t = Table(
+        title=f"{res.case.id}: {res.case.title} — {rp.case_score(res)}",
+        title_justify="left",
+        header_style="bold",
+    )
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("check", ratio=1, min_width=24)
+    for col in ["published", "simulated", "unit", "tolerance", "result", "note"]:
+        t.add_column(
+            col, justify="right" if col in ("published", "simulated") else "left", no_wrap=True
+        )
+    for i, (c, ref) in enumerate(zip(res.checks, refs, strict=True), start=1):
         t.add_row(
             str(i),
             c.name,
-            f"{c.published:,.2f}",
-            sim,
-            c.unit,
-            f"±{c.tolerance_rel:.0%}",
-            Text(verdict, style="green" if c.ok else "red"),
+            rp.expected_number(c),
+            rp.display_number(c.simulated, c.unit),
+            rp.display_unit(c.unit),
+            rp.tolerance_text(c),
+            Text(rp.verdict_text(c), style="green" if c.ok else "red"),
+            "" if ref is None else f"N{ref}",
         )
     return t
 
 
 def _reproduce_sources(res: Any) -> str:
-    lines = [
-        f"  [{i}] {c.source}" + (f"\n      note: {c.note}" if c.note else "")
-        for i, c in enumerate(res.checks, start=1)
-    ]
-    return "sources:\n" + "\n".join(lines)
+    from holdoff import reproduce as rp
+
+    notes, _ = rp.numbered_notes(res)
+    lines = [f"source: {res.case.source}", "sources of the checks:"]
+    lines += [f"  [{i}] {c.source}" for i, c in enumerate(res.checks, start=1)]
+    if notes:
+        lines.append("notes:")
+        lines += [f"  N{i}. {text}" for i, text in enumerate(notes, start=1)]
+    return "\n".join(lines)
 
 
-@app.command("livelock")
+@app.command("livelock", cls=_Command)
 def livelock_command(
     out: Annotated[
         Path, typer.Option("-o", "--out", help="PNG file for the delivered-vs-offered plot.")
@@ -746,6 +971,103 @@ def livelock_command(
         )
     _stdout().print(t)
     _stderr().print(f"plot saved to {png}")
+
+
+# -- bundled examples ------------------------------------------------------------------
+
+examples_app = typer.Typer(
+    cls=_Group,
+    context_settings=_CONTEXT,
+    add_completion=False,
+    help="List the bundled examples, or copy one to the current folder.",
+)
+app.add_typer(examples_app, name="examples")
+
+
+def _example_files() -> list[Path]:
+    try:
+        folder = examples_dir()
+    except FileNotFoundError as err:
+        _fail(str(err), 2)
+    return sorted(p for p in folder.iterdir() if p.suffix in (".toml", ".py") and p.is_file())
+
+
+def _example_description(path: Path) -> str:
+    """The first sentence of an example's opening comment (or docstring)."""
+    text = path.read_text(encoding="utf-8")
+    lines: list[str] = []
+    if path.suffix == ".py":
+        body = text.split('"""')
+        lines = body[1].strip().splitlines() if len(body) > 2 else []
+    else:
+        data = _toml_or_none(text) or {}
+        if isinstance(data.get("description"), str) and data["description"]:
+            lines = [data["description"]]
+        else:
+            for line in text.splitlines():
+                if not line.startswith("#"):
+                    break
+                lines.append(line.lstrip("#").strip())
+    joined = " ".join(line for line in lines if line)
+    for end in (". ", ": "):
+        if end in joined:
+            joined = joined.split(end, 1)[0]
+    return joined.rstrip(".")
+
+
+def _example_name(path: Path) -> str:
+    return path.stem if path.suffix == ".toml" else path.name
+
+
+@examples_app.callback(invoke_without_command=True)
+def examples_command(ctx: typer.Context) -> None:
+    """List the bundled examples (scenarios, sweeps, a Python moderator) with a line each."""
+    if ctx.invoked_subcommand is not None:
+        return
+    t = Table(
+        title="bundled examples (holdoff examples copy NAME writes one here)",
+        title_justify="left",
+        header_style="bold",
+    )
+    t.add_column("name", no_wrap=True)
+    t.add_column("what it shows")
+    for path in _example_files():
+        t.add_row(_example_name(path), _example_description(path))
+    _stdout().print(t)
+
+
+@examples_app.command("copy", cls=_Command)
+def examples_copy_command(
+    name: Annotated[
+        str, typer.Argument(help="Example name (see `holdoff examples`).", show_default=False)
+    ],
+    to: Annotated[Path, typer.Option("--to", help="Folder to write to.")] = Path("."),
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Overwrite an existing file.")
+    ] = False,
+) -> None:
+    """Copy a bundled example to the current folder (a sweep brings its base scenario)."""
+    files = {_example_name(p): p for p in _example_files()}
+    files.update({p.name: p for p in files.values()})
+    source = files.get(name)
+    if source is None:
+        _fail(
+            f"unknown example {name!r}; available: "
+            + ", ".join(sorted({_example_name(p) for p in files.values()})),
+            2,
+        )
+    wanted = [source]
+    data = _toml_or_none(source.read_text(encoding="utf-8")) or {}
+    base = data.get("base")
+    if isinstance(base, str) and (source.parent / base).is_file():
+        wanted.append(source.parent / base)
+    to.mkdir(parents=True, exist_ok=True)
+    for path in wanted:
+        target = to / path.name
+        if target.exists() and not force:
+            _fail(f"{target} exists; use --force to overwrite it", 2)
+        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        _stdout().print(f"wrote {target}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

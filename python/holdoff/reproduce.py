@@ -7,12 +7,21 @@ scenarios use the shared host and chip presets.
 
 ``run_case`` runs every scenario of a case and evaluates its checks;
 ``to_json`` gives the machine-readable form printed by
-``holdoff reproduce --json``.
+``holdoff reproduce --json``. ``display`` and ``expected_text`` put a value in
+the unit a person reads (kpps, Mb/s, us, interrupts/s, % of a core) and show a
+one-sided check as a bound (``< 800 kpps``); ``score_line`` and
+``to_markdown`` give the score and the README's reproduction tables.
+
+``python -m holdoff.reproduce --markdown`` prints those tables;
+``--update-readme README.md`` rewrites them between the README's
+``<!-- reproduce:begin -->`` and ``<!-- reproduce:end -->`` markers.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -316,3 +325,182 @@ def plot_netpipe(result: CaseResult, path: Path) -> Path | None:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+# -- presentation: units a person reads, bounds, scores, Markdown ----------------------
+
+# Case-file unit -> (scale divisor, format, display unit).
+_DISPLAY: dict[str, tuple[float, str, str]] = {
+    "packets/s": (1e3, "{:,.0f}", "kpps"),
+    "bit/s": (1e6, "{:,.0f}", "Mb/s"),
+    "int/s": (1.0, "{:,.0f}", "interrupts/s"),
+    "interrupts/s": (1.0, "{:,.0f}", "interrupts/s"),
+    "usec": (1.0, "{:,.2f}", "us"),
+    "NP-Mbps (2^20 bit/s)": (1.0, "{:,.2f}", "NP-Mbps"),
+    "fraction of 1 core": (0.01, "{:,.0f}", "% of a core"),
+    "ratio": (1.0, "{:.3f}", ""),
+}
+
+_OPS = {"lt": "<", "gt": ">"}
+
+
+def display_number(value: float | None, unit: str) -> str:
+    """``value`` (in the case file's ``unit``) scaled to :func:`display_unit`."""
+    if value is None:
+        return "n/a"
+    scale, fmt, _ = _DISPLAY.get(unit, (1.0, "{:,.4g}", unit))
+    return fmt.format(value / scale)
+
+
+def display_unit(unit: str) -> str:
+    """The unit a person reads for a case-file unit: ``bit/s`` -> ``Mb/s``."""
+    return _DISPLAY.get(unit, (1.0, "", unit))[2]
+
+
+def display(value: float | None, unit: str) -> str:
+    """``value`` as a person reads it, with its unit: ``748 kpps``, ``95 % of a core``."""
+    number = display_number(value, unit)
+    shown = display_unit(unit)
+    return f"{number} {shown}" if shown and value is not None else number
+
+
+def _bound(check: CheckResult) -> str:
+    return f"{_OPS[check.op]} " if check.op in _OPS else ""
+
+
+def expected_number(check: CheckResult) -> str:
+    """The published number without its unit, a bound as ``< 800``."""
+    return _bound(check) + display_number(check.published, check.unit)
+
+
+def expected_text(check: CheckResult) -> str:
+    """The published side of a check: ``750 kpps``, or a bound ``< 800 kpps``."""
+    return _bound(check) + display(check.published, check.unit)
+
+
+def verdict_text(check: CheckResult) -> str:
+    """``pass (-0.2 %)`` / ``MISS (+19.8 %)``; bounds say only pass or MISS."""
+    word = "pass" if check.ok else "MISS"
+    dev = check.deviation_rel
+    if check.op in _OPS or dev is None:
+        return word
+    return f"{word} ({dev:+.1%})"
+
+
+def tolerance_text(check: CheckResult) -> str:
+    """``±15 %`` for a comparison, ``bound`` for a one-sided check."""
+    return "bound" if check.op in _OPS else f"±{check.tolerance_rel:.0%}"
+
+
+def passed(result: CaseResult) -> int:
+    """Number of checks of ``result`` that pass."""
+    return sum(1 for c in result.checks if c.ok)
+
+
+def case_score(result: CaseResult) -> str:
+    """``4 of 5 checks pass``."""
+    return f"{passed(result)} of {len(result.checks)} checks pass"
+
+
+def score_line(results: list[CaseResult]) -> str:
+    """``16 of 25 checks pass (linux-2004-ditr 4/5, ...)``."""
+    total = sum(len(r.checks) for r in results)
+    ok = sum(passed(r) for r in results)
+    per_case = ", ".join(f"{r.case.id} {passed(r)}/{len(r.checks)}" for r in results)
+    return f"{ok} of {total} checks pass ({per_case})"
+
+
+def numbered_notes(result: CaseResult) -> tuple[list[str], list[int | None]]:
+    """Distinct notes of a case in order of first use, and each check's note number."""
+    notes: list[str] = []
+    refs: list[int | None] = []
+    for c in result.checks:
+        if not c.note:
+            refs.append(None)
+            continue
+        text = " ".join(c.note.split())
+        if text not in notes:
+            notes.append(text)
+        refs.append(notes.index(text) + 1)
+    return notes, refs
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(results: list[CaseResult]) -> str:
+    """The README's reproduction tables: one per case, then the score line."""
+    parts: list[str] = []
+    for r in results:
+        parts.append(f"**{r.case.id}** — {r.case.title}: {case_score(r)}.")
+        parts.append("")
+        parts.append(f"Source: {r.case.source}.")
+        parts.append("")
+        parts.append("| check | published | simulated | result |")
+        parts.append("| --- | ---: | ---: | --- |")
+        for c in r.checks:
+            verdict = verdict_text(c)
+            if not c.ok:
+                verdict = "**" + verdict.replace(" (", "** (", 1)
+                if not verdict.endswith(")"):
+                    verdict += "**"
+            parts.append(
+                f"| {_md_cell(c.name)} | {_md_cell(expected_text(c))} | "
+                f"{_md_cell(display(c.simulated, c.unit))} | {verdict} |"
+            )
+        parts.append("")
+    parts.append(f"In all: {score_line(results)}.")
+    return "\n".join(parts) + "\n"
+
+
+README_BEGIN = (
+    "<!-- reproduce:begin (generated by python -m holdoff.reproduce --update-readme README.md) -->"
+)
+README_END = "<!-- reproduce:end -->"
+
+
+def replace_between_markers(text: str, generated: str) -> str:
+    """``text`` with everything between the README markers replaced by ``generated``."""
+    begin = text.find(README_BEGIN)
+    end = text.find(README_END)
+    if begin < 0 or end < begin:
+        raise CaseError(f"the README has no {README_BEGIN!r} ... {README_END!r} markers")
+    head = text[: begin + len(README_BEGIN)]
+    return head + "\n\n" + generated + "\n" + text[end:]
+
+
+def run_all(ids: list[str] | None = None) -> list[CaseResult]:
+    """Run the cases ``ids`` (default: every bundled case)."""
+    return [run_case(load_case(cid)) for cid in (ids or list_cases())]
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m holdoff.reproduce",
+        description="Run every bundled case and print the README's reproduction tables.",
+    )
+    parser.add_argument("--markdown", action="store_true", help="print the Markdown tables")
+    parser.add_argument(
+        "--update-readme",
+        metavar="README",
+        type=Path,
+        help="rewrite the tables between the markers of this file",
+    )
+    args = parser.parse_args(argv)
+    if not args.markdown and args.update_readme is None:
+        parser.error("give --markdown or --update-readme README")
+    generated = to_markdown(run_all())
+    if args.markdown:
+        sys.stdout.write(generated)
+    if args.update_readme is not None:
+        path: Path = args.update_readme
+        path.write_text(
+            replace_between_markers(path.read_text(encoding="utf-8"), generated),
+            encoding="utf-8",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

@@ -179,6 +179,45 @@ class ResultStore:
         return (p for p in self.root.glob(f"[0-9a-f]*{SUFFIX}") if p.is_file())
 
 
+def scenario_leaves(value: Any, prefix: str = "") -> dict[str, Scalar]:
+    """Every leaf of a scenario (dict) as field path -> value, in sweep path syntax.
+
+    ``{"hosts": [{"nics": [{"chip": "82546"}]}]}`` gives
+    ``{"hosts[0].nics[0].chip": "82546"}``; lists of scalars are one leaf.
+    """
+    leaves: dict[str, Scalar] = {}
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            leaves.update(scenario_leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+    elif isinstance(value, list) and any(isinstance(v, Mapping | list) for v in value):
+        for i, item in enumerate(value):
+            leaves.update(scenario_leaves(item, f"{prefix}[{i}]"))
+    elif isinstance(value, list):
+        leaves[prefix] = canonical_json(value)
+    else:
+        leaves[prefix] = _scalar(value)
+    return leaves
+
+
+def differing_parameters(
+    scenarios: list[Mapping[str, Any]], ignore: tuple[str, ...] = ("name", "seed")
+) -> dict[str, list[Scalar]]:
+    """The field paths whose values differ between ``scenarios``, with each one's values.
+
+    A field missing from a scenario counts as ``None``. ``ignore`` lists
+    top-level fields shown elsewhere (the scenario name and the seed).
+    """
+    leaves = [scenario_leaves(s) for s in scenarios]
+    paths: list[str] = []
+    for lv in leaves:
+        paths.extend(p for p in lv if p not in paths and p not in ignore)
+    return {
+        p: [lv.get(p) for lv in leaves]
+        for p in paths
+        if len({repr(lv.get(p)) for lv in leaves}) > 1
+    }
+
+
 def _scalar(value: Any) -> Scalar:
     if isinstance(value, float) and math.isnan(value):
         return math.nan

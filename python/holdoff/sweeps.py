@@ -284,6 +284,51 @@ def parse_path(path: str) -> list[Token]:
     return tokens
 
 
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``path=value`` (``holdoff run --set``) as (path, value).
+
+    The path has the sweep syntax (:func:`parse_path`); the value is a TOML
+    literal (``8000``, ``true``, ``"e1000-5x"``, ``{ kind = "static" }``, ``[1, 2]``),
+    and a bare word that is not one (``e1000-5x``) is read as a string.
+    Raises :class:`SweepError` naming the path.
+    """
+    path, sep, raw = text.partition("=")
+    path = path.strip()
+    raw = raw.strip()
+    if not sep or not path:
+        raise SweepError(f"`{text}`: expected path=value, e.g. generators[0].rate_pps=150000")
+    _check_path(path, path)
+    if not raw:
+        raise SweepError(f"`{path}`: no value after `=`", path)
+    try:
+        return path, tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError as err:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", raw):
+            return path, raw
+        raise SweepError(f"`{path}`: `{raw}` is not a TOML value ({err})", path) from err
+
+
+def short_names(paths: Sequence[str]) -> dict[str, str]:
+    """A short column name for each field path, unique among ``paths``.
+
+    The last dotted part when that is unique (``hosts[*].nics[0].moderation.itr_per_s``
+    -> ``itr_per_s``), else the shortest unique tail (``moderation.itr_per_s``),
+    else the whole path.
+    """
+    parts = {p: p.split(".") for p in paths}
+    names: dict[str, str] = {}
+    for p in paths:
+        for n in range(1, len(parts[p]) + 1):
+            tail = ".".join(parts[p][-n:])
+            clashes = [q for q in paths if q != p and ".".join(parts[q][-n:]) == tail]
+            if not clashes:
+                names[p] = tail
+                break
+        else:
+            names[p] = p
+    return names
+
+
 def _check_path(path: Any, where: str) -> None:
     if not isinstance(path, str) or not _PATH_RE.fullmatch(path):
         raise SweepError(f"{where}: `{path}` is not a field path: {_PATH_HELP}", str(path))
