@@ -65,7 +65,9 @@ def test_report_shows_runs_sweeps_and_every_miss(
             runs=[("short", short_run.report)], sweeps=[("small", small_sweep)], cases=[case_result]
         )
     )
-    assert "<script src=" not in text and "cdn" not in text.lower().split("plotly.js")[0]
+    # Self-contained: no script is loaded from elsewhere, the plotting library is inline once.
+    assert not re.search(r"<script[^>]*\ssrc=", text)
+    assert text.count('id="plotly-gz"') == 1
     assert text.count('class="plot"') >= 5
     misses = [c for c in case_result.checks if not c.ok]
     checks_table = text.split('<table class="checks">', 1)[1].split("</table>", 1)[0]
@@ -96,7 +98,8 @@ def test_load_inputs_recognises_each_kind(
         json.dumps({"cases": [{"case": "c", "ok": True, "checks": []}]})
     )
     inputs = load_inputs([tmp_path / "run", tmp_path / "sweep.parquet", tmp_path / "repro.json"])
-    assert [r[1]["seed"] for r in inputs.runs] == [short_run.seed]
+    assert [run.seed for _, run in inputs.runs] == [short_run.seed]
+    assert inputs.runs[0][1].to_json() == short_run.to_json()
     assert [name for name, _ in inputs.sweeps] == ["sweep"]
     assert len(inputs.sweeps[0][1]) == len(small_sweep)
     assert [c["case"] for c in inputs.cases] == ["c"]
@@ -150,7 +153,8 @@ def test_report_renders_in_headless_chromium(
             runs=[("short", short_run.report)], sweeps=[("small", small_sweep)], cases=[case_result]
         ),
     )
-    n_plots = path.read_text().count('<div class="plot">')
+    text = path.read_text()
+    n_plots = text.count('class="plot"')
     errors: list[str] = []
     external: list[str] = []
     with sync_api.sync_playwright() as pw:
@@ -171,6 +175,15 @@ def test_report_renders_in_headless_chromium(
 
             page.route("**/*", block)
             page.goto(path.as_uri())
+            sections = page.locator("section > details[open] > summary h2").count()
+            closed = page.locator("details:not([open])").count()
+            page.wait_for_function(
+                "document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
+                timeout=30000,
+            )
+            drawn_before = page.locator(".js-plotly-plot").count()
+            # Unfold everything: the plots inside are drawn on the toggle.
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
             page.wait_for_function(
                 f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n_plots}",
                 timeout=30000,
@@ -181,10 +194,23 @@ def test_report_renders_in_headless_chromium(
                 plot = plots.nth(i)
                 assert plot.locator("svg.main-svg").count() >= 1
                 assert plot.locator(".scatterlayer .trace").count() >= 1, f"plot {i} has no lines"
+            # Every timeline has one legend per subplot.
+            legends_per_subplot = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+                  .filter(p => (p.layout.title.text || '').endsWith('timelines'))
+                  .map(p => [
+                    Array.from(p.querySelectorAll('g')).filter(
+                      g => /^legend\\d*$/.test(g.getAttribute('class') || '')).length,
+                    p.querySelectorAll('.cartesianlayer .subplot').length])"""
+            )
             body = page.inner_text("body")
             checks = page.inner_text("table.checks")
             ports = page.inner_text("table.ports")
             sweep_rows = page.locator("table.sweep-table tbody tr").count()
+            scrolls = page.evaluate(
+                "getComputedStyle(document.querySelector('table.sweep-table').parentElement)"
+                ".overflowX"
+            )
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
@@ -200,5 +226,11 @@ def test_report_renders_in_headless_chromium(
         assert f"{port['interrupts']:,}" in ports
     assert sweep_rows == len(small_sweep)
     assert f"injected {short_run.ledger['injected']:,}" in body
+    # One folding section per input (case, sweep, run); timelines of case runs start folded.
+    assert sections == 3
+    assert closed == len(case_result.case.runs)
+    assert drawn_before < n_plots
+    assert legends_per_subplot and all(n == m and n >= 2 for n, m in legends_per_subplot)
+    assert scrolls == "auto"
     shot = tmp_path / "report.png"
     assert shot.stat().st_size > 50_000

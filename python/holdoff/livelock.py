@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from holdoff import plots
 from holdoff.api import run
 
 LINE_RATE_PPS = 1_488_095
@@ -100,25 +101,16 @@ def curves(
 
 def plot(data: dict[str, list[tuple[float, float]]], path: Path) -> Path:
     """Save the curves as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
-    for design, rows in data.items():
-        xs = [x / 1000 for x, _ in rows]
-        ys = [y / 1000 for _, y in rows]
-        ax.plot(xs, ys, marker="o", label=design)
-    top = max(x for rows in data.values() for x, _ in rows) / 1000
-    ax.plot([0, top], [0, top], color="grey", linestyle=":", label="delivered = offered")
-    ax.set_xlabel("offered load [kpackets/s, 64-byte frames]")
-    ax.set_ylabel("forwarded [kpackets/s]")
-    ax.set_title("Receive livelock: one 2006 Opteron core forwarding between two 82546 ports")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    with plots.png(
+        path,
+        title="Receive livelock: one 2006 Opteron core forwarding between two 82546 ports",
+        xlabel="offered load [kpackets/s, 64-byte frames]",
+        ylabel="forwarded [kpackets/s]",
+    ) as ax:
+        for design, rows in data.items():
+            xs = [x / 1000 for x, _ in rows]
+            ys = [y / 1000 for _, y in rows]
+            ax.plot(xs, ys, marker="o", label=design)
+        top = max(x for rows in data.values() for x, _ in rows) / 1000
+        ax.plot([0, top], [0, top], color="grey", linestyle=":", label="delivered = offered")
     return path

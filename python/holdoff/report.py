@@ -1,17 +1,28 @@
 """One self-contained HTML report of runs, sweeps and reproduction cases.
 
-The file carries its plotting library inline (no network access is needed to
-open it) and has one section per input:
+The file carries its plotting library once, gzip-compressed and inline (no
+network access is needed to open it; the browser unpacks it with its own
+``DecompressionStream``), and has one folding section per input:
 
 - a reproduction case: every published number against the simulated one with
   pass/MISS (misses are shown, never hidden), the NetPIPE throughput and
-  latency curves with the published points, and each run's timelines;
+  latency curves with the published points, and each run's timelines
+  (folded);
 - a sweep table: latency percentiles, throughput, CPU and interrupt rate
   against the swept load (or the first swept field), one line per setting of
-  the other swept fields, and the table itself;
-- a single run: its summary tables and timelines of interrupt rate, the
-  throttle register (as a rate) with the moderation algorithm's decisions,
-  RX ring occupancy and CPU time per class.
+  the other swept fields (a legend titled with the field's short name, lines
+  told apart by dash and marker), and the table itself in a scrolling box;
+- a single run: its warnings first, the tables of the terminal summary (the
+  same :mod:`holdoff.tables`, built from the run's DataFrames) and timelines
+  of interrupt rate, the throttle register (as a rate) with the moderation
+  algorithm's decisions, RX ring occupancy and CPU time per class.
+
+Plots keep a reader's eye honest: each timeline subplot has its own legend,
+a host or vector keeps one colour in every subplot, axes of non-negative
+quantities start at zero (so a flat 8000/s throttle does not look like it
+moves), and series longer than :data:`MAX_POINTS` are reduced to the minimum
+and maximum of each bucket (spikes survive). A plot is drawn when its section
+is open.
 
 Inputs are given as objects (:func:`build_report`) or read from files
 (:func:`load_inputs`: a run's ``report.json`` or its ``--out`` folder, a
@@ -20,22 +31,37 @@ sweep's Parquet table, or the JSON of ``holdoff reproduce --json``).
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from holdoff import _core
+from holdoff import _core, tables
 from holdoff.result import REPORT_FILE, RunResult
 
 if TYPE_CHECKING:
     from holdoff.reproduce import CaseResult
+
+#: Most points drawn per line; longer series keep each bucket's minimum and maximum.
+MAX_POINTS = 2000
+#: Colours of hosts and vectors, given out in order (no repeat below 24 entities).
+PALETTE = (
+    "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86",
+    "#EB663B", "#511CFB", "#00A08B", "#FB00D1", "#FC0080", "#B2828D", "#6C7C32", "#778AAE",
+    "#862A16", "#A777F1", "#620042", "#1616A7", "#DA60CA", "#6C4516", "#0D2A63", "#AF0038",
+)  # fmt: skip
+#: Line styles and markers that tell apart sweep lines whose values coincide.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+MARKERS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down")
 
 
 class ReportInputError(ValueError):
@@ -46,7 +72,8 @@ class ReportInputError(ValueError):
 class ReportInputs:
     """What a report shows: run reports, sweep tables and reproduction cases."""
 
-    runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    runs: list[tuple[str, RunResult | Mapping[str, Any]]] = field(default_factory=list)
+    """Runs by name: :class:`~holdoff.result.RunResult` objects or parsed report dicts."""
     sweeps: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     cases: list[Any] = field(default_factory=list)
     """:class:`~holdoff.reproduce.CaseResult` objects or dicts of ``reproduce --json``."""
@@ -80,7 +107,8 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
             inputs.sweeps.append((path.stem, table))
             continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ReportInputError(
                 f"{path} is neither a sweep table (.parquet) nor JSON: {err}"
@@ -89,7 +117,7 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
             inputs.cases.extend(data["cases"])
         elif isinstance(data, dict) and "summary" in data and "config" in data:
             label = path.parent.name if path.name == REPORT_FILE else path.stem
-            inputs.runs.append((f"{data.get('scenario', label)} ({label})", data))
+            inputs.runs.append((f"{data.get('scenario', label)} ({label})", RunResult(text, {})))
         else:
             raise ReportInputError(
                 f"{path}: not a run report, a sweep table or `holdoff reproduce --json` output"
@@ -117,9 +145,8 @@ def write_report(
 
 def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
     """The HTML text of the report (deterministic for the same inputs)."""
-    import plotly.offline
-
     doc = _Doc()
+    runs = [(name, _as_result(run)) for name, run in inputs.runs]
     sections: list[str] = []
     toc: list[tuple[str, str]] = []
     for case in inputs.cases:
@@ -130,9 +157,9 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
         anchor = doc.anchor(f"sweep-{name}")
         sections.append(_sweep_section(doc, anchor, name, table))
         toc.append((anchor, f"sweep {name}"))
-    for name, report in inputs.runs:
+    for name, result in runs:
         anchor = doc.anchor(f"run-{name}")
-        sections.append(_run_section(doc, anchor, name, report))
+        sections.append(_run_section(doc, anchor, name, result))
         toc.append((anchor, f"run {name}"))
     if not sections:
         sections.append("<p>Nothing to show: no runs, sweeps or cases were given.</p>")
@@ -140,24 +167,33 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n"
-        f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>\n'
         "</head>\n<body>\n"
         f"<h1>{_e(title)}</h1>\n"
-        f'<p class="meta">holdoff {_e(_core.version())}; opens offline (plots inline).</p>\n'
-        f"{_overview(inputs)}"
-        f"<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body>\n</html>\n"
+        f'<p class="meta">holdoff {_e(_core.version())}; opens offline (plots inline); '
+        "click a heading to fold or unfold its section.</p>\n"
+        f"{_overview(inputs.cases, inputs.sweeps, runs)}"
+        f"<nav><ul>{nav}</ul></nav>\n"
+        + "\n".join(sections)
+        + "\n"
+        + doc.scripts()
+        + "</body>\n</html>\n"
     )
+
+
+def _as_result(run: RunResult | Mapping[str, Any]) -> RunResult:
+    return run if isinstance(run, RunResult) else RunResult.from_report(run)
 
 
 # -- document helpers ---------------------------------------------------------------
 
 
 class _Doc:
-    """Gives unique ids to anchors and plots, so the HTML is deterministic."""
+    """Gives unique ids to anchors and plots (so the HTML is deterministic) and
+    carries the plotting library and the figures' shared template once."""
 
     def __init__(self) -> None:
         self._anchors: set[str] = set()
-        self._plots = 0
+        self._figures: dict[str, Any] = {}
 
     def anchor(self, text: str) -> str:
         base = "".join(c if c.isalnum() or c in "-_" else "-" for c in text).strip("-") or "s"
@@ -169,50 +205,161 @@ class _Doc:
         return candidate
 
     def plot(self, fig: Any) -> str:
-        self._plots += 1
-        div: str = fig.to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id=f"plot-{self._plots}",
-            config={"displaylogo": False, "responsive": True},
+        """A placeholder; the page's script draws the figure there when it is shown."""
+        import plotly.io as pio
+
+        plot_id = f"plot-{len(self._figures) + 1}"
+        fig.update_layout(template=None)
+        figure = json.loads(pio.to_json(fig, validate=False, remove_uids=True))
+        figure["layout"].pop("template", None)
+        self._figures[plot_id] = figure
+        label = fig.layout.title.text or ""
+        return f'<div class="plot" id="{plot_id}" role="figure" aria-label="{_e(label)}"></div>'
+
+    def scripts(self) -> str:
+        """The plotting library, the figures with their shared template (both
+        gzip-compressed) and the drawing script; nothing when there is no plot."""
+        if not self._figures:
+            return ""
+        import plotly.io as pio
+
+        template = pio.templates[pio.templates.default].to_plotly_json()
+        figures = json.dumps(
+            {"template": template, "figures": self._figures}, separators=(",", ":")
         )
-        return f'<div class="plot">{div}</div>'
+        return (
+            _packed_script("plotly-gz", _plotly_gz())
+            + _packed_script("figures-gz", _pack(figures))
+            + f"<script>{_DRAW_JS}</script>\n"
+        )
+
+
+def _pack(text: str) -> str:
+    """gzip (mtime 0: the same bytes every time), then base64."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
+@functools.cache
+def _plotly_gz() -> str:
+    """plotly.js, packed once per process."""
+    import plotly.offline
+
+    return _pack(plotly.offline.get_plotlyjs())
+
+
+def _packed_script(element_id: str, packed: str) -> str:
+    return f'<script type="application/octet-stream" id="{element_id}">{packed}</script>\n'
+
+
+#: Unpacks plotly.js and the figures, then draws every plot whose section is
+#: open, and the plots of a section when it is unfolded.
+_DRAW_JS = """
+(function () {
+  async function unpack(id) {
+    var packed = atob(document.getElementById(id).textContent);
+    var bytes = new Uint8Array(packed.length);
+    for (var i = 0; i < packed.length; i++) bytes[i] = packed.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return await new Response(stream).text();
+  }
+  function draw(data) {
+    document.querySelectorAll('div.plot').forEach(function (el) {
+      if (el.dataset.drawn || el.closest('details:not([open])')) return;
+      el.dataset.drawn = '1';
+      var fig = data.figures[el.id];
+      fig.layout.template = data.template;
+      Plotly.newPlot(el, fig.data, fig.layout, {displaylogo: false, responsive: true});
+    });
+  }
+  Promise.all([unpack('plotly-gz'), unpack('figures-gz')]).then(function (texts) {
+    var script = document.createElement('script');
+    script.textContent = texts[0];
+    document.head.appendChild(script);
+    var data = JSON.parse(texts[1]);
+    draw(data);
+    document.querySelectorAll('details').forEach(function (d) {
+      d.addEventListener('toggle', function () { if (d.open) draw(data); });
+    });
+  }).catch(function (err) {
+    var p = document.createElement('p');
+    p.className = 'miss';
+    p.textContent = 'The plots could not be drawn: ' + err;
+    document.body.insertBefore(p, document.body.firstChild);
+  });
+})();
+"""
 
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def _lines(value: str) -> str:
+    """Escaped text whose line breaks are kept."""
+    return "<br>".join(_e(line) for line in value.split("\n"))
 
 
-def _int(value: Any) -> str:
-    return "–" if _missing(value) else f"{round(float(value)):,}"
+def _table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    cls: str = "",
+    left: Iterable[int] = (0,),
+) -> str:
+    """An HTML table; cells are already-escaped HTML, headers are escaped here.
 
+    Columns ``left`` (names) are left-aligned, the others (numbers) right-aligned.
+    """
+    align = set(left)
 
-def _num(value: Any, digits: int = 2) -> str:
-    return "–" if _missing(value) else f"{float(value):,.{digits}f}"
+    def cell(tag: str, i: int, content: str) -> str:
+        return f'<{tag} class="l">{content}</{tag}>' if i in align else f"<{tag}>{content}</{tag}>"
 
-
-def _pct(value: Any) -> str:
-    return "–" if _missing(value) else f"{100.0 * float(value):.1f} %"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
-    """An HTML table; cells are already-escaped HTML, headers are escaped here."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(cell("th", i, _lines(h)) for i, h in enumerate(header))
+    body = "".join(
+        "<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows
+    )
     cls_attr = f' class="{cls}"' if cls else ""
     return f"<table{cls_attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html_table(table: tables.Table) -> str:
+    """A table of :mod:`holdoff.tables`, with its title and note."""
+    rows = [[_lines(cell) for cell in row] for row in table.rows]
+    left = [i for i, column in enumerate(table.columns) if column.label]
+    note = f'<p class="meta">{_e(table.note)}</p>' if table.note else ""
+    return f"<h3>{_e(table.title)}</h3>" + _table(table.headers, rows, table.name, left) + note
+
+
+def _fold(summary: str, body: str, *, open_: bool = True, cls: str = "") -> str:
+    """A section that folds: ``summary`` is its always-visible heading (HTML)."""
+    attrs = (" open" if open_ else "") + (f' class="{cls}"' if cls else "")
+    return f"<details{attrs}><summary>{summary}</summary>\n{body}\n</details>"
+
+
+def _warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:
+    """Warnings as (where, field, message); nothing when there are none."""
+    items = [
+        f"<li>{_e(where) + ': ' if where else ''}<code>{_e(f)}</code>: {_e(m)}</li>"
+        for where, f, m in warnings
+    ]
+    if not items:
+        return ""
+    return (
+        f'<div class="warnings"><b>{len(items)} warning{"s" if len(items) > 1 else ""}: '
+        f"configured values not in effect as written</b><ul>{''.join(items)}</ul></div>"
+    )
 
 
 # -- overview -------------------------------------------------------------------
 
 
-def _overview(inputs: ReportInputs) -> str:
+def _overview(
+    cases: list[Any],
+    sweeps: list[tuple[str, pd.DataFrame]],
+    runs: list[tuple[str, RunResult]],
+) -> str:
     items: list[str] = []
-    for case in inputs.cases:
+    for case in cases:
         data = _case_dict(case)
         checks = data["checks"]
         misses = [c for c in checks if not c["ok"]]
@@ -225,13 +372,17 @@ def _overview(inputs: ReportInputs) -> str:
             f"<li>case <b>{_e(data['case'])}</b>: {len(checks) - len(misses)} of "
             f"{len(checks)} checks pass, {verdict}</li>"
         )
-    for name, table in inputs.sweeps:
+    for name, table in sweeps:
         items.append(f"<li>sweep <b>{_e(name)}</b>: {len(table)} points</li>")
-    for name, report in inputs.runs:
-        ledger = report.get("summary", {}).get("ledger", {})
-        state = "balanced" if ledger.get("balanced") else "NOT balanced"
+    for name, result in runs:
+        state = "balanced" if result.ledger.get("balanced") else "NOT balanced"
+        warned = (
+            f', <span class="warn">{len(result.warnings)} warning(s)</span>'
+            if result.warnings
+            else ""
+        )
         items.append(
-            f"<li>run <b>{_e(name)}</b>: seed {_e(report.get('seed'))}, ledger {state}</li>"
+            f"<li>run <b>{_e(name)}</b>: seed {_e(result.seed)}, ledger {state}{warned}</li>"
         )
     return f'<ul class="overview">{"".join(items)}</ul>\n' if items else ""
 
@@ -282,25 +433,25 @@ def _case_section(doc: _Doc, case: Any) -> tuple[str, str]:
         if c.get("note"):
             source += f'<br><span class="note">note: {_e(c["note"])}</span>'
         notes.append(source + "</li>")
+    warnings = (
+        []
+        if isinstance(case, Mapping)
+        else [
+            (run.id, field, message)
+            for run in case.case.runs
+            for field, message in tables.warning_lines(case.results[run.id].warnings)
+        ]
+    )
     parts = [
-        f'<section id="{_e(anchor)}" class="case">',
-        f"<h2>Reproduction: {_e(data['case'])} — {_e(data.get('title', ''))}</h2>",
         f'<p class="meta">source: {_e(data.get("source", ""))}</p>',
+        _warnings_block(warnings),
         verdict,
         _table(
-            [
-                "#",
-                "check",
-                "run",
-                "published",
-                "simulated",
-                "unit",
-                "tolerance",
-                "deviation",
-                "result",
-            ],
+            ["#", "check", "run", "published", "simulated", "unit", "tolerance", "deviation"]
+            + ["result"],
             rows,
             "checks",
+            left=(0, 1, 2),
         ),
         f'<ol class="sources">{"".join(notes)}</ol>',
     ]
@@ -312,11 +463,11 @@ def _case_section(doc: _Doc, case: Any) -> tuple[str, str]:
     else:
         parts.extend(_netpipe_plots(doc, case))
         for run in case.case.runs:
-            run_result: RunResult = case.results[run.id]
-            parts.append(f"<h3>Timelines: {_e(run.id)} — {_e(run.label)}</h3>")
-            parts.append(_timeline(doc, run_result.report, f"{data['case']} / {run.label}"))
-    parts.append("</section>")
-    return anchor, "\n".join(parts)
+            timeline = _timeline(doc, case.results[run.id], f"{data['case']} / {run.label}")
+            parts.append(_fold(f"Timelines: {_e(run.id)} — {_e(run.label)}", timeline, open_=False))
+    heading = f"<h2>Reproduction: {_e(data['case'])} — {_e(data.get('title', ''))}</h2>"
+    body = _fold(heading, "\n".join(p for p in parts if p))
+    return anchor, f'<section id="{_e(anchor)}" class="case">{body}</section>'
 
 
 def _netpipe_plots(doc: _Doc, case: CaseResult) -> list[str]:
@@ -392,153 +543,201 @@ def _bytes_label(n: int) -> str:
 # -- single runs --------------------------------------------------------------------
 
 
-def _run_section(doc: _Doc, anchor: str, name: str, report: Mapping[str, Any]) -> str:
-    summary = report.get("summary", {})
-    ledger = summary.get("ledger", {})
-    ports = [
-        [
-            _e(p.get("port")),
-            _e(p.get("chip", "")),
-            _e(p.get("moderation", "")),
-            _int(p.get("rx_packets")),
-            _int(p.get("tx_packets")),
-            _int(p.get("interrupts")),
-            ", ".join(
-                f"v{v.get('vector')} {_int(v.get('interrupts_per_s'))}"
-                for v in p.get("vectors", [])
-            ),
-            _int(p.get("rx_ring_max_occupancy")),
-        ]
-        for p in summary.get("ports", [])
-    ]
-    hosts = [
-        [
-            _e(h.get("host")),
-            _e(h.get("profile")),
-            _e(h.get("driver")),
-            *(
-                _pct((h.get("cpu_util") or {}).get(k))
-                for k in ("hardirq", "softirq", "app", "busy")
-            ),
-        ]
-        for h in summary.get("hosts", [])
-    ]
-    apps = [
-        [
-            _e(a.get("app")),
-            _e(a.get("kind")),
-            _int(a.get("received")),
-            _num((a.get("throughput_bps") or 0.0) / 1e6),
-            *(_num((a.get("latency_us") or {}).get(k), 1) for k in ("p50", "p99", "max")),
-        ]
-        for a in summary.get("apps", [])
-    ]
-    drops = {k: v for k, v in summary.get("drops", {}).items() if v}
-    drop_text = ", ".join(f"{_e(k)} {_int(v)}" for k, v in drops.items()) or "none"
+def _run_section(doc: _Doc, anchor: str, name: str, result: RunResult) -> str:
+    ledger = result.ledger
     balanced = (
         '<span class="pass">balanced</span>'
         if ledger.get("balanced")
         else '<span class="miss">NOT balanced</span>'
     )
-    return "\n".join(
-        [
-            f'<section id="{_e(anchor)}" class="run">',
-            f"<h2>Run: {_e(name)}</h2>",
-            f'<p class="meta">scenario {_e(report.get("scenario"))}, '
-            f"seed {_e(report.get('seed'))}, "
-            f"simulated {_num(summary.get('sim_time_ns', 0) / 1e6, 3)} ms, "
-            f"holdoff {_e(report.get('holdoff_version', ''))}</p>",
-            _table(
-                [
-                    "port",
-                    "chip",
-                    "moderation",
-                    "rx pkts",
-                    "tx pkts",
-                    "interrupts",
-                    "int/s per vector",
-                    "ring max",
-                ],
-                ports,
-                "ports",
-            ),
-            _table(
-                ["host", "profile", "driver", "hardirq", "softirq", "app", "busy"], hosts, "hosts"
-            ),
-            _table(["app", "kind", "received", "Mb/s", "p50 µs", "p99 µs", "max µs"], apps, "apps"),
-            f"<p>drops: {drop_text}</p>",
-            f"<p>ledger: {balanced}: injected {_int(ledger.get('injected'))} = delivered "
-            f"{_int(ledger.get('delivered'))} + dropped {_int(ledger.get('dropped'))} + in flight "
-            f"{_int(ledger.get('in_flight'))}</p>",
-            _timeline(doc, report, name),
-            "</section>",
+    identity = ", ".join(f"{label} {value}" for label, value in tables.header_text(result))
+    parts = [
+        f'<p class="meta">{_e(identity)}</p>',
+        _warnings_block(("", f, m) for f, m in tables.warning_lines(result.warnings)),
+        *(_html_table(table) for table in tables.run_tables(result)),
+        f"<p>drops: {_e(tables.drops_text(result.drops))}</p>",
+        f"<p>ledger: {balanced}: {_e(tables.ledger_text(ledger))}</p>",
+        _timeline(doc, result, name),
+    ]
+    body = _fold(f"<h2>Run: {_e(name)}</h2>", "\n".join(p for p in parts if p))
+    return f'<section id="{_e(anchor)}" class="run">{body}</section>'
+
+
+def downsample(
+    x: Sequence[float], y: Sequence[float | None], limit: int = MAX_POINTS
+) -> tuple[list[float], list[float | None]]:
+    """At most about ``limit`` points: per bucket of samples, its minimum and its
+    maximum in time order (a spike survives; a gap, None, is kept as one)."""
+    if len(x) <= limit:
+        return list(x), list(y)
+    size = math.ceil(2 * len(x) / limit)
+    xs: list[float] = []
+    ys: list[float | None] = []
+    for start in range(0, len(x), size):
+        bucket = [
+            (i, float(v))
+            for i in range(start, min(start + size, len(x)))
+            if (v := y[i]) is not None and not tables.is_missing(v)
         ]
-    )
+        if not bucket:
+            xs.append(x[start])
+            ys.append(None)
+            continue
+        low = min(bucket, key=lambda iv: iv[1])
+        high = max(bucket, key=lambda iv: iv[1])
+        for i, v in sorted({low, high}):
+            xs.append(x[i])
+            ys.append(v)
+    return xs, ys
 
 
-def _timeline(doc: _Doc, report: Mapping[str, Any], name: str) -> str:
-    """Interrupt rate, throttle setting, ring occupancy and CPU against time."""
+def _rounded(values: Iterable[float | None], digits: int = 5) -> list[float | None]:
+    """Values to ``digits`` significant digits: what a plot can show, in fewer bytes."""
+    return [None if v is None else float(f"{v:.{digits}g}") for v in values]
+
+
+def y_axis(values: Iterable[float | None], *, log_ratio: float | None = None) -> dict[str, Any]:
+    """Axis settings that do not magnify a flat signal.
+
+    A non-negative quantity starts at zero (a static 8000/s stays a flat line
+    at 8000, not noise between 8004 and 8005.5); one that spans more than
+    ``log_ratio`` (max/min, all positive) is drawn on a log axis; any other
+    whose range is under 10 % of its level is padded to ±10 % of the level.
+    """
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return {}
+    low, high = min(finite), max(finite)
+    if log_ratio is not None and low > 0 and high / low >= log_ratio:
+        return {"type": "log", "dtick": 1}
+    if low >= 0:
+        return {"rangemode": "tozero"}
+    level = max(abs(low), abs(high))
+    if high - low < 0.1 * level:
+        return {"range": [low - 0.1 * level, high + 0.1 * level]}
+    return {}
+
+
+class _Styles:
+    """One colour per host and per vector, the same in every subplot of a run.
+
+    Vectors are also told apart by dash (so lines whose values coincide stay
+    visible); a port's own series (its ring) take the style of its first
+    vector; a host keeps its colour for all its CPU classes, which the dash
+    tells apart.
+    """
+
+    def __init__(self, result: RunResult) -> None:
+        vectors = result.vectors
+        keys = [f"{p}.v{v}" for p, v in zip(vectors["port"], vectors["vector"], strict=True)]
+        keys += [str(h) for h in result.hosts["host"]]
+        self._index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+
+    def __call__(self, entity: str, dash: str | None = None) -> dict[str, str]:
+        key = entity if entity in self._index else f"{entity}.v0"
+        i = self._index.setdefault(key, len(self._index))
+        return {"color": PALETTE[i % len(PALETTE)], "dash": dash or DASHES[i % len(DASHES)]}
+
+
+#: Dash of each CPU class (the host gives the colour).
+_CPU_DASH = {"cpu_hardirq": "solid", "cpu_softirq": "dash", "cpu_app": "dot"}
+
+
+def _timeline(doc: _Doc, result: RunResult, name: str) -> str:
+    """Interrupt rate, throttle setting, ring occupancy and CPU against time.
+
+    Each subplot has its own legend beside it; a subplot with nothing to draw
+    is left out.
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    section = report.get("timeseries") or {}
+    section = result.report.get("timeseries") or {}
     t_ms = [t / 1e6 for t in section.get("t_ns", [])]
-    series: dict[str, list[float]] = section.get("series", {})
+    series: dict[str, list[float | None]] = section.get("series", {})
     if not t_ms or not series:
         return '<p class="meta">no time series in this run</p>'
-    fig = make_subplots(
-        rows=4,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.06,
-        subplot_titles=(
-            "interrupt rate per vector [1/s]",
-            "throttle setting as a rate [1/s] (1e9 / interval); × = algorithm decisions",
-            "RX ring: descriptors filled and waiting",
-            "CPU per class [fraction of the host's cores]",
-        ),
-    )
+    style = _Styles(result)
 
-    def busy(values: list[float]) -> bool:
-        return any(v for v in values if not _missing(v))
+    def busy(values: Sequence[float | None]) -> bool:
+        return any(v for v in values if not tables.is_missing(v))
 
+    def line(x: Sequence[float], y: Sequence[float | None], name: str, look: Any) -> Any:
+        xs, ys = downsample(x, y)
+        return go.Scatter(x=xs, y=_rounded(ys), name=name, mode="lines", line=look)
+
+    rows: dict[str, list[Any]] = {"rate": [], "throttle": [], "ring": [], "cpu": []}
     for key, values in series.items():
         entity, _, metric = key.rpartition("/")
         if metric == "interrupts_per_s" and busy(values):
-            fig.add_trace(go.Scatter(x=t_ms, y=values, name=f"{entity} int/s"), row=1, col=1)
-        elif metric == "throttle_interval_ns":
-            rate_key = f"{entity}/interrupts_per_s"
-            if not busy(series.get(rate_key, [])):
-                continue
+            rows["rate"].append(line(t_ms, values, entity, style(entity)))
+        elif metric == "throttle_interval_ns" and busy(
+            series.get(f"{entity}/interrupts_per_s", [])
+        ):
             rates = [1e9 / v if v else None for v in values]
-            fig.add_trace(
-                go.Scatter(x=t_ms, y=rates, name=f"{entity} throttle", line={"shape": "hv"}),
-                row=2,
-                col=1,
-            )
+            rows["throttle"].append(line(t_ms, rates, entity, style(entity) | {"shape": "hv"}))
         elif metric == "rx_ring_filled" and busy(values):
-            fig.add_trace(go.Scatter(x=t_ms, y=values, name=f"{entity} ring"), row=3, col=1)
+            rows["ring"].append(line(t_ms, values, entity, style(entity)))
         elif metric.startswith("cpu_") and busy(values):
-            fig.add_trace(go.Scatter(x=t_ms, y=values, name=f"{entity} {metric}"), row=4, col=1)
-    for port in report.get("summary", {}).get("ports", []):
+            look = style(entity, _CPU_DASH.get(metric, "longdash"))
+            rows["cpu"].append(line(t_ms, values, f"{entity} {metric[4:]}", look))
+    decisions = 0
+    for port in result.summary.get("ports", []):
         trace = [
             t for t in port.get("moderation_trace") or [] if "rate_per_s" in t.get("values", {})
         ]
         if trace:
-            fig.add_trace(
+            decisions += len(trace)
+            rows["throttle"].append(
                 go.Scatter(
                     x=[t["t_ns"] / 1e6 for t in trace],
                     y=[t["values"]["rate_per_s"] for t in trace],
                     mode="markers",
-                    marker={"symbol": "x", "size": 9},
-                    name=f"{port.get('port')} decided rate",
-                ),
-                row=2,
-                col=1,
+                    marker={"symbol": "x", "size": 8, "color": style(port["port"])["color"]},
+                    name=f"{port.get('port')} decisions",
+                )
             )
-    fig.update_xaxes(title_text="simulated time [ms]", row=4, col=1)
+    titles = {
+        "rate": "interrupt rate per vector [1/s]",
+        "throttle": "throttle setting as a rate [1/s] (1e9 / interval)"
+        + ("; × = the algorithm's decisions" if decisions else ""),
+        "ring": "RX ring: descriptors filled and waiting",
+        "cpu": "CPU per class [fraction of the host's cores]",
+    }
+    shown = [k for k, traces in rows.items() if traces]
+    if not shown:
+        return '<p class="meta">nothing moved in this run\'s time series</p>'
+    fig = make_subplots(
+        rows=len(shown),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.22 / len(shown),
+        subplot_titles=[titles[k] for k in shown],
+    )
+    legends: dict[str, Any] = {}
+    for row, key in enumerate(shown, start=1):
+        legend = "legend" if row == 1 else f"legend{row}"
+        drawn: list[float | None] = []
+        for trace in rows[key]:
+            trace.legend = legend
+            fig.add_trace(trace, row=row, col=1)
+            drawn.extend(trace.y)
+        fig.update_yaxes(y_axis(drawn), row=row, col=1)
+        top = fig.get_subplot(row, 1).yaxis.domain[1]
+        legends[legend] = {
+            "x": 1.01,
+            "xanchor": "left",
+            "y": top,
+            "yanchor": "top",
+            "font": {"size": 11},
+        }
+    fig.update_xaxes(title_text="simulated time [ms]", row=len(shown), col=1)
     fig.update_layout(
-        title=f"{name}: timelines", height=950, margin={"l": 60, "r": 20, "t": 80, "b": 50}
+        title=f"{name}: timelines",
+        height=120 + 230 * len(shown),
+        margin={"l": 60, "r": 20, "t": 80, "b": 50},
+        hovermode="x",
+        **legends,
     )
     return doc.plot(fig)
 
@@ -559,27 +758,29 @@ _SWEEP_TOTALS = (
     "latency_us_p99_max",
     "dropped",
 )
+#: A sweep metric spanning more than this ratio (max/min) is drawn on a log axis.
+_LOG_RATIO = 30.0
 
 
 def _sweep_section(doc: _Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
     from holdoff.sweeps import param_columns
 
     params = param_columns(table)
+    short = tables.short_param_names(params)
     varying = [p for p in params if table[p].nunique(dropna=False) > 1]
-    numeric = [p for p in varying if pd.api.types.is_numeric_dtype(table[p])]
+    numeric = [p for p in varying if _is_numeric(table[p])]
     x_col = numeric[-1] if numeric else (varying[-1] if varying else "point")
     groups = [p for p in varying if p != x_col]
+
+    def code(p: str) -> str:
+        full = f' title="{_e(p)}"' if short.get(p, p) != p else ""
+        return f"<code{full}>{_e(short.get(p, p))}</code>"
+
     parts = [
-        f'<section id="{_e(anchor)}" class="sweep">',
-        f"<h2>Sweep: {_e(name)}</h2>",
         f'<p class="meta">{len(table)} points; swept: '
-        + (", ".join(f"<code>{_e(p)}</code>" for p in params) or "nothing")
-        + f"; x axis <code>{_e(x_col)}</code>"
-        + (
-            "; one line per " + " × ".join(f"<code>{_e(g)}</code>" for g in groups)
-            if groups
-            else ""
-        )
+        + (", ".join(code(p) for p in params) or "nothing")
+        + f"; x axis {code(x_col)}"
+        + ("; one line per " + " × ".join(code(g) for g in groups) if groups else "")
         + "</p>",
         '<div class="grid">',
     ]
@@ -592,17 +793,23 @@ def _sweep_section(doc: _Doc, anchor: str, name: str, table: pd.DataFrame) -> st
             if values.nunique(dropna=False) == 1:
                 constant.append(f"<code>{_e(col)}</code> = {_num(values.iloc[0])}")
                 continue
-            parts.append(_sweep_plot(doc, table, x_col, groups, col, unit))
+            parts.append(_sweep_plot(doc, table, x_col, groups, col, unit, short))
     parts.append("</div>")
     if constant:
         parts.append(f'<p class="meta">the same at every point: {", ".join(constant)}</p>')
-    parts.append(_sweep_table(table, params))
-    parts.append("</section>")
-    return "\n".join(parts)
+    parts.append(_sweep_table(table, params, short))
+    body = _fold(f"<h2>Sweep: {_e(name)}</h2>", "\n".join(parts))
+    return f'<section id="{_e(anchor)}" class="sweep">{body}</section>'
 
 
 def _sweep_plot(
-    doc: _Doc, table: pd.DataFrame, x_col: str, groups: list[str], col: str, unit: str
+    doc: _Doc,
+    table: pd.DataFrame,
+    x_col: str,
+    groups: list[str],
+    col: str,
+    unit: str,
+    short: Mapping[str, str],
 ) -> str:
     import plotly.graph_objects as go
 
@@ -611,36 +818,46 @@ def _sweep_plot(
     fig = go.Figure()
     keyed = (
         [
-            (_group_label(groups, key), sub)
+            (_group_label(groups, key, short), sub)
             for key, sub in frame.groupby(groups, sort=False, dropna=False)
         ]
         if groups
         else [("all points", frame)]
     )
-    for label, sub in keyed:
+    for i, (label, sub) in enumerate(keyed):
         mean = sub.groupby(x_col, sort=True, dropna=False)[col].mean()
         fig.add_trace(
-            go.Scatter(x=list(mean.index), y=list(mean.values), mode="lines+markers", name=label)
+            go.Scatter(
+                x=list(mean.index),
+                y=list(mean.values),
+                mode="lines+markers",
+                name=label,
+                line={"color": PALETTE[i % len(PALETTE)], "dash": DASHES[i % len(DASHES)]},
+                marker={"symbol": MARKERS[i % len(MARKERS)], "size": 8},
+            )
         )
+    legend_title = " × ".join(short.get(g, g) for g in groups) if groups else ""
     fig.update_layout(
         title={"text": col, "font": {"size": 14}},
         height=420,
         margin={"l": 60, "r": 10, "t": 40, "b": 40},
-        legend={"font": {"size": 10}, "orientation": "h", "y": -0.25},
+        legend={"font": {"size": 10}, "title": {"text": legend_title}},
     )
-    fig.update_xaxes(title_text=x_col)
-    fig.update_yaxes(title_text=unit)
+    fig.update_xaxes(title_text=short.get(x_col, x_col))
+    fig.update_yaxes(title_text=unit, **y_axis(frame[col], log_ratio=_LOG_RATIO))
     return doc.plot(fig)
 
 
-def _group_label(groups: list[str], key: Any) -> str:
+def _group_label(groups: list[str], key: Any, short: Mapping[str, str]) -> str:
     values = key if isinstance(key, tuple) else (key,)
     if len(groups) == 1:
         return str(values[0])
-    return " | ".join(f"{g}={v}" for g, v in zip(groups, values, strict=True))
+    return " | ".join(f"{short.get(g, g)}={v}" for g, v in zip(groups, values, strict=True))
 
 
-def _sweep_table(table: pd.DataFrame, params: list[str], limit: int = 500) -> str:
+def _sweep_table(
+    table: pd.DataFrame, params: list[str], short: Mapping[str, str], limit: int = 500
+) -> str:
     cols = ["point", "replicate", *params, "seed"] + [c for c in _SWEEP_TOTALS if c in table]
     rows = []
     for record in table[cols].head(limit).to_dict("records"):
@@ -648,33 +865,53 @@ def _sweep_table(table: pd.DataFrame, params: list[str], limit: int = 500) -> st
         for c in cols:
             value = record[c]
             if c == "cpu_util_busy_max":
-                row.append(_pct(value))
+                row.append(tables.percent(value))
             elif isinstance(value, float):
                 row.append(_num(value))
             elif isinstance(value, int) and not isinstance(value, bool) and c != "seed":
-                row.append(_int(value))
+                row.append(tables.count(value))
             else:
                 row.append(_e(value))
         rows.append(row)
     more = f'<p class="meta">first {limit} of {len(table)} rows</p>' if len(table) > limit else ""
-    return _table(cols, rows, "sweep-table") + more
+    header = [short.get(c, c) for c in cols]
+    left = [i for i, c in enumerate(cols) if c in params and not _is_numeric(table[c])]
+    return f'<div class="scroll">{_table(header, rows, "sweep-table", left)}</div>{more}'
+
+
+_num = tables.fixed(2)
+
+
+def _is_numeric(column: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(column))
 
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto;
        max-width: 1280px; padding: 0 16px; color: #1d1d1f; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 2em; }
-table { border-collapse: collapse; margin: 10px 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
-table.checks td:nth-child(2) { text-align: left; }
+h1 { font-size: 1.6em; } h2 { display: inline; font-size: 1.35em; }
+h3 { font-size: 1.05em; margin: 1.2em 0 0.2em; }
+section { margin-top: 1.6em; }
+details > summary { cursor: pointer; border-bottom: 2px solid #ddd; padding-bottom: 4px; }
+details details > summary { border-bottom: 1px solid #eee; font-weight: 600; margin-top: 0.8em; }
+table { border-collapse: collapse; margin: 6px 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; vertical-align: top; }
+th { background: #f2f2f2; }
+th.l, td.l { text-align: left; }
+table.checks td:nth-child(3) { white-space: nowrap; }
 .pass { color: #116611; font-weight: 600; }
 .miss { color: #b00020; font-weight: 700; }
+.warn { color: #8a5a00; font-weight: 600; }
+div.warnings { background: #fff6d6; border: 1px solid #e0b000; padding: 6px 12px; margin: 8px 0; }
+div.warnings ul { margin: 4px 0; }
 p.verdict { font-size: 1.1em; } p.verdict.miss { background: #fde8ea; padding: 6px 10px; }
 p.verdict.pass { background: #e6f4e6; padding: 6px 10px; }
 .meta { color: #555; font-size: 0.9em; } .note { color: #555; font-size: 0.9em; }
 ol.sources { font-size: 0.85em; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 8px; }
-.plot { margin: 8px 0; }
+.plot { margin: 8px 0; min-height: 60px; }
+.scroll { overflow: auto; max-height: 520px; max-width: 100%; border: 1px solid #ddd; }
+.scroll table { margin: 0; } .scroll th { position: sticky; top: 0; }
+.scroll td { white-space: nowrap; }
 nav ul { columns: 2; }
 """

@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from holdoff.moderator import REGISTER_KEYS
+from holdoff.summary import summary_text
+
 #: Columns of :attr:`RunResult.ports` (one row per NIC port).
 PORT_COLUMNS = [
     "port",
@@ -59,6 +62,11 @@ APP_COLUMNS = [
 ]
 #: Columns of :attr:`RunResult.generators` (one row per traffic generator).
 GENERATOR_COLUMNS = ["generator", "sent_packets", "sent_bytes", "offered_bps"]
+#: Columns of :attr:`RunResult.registers` (one row per register of every port,
+#: EITR one row per vector).
+REGISTER_COLUMNS = ["port", "register", "vector", "value", "in_effect"]
+#: The registers a port reports (``summary.ports[i].registers``), in datasheet order.
+REGISTERS = (*REGISTER_KEYS, "ide")
 #: Columns of :meth:`RunResult.timeseries_long`.
 TIMESERIES_LONG_COLUMNS = ["t_us", "entity", "metric", "value"]
 #: Columns of :attr:`RunResult.latency`.
@@ -84,6 +92,16 @@ class RunResult:
         self._report_json = report_json
         self.report: dict[str, Any] = json.loads(report_json)
         self.perf: dict[str, float | int] = dict(perf)
+
+    @classmethod
+    def from_report(
+        cls, report: Mapping[str, Any], perf: Mapping[str, float | int] | None = None
+    ) -> RunResult:
+        """A result from an already parsed report (e.g. a saved ``report.json``).
+
+        :meth:`to_json` then gives the report re-serialised, not the core's bytes.
+        """
+        return cls(json.dumps(report), perf or {})
 
     def __repr__(self) -> str:
         ledger = self.summary.get("ledger", {})
@@ -112,14 +130,12 @@ class RunResult:
     @property
     def config(self) -> dict[str, Any]:
         """The validated scenario as the core understood it (defaults filled in)."""
-        config: dict[str, Any] = self.report.get("config", {})
-        return config
+        return _section(self.report, "config")
 
     @property
     def summary(self) -> dict[str, Any]:
         """The report's ``summary`` section."""
-        summary: dict[str, Any] = self.report.get("summary", {})
-        return summary
+        return _section(self.report, "summary")
 
     @property
     def sim_time_ns(self) -> int:
@@ -129,14 +145,22 @@ class RunResult:
     @property
     def ledger(self) -> dict[str, Any]:
         """Packet accounting: injected, delivered, dropped, in_flight, balanced."""
-        ledger: dict[str, Any] = self.summary.get("ledger", {})
-        return ledger
+        return _section(self.summary, "ledger")
 
     @property
     def drops(self) -> dict[str, int]:
         """Dropped packets by reason."""
-        drops: dict[str, int] = self.summary.get("drops", {})
-        return drops
+        return _section(self.summary, "drops")
+
+    @property
+    def warnings(self) -> list[dict[str, str]]:
+        """Configured values the chip or driver ignores or clamps.
+
+        Each is ``{"field": "hosts[0].nics[0].moderation.radv_1024ns", "message": ...}``;
+        empty when there are none (or the core that made the report emits none).
+        """
+        warnings: list[dict[str, str]] = self.summary.get("warnings") or []
+        return warnings
 
     def to_json(self) -> str:
         """The report exactly as the core returned it (deterministic)."""
@@ -154,7 +178,7 @@ class RunResult:
         rows = []
         for port in self.summary.get("ports", []):
             vectors = port.get("vectors", [])
-            row = _flatten(port)
+            row = _flatten({k: v for k, v in port.items() if k != "registers"})
             row["n_vectors"] = len(vectors)
             row["interrupts_per_s"] = float(sum(v.get("interrupts_per_s", 0.0) for v in vectors))
             rows.append(row)
@@ -169,6 +193,40 @@ class RunResult:
             for vector in port.get("vectors", [])
         ]
         return _frame(rows, VECTOR_COLUMNS)
+
+    @cached_property
+    def registers(self) -> pd.DataFrame:
+        """The moderation registers as each port's chip holds them at the end of the run.
+
+        One row per (port, register) of :data:`REGISTERS`, EITR one row per
+        vector (``vector`` is NA for the port-wide registers); see
+        :data:`REGISTER_COLUMNS`. ``value`` is in the register's own unit
+        (its name says which; ``ide`` is 1 when set); ``in_effect`` is False,
+        with ``value`` NA, for a register the chip does not have. Empty when
+        the report carries no registers.
+        """
+        rows = []
+        for port in self.summary.get("ports", []):
+            registers = port.get("registers")
+            if not isinstance(registers, Mapping):
+                continue
+            for name in REGISTERS:
+                value = registers.get(name)
+                values = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+                for vector, item in values:
+                    rows.append(
+                        {
+                            "port": port.get("port"),
+                            "register": name,
+                            "vector": vector,
+                            "value": None if item is None else int(item),
+                            "in_effect": item is not None,
+                        }
+                    )
+        frame = pd.DataFrame.from_records(rows, columns=REGISTER_COLUMNS)
+        return frame.astype(
+            {"port": "object", "register": "object", "vector": "Int64", "value": "Int64"}
+        ).astype({"in_effect": "bool"})
 
     @cached_property
     def hosts(self) -> pd.DataFrame:
@@ -249,8 +307,6 @@ class RunResult:
         human summary), ``timeseries.csv`` or ``timeseries.parquet`` (wide,
         index ``t_us``) and ``perf.json`` (wall-clock numbers).
         """
-        from holdoff.summary import summary_text
-
         if timeseries_format not in ("csv", "parquet"):
             raise ValueError(
                 f"timeseries_format must be 'csv' or 'parquet', not {timeseries_format!r}"
@@ -271,6 +327,12 @@ class RunResult:
             self.timeseries.to_parquet(files["timeseries"])
         files["perf"].write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n", "utf-8")
         return files
+
+
+def _section(report: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A nested section of the report; empty if the report has none."""
+    value = report.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _flatten(record: Mapping[str, Any]) -> dict[str, Any]:

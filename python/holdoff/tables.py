@@ -1,0 +1,365 @@
+"""The tables of a run, once, for every place that shows them.
+
+The terminal summary (:mod:`holdoff.summary`) and the HTML report
+(:mod:`holdoff.report`) show the same tables; both take them from here, built
+from the :class:`~holdoff.result.RunResult` DataFrames (``ports``,
+``vectors``, ``registers``, ``hosts``, ``apps``, ``generators``). A table is a
+list of :class:`Column` (the frame's column key, a readable header with its
+unit, a formatter) and rows of already formatted text cells; a header or a
+cell may hold several lines (one per vector), separated by ``"\\n"``.
+
+Units: latencies are µs; a register is shown as the chip holds it, its unit
+under its name (ITR counts 256 ns units, EITR µs, RDTR/RADV/TIDV/TADV
+1.024 µs units, the 8254x/8257x datasheets' timer granularity); rates are per second;
+throughput is in Mb/s (10^6 bit/s); CPU shares are percent of the host's
+total CPU time.
+
+This module depends on pandas only: it reads a run through the small
+:class:`RunView` interface, so that :mod:`holdoff.result` can render its own
+summary without an import cycle.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+#: The text of a value that is missing (no latency measured, no such register).
+MISSING = "–"
+#: The text of a register the chip does not have.
+NOT_IN_EFFECT = "—"
+
+
+class RunView(Protocol):
+    """What the tables read from a run (:class:`~holdoff.result.RunResult` has it all)."""
+
+    @property
+    def scenario(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def sim_time_ns(self) -> int: ...
+    @property
+    def ledger(self) -> dict[str, Any]: ...
+    @property
+    def drops(self) -> dict[str, int]: ...
+    @property
+    def warnings(self) -> list[dict[str, str]]: ...
+    @property
+    def perf(self) -> dict[str, float | int]: ...
+    @property
+    def ports(self) -> pd.DataFrame: ...
+    @property
+    def vectors(self) -> pd.DataFrame: ...
+    @property
+    def registers(self) -> pd.DataFrame: ...
+    @property
+    def hosts(self) -> pd.DataFrame: ...
+    @property
+    def apps(self) -> pd.DataFrame: ...
+    @property
+    def generators(self) -> pd.DataFrame: ...
+
+
+# -- number formatting ----------------------------------------------------------------
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN and pandas' NA are missing."""
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def text(value: Any) -> str:
+    return MISSING if is_missing(value) else str(value)
+
+
+def count(value: Any) -> str:
+    """An integer with thousands separators: ``146,424``."""
+    return MISSING if is_missing(value) else f"{round(float(value)):,}"
+
+
+def fixed(digits: int) -> Callable[[Any], str]:
+    """A formatter with ``digits`` decimals and thousands separators."""
+
+    def fmt(value: Any) -> str:
+        return MISSING if is_missing(value) else f"{float(value):,.{digits}f}"
+
+    return fmt
+
+
+def percent(value: Any) -> str:
+    """A fraction (0..1) as a percentage: ``0.651`` → ``65.1 %``."""
+    return MISSING if is_missing(value) else f"{100.0 * float(value):.1f} %"
+
+
+def mbps(value: Any) -> str:
+    """bit/s as Mb/s (10^6 bit/s), two decimals."""
+    return MISSING if is_missing(value) else f"{float(value) / 1e6:,.2f}"
+
+
+def register(value: Any) -> str:
+    """A register value; a register the chip does not have reads ``—``."""
+    if is_missing(value):
+        return NOT_IN_EFFECT
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{int(value):,}"
+
+
+def duration(seconds: Any) -> str:
+    """A wall-clock duration in a readable unit: ``36.4 ms``."""
+    if is_missing(seconds):
+        return MISSING
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def si(value: Any) -> str:
+    """A large number with an SI prefix: ``12.65 M``."""
+    if is_missing(value):
+        return MISSING
+    for factor, suffix in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.2f}{suffix}"
+    return f"{value:.0f}"
+
+
+# -- the table model ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: the frame's column ``key``, a readable ``header`` and a formatter."""
+
+    key: str
+    header: str
+    fmt: Callable[[Any], str] = text
+    #: Names (left-aligned) rather than numbers (right-aligned).
+    label: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table ready to render: formatted text cells, one list per row."""
+
+    name: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: list[list[str]]
+    note: str = ""
+
+    @property
+    def headers(self) -> list[str]:
+        return [c.header for c in self.columns]
+
+
+def make_table(
+    name: str, title: str, columns: Sequence[Column], frame: pd.DataFrame, note: str = ""
+) -> Table:
+    """Formats ``frame``'s columns (a column the frame lacks reads as missing)."""
+    records = frame.to_dict("records")
+    rows = [[c.fmt(record.get(c.key)) for c in columns] for record in records]
+    return Table(name, title, tuple(columns), rows, note)
+
+
+def columns(
+    labels: Sequence[str], *numbers: tuple[str, str, Callable[[Any], str]]
+) -> tuple[Column, ...]:
+    """Name columns (header = key), then ``(key, header, formatter)`` number columns."""
+    return (
+        *(Column(key, key, label=True) for key in labels),
+        *(Column(key, header, fmt) for key, header, fmt in numbers),
+    )
+
+
+PORT_TABLE = columns(
+    ["port", "chip", "moderation"],
+    ("rx_packets", "rx pkts", count),
+    ("tx_packets", "tx pkts", count),
+    ("interrupts", "interrupts", count),
+    ("vector_rates", "int/s per vector", text),
+    ("rx_ring_max_occupancy", "ring max", count),
+)
+
+#: The registers of a port, in datasheet order, each with its unit under its name.
+REGISTER_TABLE = columns(
+    ["port"],
+    ("itr_256ns", "ITR\n×256 ns", register),
+    ("eitr_us", "EITR\nµs", register),
+    *(
+        (f"{r.lower()}_1024ns", f"{r}\n×1.024 µs", register)
+        for r in ("RDTR", "RADV", "TIDV", "TADV")
+    ),
+    ("ide", "IDE", register),
+)
+REGISTER_NOTE = (
+    f"values as the chip holds them at the end of the run; {NOT_IN_EFFECT} = the chip has "
+    "no such register, not in effect"
+)
+
+#: Busy polling, IRQ suspension and deferral counters of a vector (``napi_*`` columns).
+NAPI_TABLE = columns(
+    ["vector"],
+    *(
+        (f"napi_{key}", header, count)
+        for key, header in (
+            ("busy_polls", "busy polls"),
+            ("busy_poll_packets", "busy pkts"),
+            ("irq_suspends", "suspends"),
+            ("irq_resumes", "resumes"),
+            ("suspend_timer_expiries", "suspend expiries"),
+            ("defer_timer_polls", "defer polls"),
+        )
+    ),
+)
+
+HOST_TABLE = columns(
+    ["host", "profile", "driver"],
+    ("cores", "cores", count),
+    *((f"cpu_util_{c}", c, percent) for c in ("hardirq", "softirq", "app", "busy")),
+)
+
+APP_TABLE = columns(
+    ["app", "kind", "host"],
+    ("sent", "sent", count),
+    ("received", "received", count),
+    ("throughput_bps", "Mb/s", mbps),
+    *((f"latency_us_{p}", f"{p} [µs]", fixed(1)) for p in ("p50", "p99", "max")),
+)
+
+GENERATOR_TABLE = columns(
+    ["generator"],
+    ("sent_packets", "sent packets", count),
+    ("sent_bytes", "sent bytes", count),
+    ("offered_bps", "offered Mb/s", mbps),
+)
+
+
+def run_tables(run: RunView) -> list[Table]:
+    """The tables of a run, in the order both renderings show them; empty ones left out."""
+    tables = [
+        _ports(run),
+        _registers(run.registers),
+        _napi(run.vectors),
+        make_table("hosts", "Hosts (CPU time per class)", HOST_TABLE, run.hosts),
+        make_table("apps", "Applications", APP_TABLE, run.apps),
+        make_table("generators", "Traffic generators", GENERATOR_TABLE, run.generators),
+    ]
+    return [t for t in tables if t.rows]
+
+
+def _per_vector(vectors: pd.DataFrame, key: str, fmt: Callable[[Any], str]) -> dict[Any, str]:
+    """Per port: one line per vector, ``v0 8,006``."""
+    lines: dict[Any, list[str]] = {}
+    for record in vectors.to_dict("records"):
+        lines.setdefault(record["port"], []).append(f"v{record['vector']} {fmt(record[key])}")
+    return {port: "\n".join(rows) for port, rows in lines.items()}
+
+
+def _ports(run: RunView) -> Table:
+    frame = run.ports.copy()
+    rates = _per_vector(run.vectors, "interrupts_per_s", count)
+    frame["vector_rates"] = [rates.get(port, MISSING) for port in frame["port"]]
+    return make_table("ports", "NIC ports", PORT_TABLE, frame)
+
+
+def _registers(registers: pd.DataFrame) -> Table:
+    """One row per port, one column per register (EITR: one line per vector)."""
+    cells: dict[Any, dict[str, list[tuple[Any, str]]]] = {}
+    for record in registers.to_dict("records"):
+        value = record["value"] if record["in_effect"] else None
+        if record["register"] == "ide" and not is_missing(value):
+            value = bool(value)
+        port = cells.setdefault(record["port"], {})
+        port.setdefault(record["register"], []).append((record["vector"], register(value)))
+    rows = [
+        [str(name), *(_register_cell(port.get(c.key, [])) for c in REGISTER_TABLE[1:])]
+        for name, port in cells.items()
+    ]
+    return Table("registers", "Registers in effect", REGISTER_TABLE, rows, REGISTER_NOTE)
+
+
+def _register_cell(values: list[tuple[Any, str]]) -> str:
+    if not values:
+        return MISSING
+    if len(values) == 1:
+        return values[0][1]
+    return "\n".join(f"v{vector} {shown}" for vector, shown in values)
+
+
+def _napi(vectors: pd.DataFrame) -> Table:
+    """Busy polling, IRQ suspension and deferral counters of the vectors that used any."""
+    keys = [c.key for c in NAPI_TABLE[1:] if c.key in vectors]
+    used = vectors[vectors[keys].fillna(0).astype(bool).any(axis=1)] if keys else vectors[:0]
+    names = [f"{p} v{v}" for p, v in zip(used["port"], used["vector"], strict=True)]
+    frame = used.assign(vector=names)
+    return make_table("napi", "NAPI (busy polling, IRQ suspension, deferral)", NAPI_TABLE, frame)
+
+
+# -- lines below the tables -----------------------------------------------------------
+
+
+def header_text(run: RunView) -> list[tuple[str, str]]:
+    """The run's identity as (label, value) pairs."""
+    return [
+        ("holdoff", run.version or "?"),
+        ("scenario", run.scenario),
+        ("seed", str(run.seed)),
+        ("simulated", f"{run.sim_time_ns / 1e6:,.3f} ms"),
+    ]
+
+
+def drops_text(drops: Mapping[str, int]) -> str:
+    """Dropped packets by reason, ``none`` when nothing was dropped."""
+    nonzero = [f"{reason} {count(n)}" for reason, n in drops.items() if n]
+    return ", ".join(nonzero) or "none"
+
+
+def ledger_text(ledger: Mapping[str, Any]) -> str:
+    """The packet account: ``injected N = delivered + dropped + in flight``."""
+    return (
+        f"injected {count(ledger.get('injected'))} = delivered {count(ledger.get('delivered'))}"
+        f" + dropped {count(ledger.get('dropped'))} + in flight {count(ledger.get('in_flight'))}"
+    )
+
+
+def warning_lines(warnings: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Each warning as (field, message)."""
+    return [(str(w.get("field", "")), str(w.get("message", ""))) for w in warnings]
+
+
+# -- swept parameters -----------------------------------------------------------------
+
+_INDEX = re.compile(r"\[(?:\d+|\*)\]")
+
+
+def short_param_names(paths: Sequence[str]) -> dict[str, str]:
+    """Short readable names of swept parameter paths.
+
+    The leading list entries are dropped (``hosts[*].nics[0].moderation.itr_per_s``
+    reads ``moderation.itr_per_s``, ``generators[0].rate_pps`` reads
+    ``rate_pps``); a path whose short name another path shares keeps its full
+    name, so the names stay distinct.
+    """
+    short = {path: _short(path) for path in paths}
+    taken = [name for name in short.values()]
+    return {path: name if taken.count(name) == 1 else path for path, name in short.items()}
+
+
+def _short(path: str) -> str:
+    parts = path.split(".")
+    while len(parts) > 1 and _INDEX.search(parts[0]):
+        parts.pop(0)
+    return ".".join(parts)
