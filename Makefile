@@ -21,6 +21,7 @@ venv: $(VENV)/bin/python ## create the virtual environment .venv
 
 install: venv ## user install: holdoff into .venv (builds the Rust extension; no dev tools, no Ray)
 	$(PIP) install .
+	rm -f $(DEV_STAMP)
 	@echo "installed: run .venv/bin/holdoff, or 'source .venv/bin/activate' first"
 
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python

@@ -515,10 +515,11 @@ def sweep_command(
             sys.stdout.write(json.dumps({"sweep": spec.name, "points": listing}, indent=2) + "\n")
         else:
             out_console = _stdout()
+            names = sw.short_names(list(dict.fromkeys(k for p in points for k in p.params)))
             for item in listing:
                 out_console.print(
                     f"{item['point']:>4}  seed {item['seed']:<20} {item['hash'][:12]}  "
-                    + ", ".join(f"{k}={v}" for k, v in item["params"].items())
+                    + "; ".join(f"{names.get(k, k)}={v}" for k, v in item["params"].items())
                 )
             out_console.print(f"{len(listing)} points, all valid")
         return
