@@ -169,7 +169,7 @@ def test_html_report_shows_registers_and_warnings_near_the_top(with_registers: R
     html = build_report(ReportInputs(runs=[("w", with_registers)]))
     warnings_at = html.index('<div class="warnings">')
     assert warnings_at < html.index('<table class="ports">')
-    assert RADV in html[warnings_at:] and "1 warning(s)" in html
+    assert RADV in html[warnings_at:] and '<span class="warn">1 warning</span>' in html
     registers = html.split('<table class="registers">', 1)[1].split("</table>", 1)[0]
     assert registers.count("<tr>") == 1 + len(with_registers.summary["ports"])
     assert "v0 125<br>v1 250" in registers
@@ -215,17 +215,3 @@ def test_y_axis_does_not_magnify_flat_signals() -> None:
     # Three decades on a log axis when asked for.
     assert y_axis([10.0, 10_000.0], log_ratio=30)["type"] == "log"
     assert y_axis([None, float("nan")]) == {}
-
-
-def test_short_param_names() -> None:
-    names = tables.short_param_names(
-        ["hosts[*].nics[0].moderation.itr_per_s", "generators[0].rate_pps", "duration_ms"]
-    )
-    assert names == {
-        "hosts[*].nics[0].moderation.itr_per_s": "moderation.itr_per_s",
-        "generators[0].rate_pps": "rate_pps",
-        "duration_ms": "duration_ms",
-    }
-    # Two paths that would read the same keep their full names.
-    clash = tables.short_param_names(["hosts[0].cores", "hosts[1].cores"])
-    assert clash == {"hosts[0].cores": "hosts[0].cores", "hosts[1].cores": "hosts[1].cores"}

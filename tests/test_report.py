@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import tomllib
@@ -76,7 +77,7 @@ def test_report_shows_runs_sweeps_and_every_miss(
         misses
     )
     for check in case_result.checks:
-        assert f"{check.published:,.2f}" in checks_table
+        assert html.escape(reproduce.expected_number(check)) in checks_table
     assert f"{len(misses)} of {len(case_result.checks)} checks MISS" in text
     sweep_table = text.split('<table class="sweep-table">', 1)[1].split("</table>", 1)[0]
     assert sweep_table.count("<tr>") == len(small_sweep) + 1
@@ -103,6 +104,9 @@ def test_load_inputs_recognises_each_kind(
     assert [name for name, _ in inputs.sweeps] == ["sweep"]
     assert len(inputs.sweeps[0][1]) == len(small_sweep)
     assert [c["case"] for c in inputs.cases] == ["c"]
+    # A case from `reproduce --json` has no runs: its tables only, and a pointer to --report.
+    text = build_report(inputs)
+    assert "Reproduction: c" in text and "need the runs themselves" in text
     (tmp_path / "other.json").write_text("{}")
     with pytest.raises(ValueError, match="not a run report"):
         load_inputs([tmp_path / "other.json"])
@@ -219,8 +223,8 @@ def test_report_renders_in_headless_chromium(
     # Key numbers are in the tables.
     assert checks.count("MISS") == sum(1 for c in case_result.checks if not c.ok)
     for check in case_result.checks:
-        assert f"{check.published:,.2f}" in checks
-        assert check.simulated is not None and f"{check.simulated:,.2f}" in checks
+        assert reproduce.expected_number(check) in checks
+        assert reproduce.display_number(check.simulated, check.unit) in checks
     for port in short_run.summary["ports"]:
         assert re.search(rf"{re.escape(port['port'])}\s", ports)
         assert f"{port['interrupts']:,}" in ports

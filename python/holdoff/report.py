@@ -32,6 +32,7 @@ sweep's Parquet table, or the JSON of ``holdoff reproduce --json``).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import gzip
 import html
@@ -145,25 +146,38 @@ def write_report(
 
 def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
     """The HTML text of the report (deterministic for the same inputs)."""
+    from holdoff import reproduce
+
     doc = _Doc()
-    runs = [(name, _as_result(run)) for name, run in inputs.runs]
+    cases = [_as_case(case) for case in inputs.cases]
     sections: list[str] = []
-    toc: list[tuple[str, str]] = []
-    for case in inputs.cases:
-        anchor, body = _case_section(doc, case)
-        sections.append(body)
-        toc.append((anchor, _case_dict(case)["case"]))
+    overview: list[str] = []  # one line per section, linking to it
+    for case in cases:
+        anchor = doc.anchor(f"case-{case.case.id}")
+        sections.append(_case_section(doc, anchor, case))
+        misses = len(case.checks) - reproduce.passed(case)
+        verdict = f'<span class="miss">{misses} MISS</span>' if misses else _PASS_ALL
+        overview.append(
+            f"case {_link(anchor, case.case.id)}: {_e(reproduce.case_score(case))}, {verdict}"
+            + _warned(w for r in case.results.values() for w in r.warnings)
+        )
     for name, table in inputs.sweeps:
         anchor = doc.anchor(f"sweep-{name}")
         sections.append(_sweep_section(doc, anchor, name, table))
-        toc.append((anchor, f"sweep {name}"))
-    for name, result in runs:
+        overview.append(f"sweep {_link(anchor, name)}: {len(table)} points")
+    for name, run in inputs.runs:
+        result = _as_result(run)
         anchor = doc.anchor(f"run-{name}")
         sections.append(_run_section(doc, anchor, name, result))
-        toc.append((anchor, f"run {name}"))
+        state = "balanced" if result.ledger.get("balanced") else "NOT balanced"
+        overview.append(
+            f"run {_link(anchor, name)}: seed {_e(result.seed)}, ledger {state}"
+            + _warned(result.warnings)
+        )
     if not sections:
         sections.append("<p>Nothing to show: no runs, sweeps or cases were given.</p>")
-    nav = "".join(f'<li><a href="#{_e(a)}">{_e(t)}</a></li>' for a, t in toc)
+    score = f'<p class="score">{_e(reproduce.score_line(cases))}</p>\n' if len(cases) > 1 else ""
+    items = "".join(f"<li>{item}</li>" for item in overview)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n"
@@ -171,13 +185,25 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
         f"<h1>{_e(title)}</h1>\n"
         f'<p class="meta">holdoff {_e(_core.version())}; opens offline (plots inline); '
         "click a heading to fold or unfold its section.</p>\n"
-        f"{_overview(inputs.cases, inputs.sweeps, runs)}"
-        f"<nav><ul>{nav}</ul></nav>\n"
+        f"{score}"
+        + (f'<nav><ul class="overview">{items}</ul></nav>\n' if items else "")
         + "\n".join(sections)
         + "\n"
         + doc.scripts()
         + "</body>\n</html>\n"
     )
+
+
+_PASS_ALL = '<span class="pass">all pass</span>'
+
+
+def _link(anchor: str, text: str) -> str:
+    return f'<a href="#{_e(anchor)}"><b>{_e(text)}</b></a>'
+
+
+def _warned(warnings: Iterable[Mapping[str, Any]]) -> str:
+    n = sum(1 for _ in warnings)
+    return f', <span class="warn">{n} warning{"s" if n > 1 else ""}</span>' if n else ""
 
 
 def _as_result(run: RunResult | Mapping[str, Any]) -> RunResult:
@@ -350,100 +376,67 @@ def _warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:
     )
 
 
-# -- overview -------------------------------------------------------------------
-
-
-def _overview(
-    cases: list[Any],
-    sweeps: list[tuple[str, pd.DataFrame]],
-    runs: list[tuple[str, RunResult]],
-) -> str:
-    items: list[str] = []
-    for case in cases:
-        data = _case_dict(case)
-        checks = data["checks"]
-        misses = [c for c in checks if not c["ok"]]
-        verdict = (
-            '<span class="pass">all pass</span>'
-            if not misses
-            else f'<span class="miss">{len(misses)} MISS</span>'
-        )
-        items.append(
-            f"<li>case <b>{_e(data['case'])}</b>: {len(checks) - len(misses)} of "
-            f"{len(checks)} checks pass, {verdict}</li>"
-        )
-    for name, table in sweeps:
-        items.append(f"<li>sweep <b>{_e(name)}</b>: {len(table)} points</li>")
-    for name, result in runs:
-        state = "balanced" if result.ledger.get("balanced") else "NOT balanced"
-        warned = (
-            f', <span class="warn">{len(result.warnings)} warning(s)</span>'
-            if result.warnings
-            else ""
-        )
-        items.append(
-            f"<li>run <b>{_e(name)}</b>: seed {_e(result.seed)}, ledger {state}{warned}</li>"
-        )
-    return f'<ul class="overview">{"".join(items)}</ul>\n' if items else ""
-
-
 # -- reproduction cases -------------------------------------------------------------
 
 
-def _case_dict(case: Any) -> dict[str, Any]:
-    if isinstance(case, Mapping):
-        return dict(case)
+def _as_case(case: Any) -> CaseResult:
+    """A case result; a dict of ``reproduce --json`` becomes one without runs."""
     from holdoff import reproduce
 
-    cases: list[dict[str, Any]] = reproduce.to_json([case])["cases"]
-    return cases[0]
+    if not isinstance(case, Mapping):
+        result: CaseResult = case
+        return result
+    known = {f.name for f in dataclasses.fields(reproduce.CheckResult)}
+    checks = [
+        reproduce.CheckResult(**{k: v for k, v in c.items() if k in known})
+        for c in case.get("checks", [])
+    ]
+    meta = reproduce.Case(
+        id=str(case.get("case", "")),
+        title=str(case.get("title", "")),
+        source=str(case.get("source", "")),
+        folder=Path(),
+        runs=[],
+        checks=[],
+    )
+    return reproduce.CaseResult(meta, checks)
 
 
-def _case_section(doc: _Doc, case: Any) -> tuple[str, str]:
-    data = _case_dict(case)
-    anchor = doc.anchor(f"case-{data['case']}")
-    checks = data["checks"]
-    misses = sum(1 for c in checks if not c["ok"])
+def _case_section(doc: _Doc, anchor: str, case: CaseResult) -> str:
+    from holdoff import reproduce
+
+    checks = case.checks
+    misses = len(checks) - reproduce.passed(case)
     verdict = (
         f'<p class="verdict pass">all {len(checks)} checks pass</p>'
         if not misses
         else f'<p class="verdict miss">{misses} of {len(checks)} checks MISS the published '
-        "value (beyond the tolerance); they are listed below with their notes</p>"
+        "value or bound; they are listed below with their notes</p>"
     )
+    notes, refs = reproduce.numbered_notes(case)
     rows = []
-    notes = []
-    for i, c in enumerate(checks, start=1):
-        sim = c.get("simulated")
-        dev = None if sim is None or not c["published"] else (sim - c["published"]) / c["published"]
-        result = '<span class="pass">pass</span>' if c["ok"] else '<span class="miss">MISS</span>'
+    for i, (c, ref) in enumerate(zip(checks, refs, strict=True), start=1):
+        dev = c.deviation_rel
         rows.append(
             [
                 str(i),
-                _e(c["name"]),
-                _e(c.get("run", "")),
-                f'<span class="num">{_num(c["published"])}</span>',
-                f'<span class="num">{"n/a" if sim is None else _num(sim)}</span>',
-                _e(c["unit"]),
-                f"±{float(c['tolerance_rel']) * 100:.0f} %",
-                "–" if dev is None else f"{dev * 100:+.1f} %",
-                result,
+                _e(c.name) + (f' <span class="note">[note {ref}]</span>' if ref else ""),
+                _e(c.run),
+                f'<span class="num">{_e(reproduce.expected_number(c))}</span>',
+                f'<span class="num">{_e(reproduce.display_number(c.simulated, c.unit))}</span>',
+                _e(reproduce.display_unit(c.unit)),
+                _e(reproduce.tolerance_text(c)),
+                "–" if dev is None or c.op != "approx" else f"{dev:+.1%}",
+                '<span class="pass">pass</span>' if c.ok else '<span class="miss">MISS</span>',
             ]
         )
-        source = f"<li>[{i}] {_e(c.get('source', ''))}"
-        if c.get("note"):
-            source += f'<br><span class="note">note: {_e(c["note"])}</span>'
-        notes.append(source + "</li>")
-    warnings = (
-        []
-        if isinstance(case, Mapping)
-        else [
-            (run.id, field, message)
-            for run in case.case.runs
-            for field, message in tables.warning_lines(case.results[run.id].warnings)
-        ]
-    )
+    warnings = [
+        (run.id, field, message)
+        for run in case.case.runs
+        for field, message in tables.warning_lines(case.results[run.id].warnings)
+    ]
     parts = [
-        f'<p class="meta">source: {_e(data.get("source", ""))}</p>',
+        f'<p class="meta">source: {_e(case.case.source)}</p>',
         _warnings_block(warnings),
         verdict,
         _table(
@@ -453,9 +446,16 @@ def _case_section(doc: _Doc, case: Any) -> tuple[str, str]:
             "checks",
             left=(0, 1, 2),
         ),
-        f'<ol class="sources">{"".join(notes)}</ol>',
+        '<p class="meta">sources of the published values:</p>'
+        + f'<ol class="sources">{"".join(f"<li>{_e(c.source)}</li>" for c in checks)}</ol>',
     ]
-    if isinstance(case, Mapping):
+    if notes:
+        parts.append(
+            '<p class="meta">notes:</p><ol class="sources">'
+            + "".join(f'<li class="note">{_e(n)}</li>' for n in notes)
+            + "</ol>"
+        )
+    if not case.results:
         parts.append(
             '<p class="meta">NetPIPE curves and timelines need the runs themselves: '
             "write this report with <code>holdoff reproduce --report FILE</code>.</p>"
@@ -463,11 +463,11 @@ def _case_section(doc: _Doc, case: Any) -> tuple[str, str]:
     else:
         parts.extend(_netpipe_plots(doc, case))
         for run in case.case.runs:
-            timeline = _timeline(doc, case.results[run.id], f"{data['case']} / {run.label}")
+            timeline = _timeline(doc, case.results[run.id], f"{case.case.id} / {run.label}")
             parts.append(_fold(f"Timelines: {_e(run.id)} — {_e(run.label)}", timeline, open_=False))
-    heading = f"<h2>Reproduction: {_e(data['case'])} — {_e(data.get('title', ''))}</h2>"
+    heading = f"<h2>Reproduction: {_e(case.case.id)} — {_e(case.case.title)}</h2>"
     body = _fold(heading, "\n".join(p for p in parts if p))
-    return anchor, f'<section id="{_e(anchor)}" class="case">{body}</section>'
+    return f'<section id="{_e(anchor)}" class="case">{body}</section>'
 
 
 def _netpipe_plots(doc: _Doc, case: CaseResult) -> list[str]:
@@ -763,10 +763,10 @@ _LOG_RATIO = 30.0
 
 
 def _sweep_section(doc: _Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
-    from holdoff.sweeps import param_columns
+    from holdoff.sweeps import param_columns, short_names
 
     params = param_columns(table)
-    short = tables.short_param_names(params)
+    short = short_names(params)
     varying = [p for p in params if table[p].nunique(dropna=False) > 1]
     numeric = [p for p in varying if _is_numeric(table[p])]
     x_col = numeric[-1] if numeric else (varying[-1] if varying else "point")
@@ -904,7 +904,8 @@ table.checks td:nth-child(3) { white-space: nowrap; }
 .warn { color: #8a5a00; font-weight: 600; }
 div.warnings { background: #fff6d6; border: 1px solid #e0b000; padding: 6px 12px; margin: 8px 0; }
 div.warnings ul { margin: 4px 0; }
-p.verdict { font-size: 1.1em; } p.verdict.miss { background: #fde8ea; padding: 6px 10px; }
+p.verdict, p.score { font-size: 1.1em; } p.score { font-weight: 600; }
+p.verdict.miss { background: #fde8ea; padding: 6px 10px; }
 p.verdict.pass { background: #e6f4e6; padding: 6px 10px; }
 .meta { color: #555; font-size: 0.9em; } .note { color: #555; font-size: 0.9em; }
 ol.sources { font-size: 0.85em; }
@@ -913,5 +914,4 @@ ol.sources { font-size: 0.85em; }
 .scroll { overflow: auto; max-height: 520px; max-width: 100%; border: 1px solid #ddd; }
 .scroll table { margin: 0; } .scroll th { position: sticky; top: 0; }
 .scroll td { white-space: nowrap; }
-nav ul { columns: 2; }
 """

@@ -22,7 +22,6 @@ summary without an import cycle.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -338,28 +337,3 @@ def ledger_text(ledger: Mapping[str, Any]) -> str:
 def warning_lines(warnings: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """Each warning as (field, message)."""
     return [(str(w.get("field", "")), str(w.get("message", ""))) for w in warnings]
-
-
-# -- swept parameters -----------------------------------------------------------------
-
-_INDEX = re.compile(r"\[(?:\d+|\*)\]")
-
-
-def short_param_names(paths: Sequence[str]) -> dict[str, str]:
-    """Short readable names of swept parameter paths.
-
-    The leading list entries are dropped (``hosts[*].nics[0].moderation.itr_per_s``
-    reads ``moderation.itr_per_s``, ``generators[0].rate_pps`` reads
-    ``rate_pps``); a path whose short name another path shares keeps its full
-    name, so the names stay distinct.
-    """
-    short = {path: _short(path) for path in paths}
-    taken = [name for name in short.values()]
-    return {path: name if taken.count(name) == 1 else path for path, name in short.items()}
-
-
-def _short(path: str) -> str:
-    parts = path.split(".")
-    while len(parts) > 1 and _INDEX.search(parts[0]):
-        parts.pop(0)
-    return ".".join(parts)
