@@ -1,0 +1,417 @@
+//! The scheduler side of the world: IRQ delivery to a core, dispatch of the
+//! highest-priority work, segment execution (interrupt handlers,
+//! softirq, applications) and what happens when a segment ends (EOI, unmask).
+//! Dispatch, segments and IRQ entry stay together: each calls the others.
+//!
+//! Units: times [ns].
+
+use super::{Ev, World};
+use crate::apps::tcp_apps::{RpcServer, Wait};
+use crate::apps::AppKind;
+use crate::host::driver::{self, DriverKind};
+use crate::host::{Class, EndAction, Next, Work};
+use crate::moderation::Invocation;
+use crate::nic::{IntMode, IMS_ENABLE_MASK};
+use crate::packet::{Packet, PktKind};
+use crate::scenario::netstack::TcpCtx;
+use crate::units::{Nanos, SimTime};
+
+impl World {
+    /// An interrupt message or a rising line reached the host.
+    pub(super) fn irq_raise(&mut self, now: SimTime, h: u16, li: u16) {
+        let host = &mut self.hosts[h as usize];
+        let line = &mut host.lines[li as usize];
+        if line.apic_masked {
+            // Masked in the I/O APIC: a level line is looked at again on unmask.
+            return;
+        }
+        if line.in_service {
+            line.replay = true;
+            return;
+        }
+        if line.queued {
+            return;
+        }
+        line.queued = true;
+        let core = line.core;
+        let c = &mut host.cores[core as usize];
+        c.queue_irq(li);
+        if c.is_idle() {
+            self.dispatch(now, h, core);
+        } else if c.should_preempt(Class::HardIrq) {
+            c.account(now);
+            c.preempt(now);
+            self.dispatch(now, h, core);
+        }
+    }
+
+    pub(super) fn wake(&mut self, now: SimTime, app: u16) {
+        if self.spin[app as usize].is_some() {
+            // Busy polling: the loop notices the data at its next iteration.
+            self.kick_spin(now, app);
+            return;
+        }
+        let sc = &mut self.sched[app as usize];
+        if sc.runnable || sc.waits == Some(Wait::Done) {
+            return;
+        }
+        sc.runnable = true;
+        let a = &self.apps[app as usize];
+        let (h, core) = (a.host, a.core);
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        c.queue_app(app);
+        if c.is_idle() {
+            self.dispatch(now, h, core);
+        }
+    }
+
+    /// If the core is idle, start (or resume) its highest-priority work.
+    pub(super) fn dispatch(&mut self, now: SimTime, h: u16, core: u16) {
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        if !c.is_idle() {
+            return;
+        }
+        c.account(now);
+        match c.pick(now) {
+            Next::Idle => {}
+            Next::Resumed => {
+                let end = c.running.expect("resumed").end;
+                let gen = c.gen;
+                self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
+            }
+            Next::Start(work) => {
+                let (cost, next, on_end) = self.run_segment(now, h, core, work);
+                let c = &mut self.hosts[h as usize].cores[core as usize];
+                let gen = c.begin(now, work, cost, next, on_end);
+                self.q
+                    .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
+                self.post_segment(now);
+            }
+        }
+    }
+
+    pub(super) fn end_action(&mut self, now: SimTime, h: u16, action: EndAction) {
+        match action {
+            EndAction::None => {}
+            EndAction::Unmask { port, vector } => {
+                self.ports[port as usize].write_ims(now, vector, IMS_ENABLE_MASK, &mut self.out);
+                self.flush(port);
+            }
+            EndAction::ApicUnmask { irq } => {
+                let host = &mut self.hosts[h as usize];
+                let line = &mut host.lines[irq as usize];
+                line.apic_masked = false;
+                for &(p, _) in &line.handlers {
+                    self.ports[p as usize].note(crate::nic::RegOp::ApicUnmask);
+                }
+                let high = line.level
+                    && line
+                        .handlers
+                        .iter()
+                        .any(|&(p, _)| self.ports[p as usize].line_high());
+                if high {
+                    self.irq_raise(now, h, irq);
+                }
+            }
+            EndAction::IrqDone { irq } => {
+                let host = &mut self.hosts[h as usize];
+                let line = &mut host.lines[irq as usize];
+                line.in_service = false;
+                let again = if line.apic_masked {
+                    false
+                } else if line.level {
+                    line.replay = false;
+                    line.handlers
+                        .iter()
+                        .any(|&(p, _)| self.ports[p as usize].line_high())
+                } else {
+                    std::mem::take(&mut line.replay)
+                };
+                if again {
+                    line.queued = true;
+                    let core = line.core;
+                    host.cores[core as usize].queue_irq(irq);
+                }
+            }
+        }
+    }
+
+    /// Execute one segment of `work`: apply its effects, return its cost,
+    /// its continuation and what to do when it ends.
+    pub(super) fn run_segment(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        work: Work,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        match work {
+            Work::Irq { irq, handler, iter } => self.run_irq(now, h, core, irq, handler, iter),
+            Work::Softirq { thread } => self.run_softirq(now, h, core, thread),
+            Work::App { app } => self.run_app(now, app),
+        }
+    }
+
+    pub(super) fn run_irq(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        irq: u16,
+        handler: u8,
+        iter: u8,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let prof = self.hosts[h as usize].profile;
+        let driver = self.hosts[h as usize].driver;
+        if handler == 0 && iter == 0 {
+            let line = &mut self.hosts[h as usize].lines[irq as usize];
+            line.queued = false;
+            line.in_service = true;
+            line.delivered += 1;
+        }
+        let nh = self.hosts[h as usize].lines[irq as usize].handlers.len() as u8;
+        let (port, vector) = self.hosts[h as usize].lines[irq as usize].handlers[handler as usize];
+        let msix = self.ports[port as usize].cfg.mode == IntMode::Msix;
+        let next_handler = |hnd: u8| -> (Option<Work>, EndAction) {
+            if hnd + 1 < nh {
+                (
+                    Some(Work::Irq {
+                        irq,
+                        handler: hnd + 1,
+                        iter: 0,
+                    }),
+                    EndAction::None,
+                )
+            } else {
+                (None, EndAction::IrqDone { irq })
+            }
+        };
+        if driver == DriverKind::FreebsdIthread {
+            // The kernel masks the line in the I/O APIC and wakes the
+            // interrupt thread, which runs every handler of the line.
+            let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
+            let handlers = self.hosts[h as usize].lines[irq as usize].handlers.clone();
+            self.hosts[h as usize].lines[irq as usize].apic_masked = true;
+            for &(p, _) in &handlers {
+                self.ports[p as usize].note(crate::nic::RegOp::ApicMask);
+            }
+            for (p, v) in handlers {
+                let sq = &mut self.hosts[h as usize].softirq[core as usize];
+                if !sq.poll_list.contains(&(p, v)) {
+                    sq.poll_list.push_back((p, v));
+                }
+            }
+            self.hosts[h as usize].cores[core as usize].softirq_pending = true;
+            return (cost, None, EndAction::IrqDone { irq });
+        }
+        if iter == 0 {
+            let (mut cost, icr) = driver::isr_read_cause(
+                &mut self.ports[port as usize],
+                vector,
+                msix,
+                handler == 0,
+                prof,
+            );
+            if icr == 0 {
+                let (n, e) = next_handler(handler);
+                return (cost, n, e);
+            }
+            cost += self.moderate(now + cost, port, vector, Invocation::PerInterrupt, prof);
+            match driver {
+                DriverKind::Napi => {
+                    if !msix {
+                        self.ports[port as usize].write_imc(vector, u32::MAX);
+                        cost += prof.mmio_write_ns;
+                    }
+                    // napi_schedule fails while a busy-poll loop owns the
+                    // instance (it only sets MISSED): the poller sees the packets.
+                    if self.napi_state[port as usize][vector as usize]
+                        .busy_owner
+                        .is_none()
+                    {
+                        let s = &mut self.hosts[h as usize];
+                        let sq = &mut s.softirq[core as usize];
+                        if !sq.poll_list.contains(&(port, vector)) {
+                            sq.poll_list.push_back((port, vector));
+                        }
+                        s.cores[core as usize].softirq_pending = true;
+                    }
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::LinuxIsr => (
+                    cost,
+                    Some(Work::Irq {
+                        irq,
+                        handler,
+                        iter: 1,
+                    }),
+                    EndAction::None,
+                ),
+                DriverKind::FreebsdTaskqueue => {
+                    // Fast filter: mask in the NIC, enqueue the task.
+                    self.ports[port as usize].write_imc(vector, u32::MAX);
+                    cost += prof.mmio_write_ns + prof.wakeup_ns;
+                    let sq = &mut self.hosts[h as usize].softirq[core as usize];
+                    if !sq.poll_list.contains(&(port, vector)) {
+                        sq.poll_list.push_back((port, vector));
+                    }
+                    self.hosts[h as usize].cores[core as usize].softirq_pending = true;
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::OpenbsdIntr => {
+                    // One pass in interrupt context: TX clean, then RX, refill.
+                    let (tx_cost, _) =
+                        driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+                    cost += tx_cost;
+                    cost += self.drain_qdisc(now + cost, port, prof);
+                    let (cost, _) = self.stack_rx(
+                        now,
+                        h,
+                        port,
+                        vector,
+                        u32::MAX,
+                        cost,
+                        driver::RxOpts::default(),
+                    );
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+                DriverKind::Polling | DriverKind::FreebsdIthread => {
+                    let (n, e) = next_handler(handler);
+                    (cost, n, e)
+                }
+            }
+        } else {
+            // Linux e1000 non-NAPI loop pass: clean RX (no budget) into the
+            // backlog, and TX.
+            let (cost, rx) = self.isr_rx_to_backlog(h, core, port, vector);
+            let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
+            let cost = cost + tx_cost + self.drain_qdisc(now + cost + tx_cost, port, prof);
+            if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
+                (
+                    cost,
+                    Some(Work::Irq {
+                        irq,
+                        handler,
+                        iter: iter + 1,
+                    }),
+                    EndAction::None,
+                )
+            } else {
+                let cost =
+                    cost + self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
+                let (n, e) = next_handler(handler);
+                (cost, n, e)
+            }
+        }
+    }
+
+    pub(super) fn run_app(&mut self, now: SimTime, app: u16) -> (Nanos, Option<Work>, EndAction) {
+        if let AppKind::RpcServer(RpcServer { busy: Some(bp), .. }) = self.apps[app as usize].kind {
+            return self.run_busy_server(now, app, bp);
+        }
+        let h = self.apps[app as usize].host;
+        let prof = self.hosts[h as usize].profile;
+        self.sched[app as usize].runnable = false;
+        self.sched[app as usize].waits = None;
+        let cost = prof.context_switch_ns;
+        // The NetPIPE peer echoes the message size its client is sending now.
+        let np_bytes = match &self.apps[app as usize].kind {
+            AppKind::NetpipeServer { client, .. } => match &self.apps[*client as usize].kind {
+                AppKind::NetpipeClient(c) => c.current_bytes(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        let mut io = TcpCtx {
+            prof,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        let (cost, wait) = match &mut self.apps[app as usize].kind {
+            AppKind::UdpSink(s) => {
+                let mut cost = cost;
+                while let Some(p) = s.queue.pop_front() {
+                    cost += prof.copy_ns(p.frame_bytes);
+                    s.queued_bytes -= p.frame_bytes;
+                    s.received += 1;
+                    s.rx_bytes += p.frame_bytes as u64;
+                    s.latency.record(((now + cost) - p.created).as_ns());
+                    io.ledger.delivered += 1;
+                }
+                (cost, None)
+            }
+            AppKind::Ping(p) => {
+                let mut cost = cost;
+                if p.send_due {
+                    p.send_due = false;
+                    cost += prof.tx_packet_ns + prof.copy_ns(p.size_bytes) + prof.mmio_write_ns;
+                    let pkt = Packet {
+                        created: now,
+                        frame_bytes: p.frame_bytes(),
+                        seq: p.sent as u32,
+                        ack: 0,
+                        wnd: 0,
+                        flow: app,
+                        kind: PktKind::IcmpEchoRequest,
+                    };
+                    p.sent += 1;
+                    io.ledger.injected += 1;
+                    io.out.sends.push((now + cost, p.port, pkt));
+                }
+                while let Some(r) = p.replies.pop_front() {
+                    cost += prof.copy_ns(p.size_bytes);
+                    p.received += 1;
+                    p.rtt.record(((now + cost) - r.created).as_ns());
+                    io.ledger.delivered += 1;
+                }
+                (cost, None)
+            }
+            AppKind::NetpipeClient(c) => {
+                let (cost, w) = c.run(now, cost, prof, &mut io);
+                if w == Wait::Done && self.netpipes_running > 0 {
+                    self.netpipes_running -= 1;
+                    if self.netpipes_running == 0 {
+                        // NetPIPE finished: the run ends when this slice does.
+                        self.end = self.end.min(now + cost);
+                    }
+                }
+                (cost, Some(w))
+            }
+            AppKind::NetpipeServer { srv, .. } => {
+                let (cost, w) = srv.run(now, cost, prof, np_bytes, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::IperfClient(c) => {
+                let (cost, w) = c.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::IperfServer { srv, .. } => {
+                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::RpcServer(srv) => {
+                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::RpcClient(c) => {
+                let (cost, w, sleep) = c.run(now, cost, prof, &mut io);
+                if let Some(t) = sleep {
+                    if t <= self.end {
+                        self.q.schedule(t, Ev::AppTimer { app });
+                    }
+                    // Sleeping until the timer, not waiting on the socket.
+                    self.sched[app as usize].waits = None;
+                    return (cost, None, EndAction::None);
+                }
+                (cost, Some(w))
+            }
+        };
+        self.sched[app as usize].waits = wait;
+        (cost, None, EndAction::None)
+    }
+}

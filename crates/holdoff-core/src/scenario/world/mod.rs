@@ -1,0 +1,411 @@
+//! The world: every component of a scenario wired together, and the event
+//! loop that runs it. This is the only place that connects NICs, links,
+//! hosts, drivers, the stack and applications.
+//!
+//! Event flow of one received frame: generator or peer NIC puts it on the
+//! wire -> `Arrive` at the NIC -> `RxDmaDone` -> cause raised (delay timers)
+//! -> throttle -> assertion -> IRQ line -> core runs the driver's handler ->
+//! (NAPI poll in softirq) -> stack -> socket -> application.
+//!
+//! NAPI instances keep Linux's per-instance state (`NapiState`): the
+//! hard-IRQ deferral count, the hrtimer, `PREFER_BUSY_POLL` and busy-poll
+//! ownership. A busy-polling rpc server (epoll `busy_poll_usecs`) spins on
+//! its core as application work and calls the NAPI poll itself; the spin is
+//! event-driven: one segment until the timeout, cut short when a packet
+//! lands on the polled ring (noticed at the next poll-iteration boundary,
+//! one iteration = the profile's `poll_overhead_ns`). The decisions of
+//! `napi_complete_done`, `busy_poll_stop` and epoll's IRQ suspension are
+//! the pure functions of `host::driver` (algorithms.md §10;
+//! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
+//! interrupt exits, so it preempts application work on its core.
+//!
+//! Units: times [ns].
+
+mod build;
+mod busy_poll;
+mod cpu;
+mod datapath;
+mod moderation;
+mod napi;
+mod series;
+
+pub use moderation::{AnyModerator, ExternalFactory};
+pub use napi::NapiStats;
+
+use super::config::Scenario;
+use super::netstack::{flush_tcp, StackOut, TcpConn};
+use crate::apps::{App, AppKind, AppSched, Generator};
+use crate::engine::EventQueue;
+use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
+use crate::host::profile::HostProfile;
+use crate::host::{Core, IrqLine};
+use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::TraceRow;
+use crate::nic::{NicEvent, NicOut, NicPort};
+use crate::packet::Packet;
+use crate::units::{Nanos, SimTime};
+use crate::wire::LinkDir;
+use std::collections::VecDeque;
+
+use busy_poll::Spin;
+use moderation::ModPrev;
+use napi::{NapiState, SoftirqState};
+use series::SamplePrev;
+
+/// Every event of the simulation.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    GenEmit {
+        gen: u16,
+    },
+    Arrive {
+        ep: u16,
+        pkt: Packet,
+    },
+    Nic {
+        port: u16,
+        ev: NicEvent,
+    },
+    CoreDone {
+        host: u16,
+        core: u16,
+        gen: u32,
+    },
+    AppTimer {
+        app: u16,
+    },
+    Wake {
+        app: u16,
+    },
+    Sample,
+    /// A periodic moderation call (driver watchdog) for a port.
+    Watchdog {
+        port: u16,
+    },
+    /// Polling clock tick of a host (driver = polling).
+    PollTick {
+        host: u16,
+    },
+    /// NAPI hrtimer (gro_flush_timeout re-poll of napi_defer_hard_irqs, or
+    /// the irq_suspend_timeout safety net).
+    NapiTimer {
+        port: u16,
+        vector: u16,
+        gen: u32,
+    },
+    TcpTimer {
+        conn: u16,
+        side: u8,
+        gen: u32,
+    },
+}
+
+/// A modelled host.
+pub struct Host {
+    pub name: String,
+    pub profile: &'static HostProfile,
+    pub driver: DriverKind,
+    pub napi: NapiConfig,
+    pub bsd: BsdConfig,
+    pub cores: Vec<Core>,
+    softirq: Vec<SoftirqState>,
+    pub lines: Vec<IrqLine>,
+    /// Global port indices of this host's NICs.
+    pub ports: Vec<u16>,
+    /// The UDP sink application on this host, if any.
+    pub udp_sink: Option<u16>,
+    pub txqueuelen: u32,
+}
+
+/// What an endpoint index refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Port(u16),
+    Gen(u16),
+}
+
+/// Everything in a run.
+pub struct World {
+    pub scenario: Scenario,
+    pub q: EventQueue<Ev>,
+    pub end: SimTime,
+    pub hosts: Vec<Host>,
+    pub ports: Vec<NicPort>,
+    pub port_names: Vec<String>,
+    pub port_host: Vec<u16>,
+    /// Per port: per vector: (host-local line index).
+    port_vec_line: Vec<Vec<u16>>,
+    /// Per port, per vector. Periodic (watchdog) algorithms use vector 0's
+    /// instance for the whole port.
+    pub moderators: Vec<Vec<AnyModerator>>,
+    pub gens: Vec<Generator>,
+    pub gen_names: Vec<String>,
+    pub gen_egress: Vec<LinkDir>,
+    /// Peer endpoint of every endpoint (ports first, then generators).
+    peer: Vec<Endpoint>,
+    pub apps: Vec<App>,
+    pub sched: Vec<AppSched>,
+    pub conns: Vec<TcpConn>,
+    /// Interface queue in front of each port's TX ring.
+    pub qdisc: Vec<VecDeque<Packet>>,
+    /// IP forwarding: for each port, the port its received packets go out of.
+    forward_to: Vec<Option<u16>>,
+    /// Moderation decisions per port, in time order.
+    pub traces: Vec<Vec<TraceRow>>,
+    mod_prev: Vec<Vec<ModPrev>>,
+    /// Per port, per vector NAPI state.
+    napi_state: Vec<Vec<NapiState>>,
+    /// Per application: its busy-poll loop in progress.
+    spin: Vec<Option<Spin>>,
+    /// Per application: a busy-poll loop found events; serve next.
+    busy_serve: Vec<bool>,
+    /// Cores to dispatch after the current segment began: (host, core).
+    pending_dispatch: Vec<(u16, u16)>,
+    /// NetPIPE clients still running (the run ends when they are all done).
+    netpipes_running: u32,
+    /// The run stopped early: when and why (a moderation algorithm failed).
+    pub aborted: Option<(SimTime, String)>,
+    pub ledger: Ledger,
+    out: NicOut,
+    pending_asserts: Vec<(u16, u16)>,
+    sout: StackOut,
+    pub ts: TimeSeries,
+    sample_interval: Nanos,
+    prev: SamplePrev,
+    ts_cols: Vec<usize>,
+}
+
+impl World {
+    /// Run to the end of the scenario.
+    pub fn run(&mut self) {
+        while self.step().is_some() {}
+        self.finish();
+    }
+
+    /// Process the next event due by the end of the run; returns its time.
+    pub fn step(&mut self) -> Option<SimTime> {
+        let (now, ev) = self.q.pop_until(self.end)?;
+        self.handle(now, ev);
+        Some(now)
+    }
+
+    /// Close the run at its end time (CPU accounting up to the end).
+    pub fn finish(&mut self) {
+        self.q.advance_to(self.end);
+        let end = self.end;
+        for h in &mut self.hosts {
+            for c in &mut h.cores {
+                c.account(end);
+            }
+        }
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::GenEmit { gen } => {
+                let (pkt, next) = self.gens[gen as usize].emit(now);
+                self.ledger.injected += 1;
+                let dep = self.gen_egress[gen as usize].send(now, pkt.frame_bytes);
+                let ep = self.peer[self.ports.len() + gen as usize];
+                self.q.schedule(
+                    dep.arrive,
+                    Ev::Arrive {
+                        ep: ep_index(ep, self.ports.len()),
+                        pkt,
+                    },
+                );
+                if let Some(t) = next {
+                    // Never faster than the line: wait for the wire to be free.
+                    let t = t.max(self.gen_egress[gen as usize].free_at());
+                    if t <= self.end {
+                        self.q.schedule(t, Ev::GenEmit { gen });
+                    }
+                }
+            }
+            Ev::Arrive { ep, pkt } => {
+                let np = self.ports.len() as u16;
+                // The frame left the peer's egress link.
+                match self.peer[ep as usize] {
+                    Endpoint::Port(p) => self.ports[p as usize].egress.arrived(),
+                    Endpoint::Gen(g) => self.gen_egress[g as usize].arrived(),
+                }
+                if ep < np {
+                    self.ports[ep as usize].frame_arrived(now, pkt, &mut self.out);
+                    self.flush(ep);
+                } else {
+                    let g = &mut self.gens[(ep - np) as usize];
+                    g.rx_packets += 1;
+                    g.rx_bytes += pkt.frame_bytes as u64;
+                    self.ledger.delivered += 1;
+                }
+            }
+            Ev::Nic { port, ev } => {
+                let p = &mut self.ports[port as usize];
+                match ev {
+                    NicEvent::RxDmaDone { queue, pkt } => {
+                        p.rx_dma_done(now, queue, pkt, &mut self.out);
+                        self.kick_busy_poller(now, port, queue);
+                    }
+                    NicEvent::TxDone { queue } => p.tx_done(now, queue, &mut self.out),
+                    NicEvent::RxDelay { queue, gen } => {
+                        p.rx_delay_expired(now, queue, gen, &mut self.out)
+                    }
+                    NicEvent::TxDelay { queue, gen } => {
+                        p.tx_delay_expired(now, queue, gen, &mut self.out)
+                    }
+                    NicEvent::Throttle { vector, gen } => {
+                        p.throttle_expired(now, vector, gen, &mut self.out)
+                    }
+                }
+                self.flush(port);
+            }
+            Ev::CoreDone { host, core, gen } => {
+                let c = &mut self.hosts[host as usize].cores[core as usize];
+                if c.gen != gen || c.running.is_none() {
+                    return; // stale: the segment was preempted
+                }
+                c.account(now);
+                let action = c.finish();
+                self.end_action(now, host, action);
+                self.dispatch(now, host, core);
+            }
+            Ev::AppTimer { app } => {
+                if let AppKind::Ping(p) = &mut self.apps[app as usize].kind {
+                    p.fired += 1;
+                    let more = p.count.is_none_or(|c| p.fired < c);
+                    p.send_due = true;
+                    let next = now + p.interval;
+                    if more && next < self.end {
+                        self.q.schedule(next, Ev::AppTimer { app });
+                    }
+                }
+                self.wake(now, app);
+            }
+            Ev::Wake { app } => {
+                self.sched[app as usize].wake_pending = false;
+                self.wake(now, app);
+            }
+            Ev::Watchdog { port } => self.watchdog(now, port),
+            Ev::PollTick { host } => {
+                let hh = &self.hosts[host as usize];
+                let period = Nanos(1_000_000_000 / hh.bsd.poll_hz as u64);
+                let ports = hh.ports.clone();
+                for p in ports {
+                    for v in 0..self.ports[p as usize].num_vectors() as u16 {
+                        self.schedule_poll(now, host, p, v);
+                    }
+                }
+                let next = now + period;
+                if next <= self.end {
+                    self.q.schedule(next, Ev::PollTick { host });
+                }
+            }
+            Ev::NapiTimer { port, vector, gen } => {
+                let st = &mut self.napi_state[port as usize][vector as usize];
+                // napi_watchdog: schedule a poll without an interrupt, unless
+                // the instance is scheduled already (a busy-poll loop owns it).
+                if st.timer.fire(gen) && st.busy_owner.is_none() {
+                    st.prefer_busy_poll = false;
+                    match st.timer_kind {
+                        NapiTimerKind::Suspend => st.stats.suspend_timer_expiries += 1,
+                        NapiTimerKind::Defer => st.stats.defer_timer_polls += 1,
+                    }
+                    let h = self.port_host[port as usize];
+                    self.schedule_poll(now, h, port, vector);
+                    // The softirq runs as the timer interrupt exits: it
+                    // preempts application work on that core.
+                    let core = self.napi_core(port, vector);
+                    let c = &mut self.hosts[h as usize].cores[core as usize];
+                    if c.runs_app() {
+                        c.account(now);
+                        c.preempt(now);
+                        self.dispatch(now, h, core);
+                    }
+                }
+            }
+            Ev::TcpTimer { conn, side, gen } => {
+                let c = &mut self.conns[conn as usize];
+                if c.timer[side as usize].fire(gen) {
+                    c.ep[side as usize].on_timer(now, &mut self.sout.tcp);
+                    let h = c.host[side as usize];
+                    let prof = self.hosts[h as usize].profile;
+                    // Timer softirq work: its send costs are not charged to a core.
+                    flush_tcp(
+                        &self.conns,
+                        &self.sched,
+                        conn,
+                        side,
+                        now,
+                        prof,
+                        &mut self.ledger,
+                        &mut self.sout,
+                    );
+                    self.post_segment(now);
+                }
+            }
+            Ev::Sample => {
+                self.sample(now);
+                let next = now + self.sample_interval;
+                if next <= self.end {
+                    self.q.schedule(next, Ev::Sample);
+                }
+            }
+        }
+        self.process_asserts(now);
+    }
+
+    /// Drain a port's outputs: schedule its events and frames, book its drops,
+    /// and queue its interrupt assertions.
+    fn flush(&mut self, port: u16) {
+        for (at, ev) in self.out.events.drain(..) {
+            self.q.schedule(at, Ev::Nic { port, ev });
+        }
+        let ep = ep_index(self.peer[port as usize], self.ports.len());
+        for (at, pkt) in self.out.frames.drain(..) {
+            self.q.schedule(at, Ev::Arrive { ep, pkt });
+        }
+        for (r, _) in self.out.drops.drain(..) {
+            self.ledger.drop(r);
+        }
+        for v in self.out.asserts.drain(..) {
+            self.pending_asserts.push((port, v));
+        }
+    }
+
+    fn process_asserts(&mut self, now: SimTime) {
+        while let Some((port, v)) = self.pending_asserts.pop() {
+            let h = self.port_host[port as usize];
+            let li = self.port_vec_line[port as usize][v as usize];
+            self.irq_raise(now, h, li);
+        }
+    }
+
+    /// Packets present somewhere in the model (not delivered, not dropped).
+    pub fn in_flight(&self) -> u64 {
+        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
+            + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
+        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
+            + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
+        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| h.softirq.iter())
+                .map(|s| s.backlog.len() as u64)
+                .sum::<u64>();
+        // Replies created by a segment are posted before the segment's event returns.
+        wire + nic + apps
+    }
+
+    /// Times net_rx_action ran out of budget or time, per host.
+    pub fn time_squeeze(&self, h: usize) -> u64 {
+        self.hosts[h].softirq.iter().map(|s| s.time_squeeze).sum()
+    }
+}
+
+fn ep_index(ep: Endpoint, nports: usize) -> u16 {
+    match ep {
+        Endpoint::Port(p) => p,
+        Endpoint::Gen(g) => nports as u16 + g,
+    }
+}
