@@ -26,6 +26,7 @@
 //! Units: times [ns].
 
 pub mod driver;
+pub mod drivers;
 pub mod profile;
 
 use crate::units::{Nanos, SimTime};

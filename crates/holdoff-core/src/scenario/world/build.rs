@@ -15,7 +15,7 @@ use crate::apps::tcp_apps::{
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
 use crate::error::Error;
-use crate::host::driver::DriverKind;
+use crate::host::drivers;
 use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
@@ -148,6 +148,7 @@ impl World {
                 name: h.name.clone(),
                 profile: prof,
                 driver: h.driver,
+                arch: drivers::arch(h.driver),
                 napi: h.napi,
                 bsd: h.bsd,
                 cores: (0..h.cores).map(|_| Core::new()).collect(),
@@ -513,17 +514,18 @@ impl World {
                 }
                 self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
             }
-            let polling = self.hosts[self.port_host[p] as usize].driver == DriverKind::Polling;
-            for v in 0..self.ports[p].num_vectors() as u16 {
-                if !polling {
+            if self.hosts[self.port_host[p] as usize]
+                .arch
+                .unmask_at_start()
+            {
+                for v in 0..self.ports[p].num_vectors() as u16 {
                     self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
                 }
             }
             self.flush(p as u16);
         }
         for (hi, host) in self.hosts.iter().enumerate() {
-            if host.driver == DriverKind::Polling {
-                let period = Nanos(1_000_000_000 / host.bsd.poll_hz as u64);
+            if let Some(period) = host.arch.poll_period(&host.bsd) {
                 self.q
                     .schedule(SimTime::ZERO + period, Ev::PollTick { host: hi as u16 });
             }

@@ -12,8 +12,8 @@ use super::{Ev, World};
 use crate::apps::tcp_apps::{BusyPoll, Wait};
 use crate::apps::AppKind;
 use crate::host::driver::{self, EpollIrq, NapiTimerKind};
+use crate::host::drivers::napi;
 use crate::host::{EndAction, Work};
-use crate::moderation::Invocation;
 use crate::scenario::netstack::TcpCtx;
 use crate::units::{Nanos, SimTime};
 
@@ -151,8 +151,7 @@ impl World {
         }
         if sp.kicked || t < sp.deadline {
             // The driver poll; napi_complete_done returns false (busy-owned).
-            let h = self.apps[a].host;
-            self.busy_poll_once(now, h, port, vector, bp.budget, cost);
+            self.busy_poll_once(now, app, port, vector, bp.budget, cost);
         }
         if self.server_readable(app) {
             return BusyStep::Found;
@@ -168,33 +167,21 @@ impl World {
         BusyStep::Spin
     }
 
-    /// The driver's NAPI poll called from process context: TX clean, up to
-    /// `budget` RX packets through the stack (same costs as a softirq poll).
-    /// Returns the RX packets cleaned.
+    /// The driver's NAPI poll called from the process context of `app`: TX
+    /// clean, up to `budget` RX packets through the stack (the same poll as
+    /// in softirq). Returns the RX packets cleaned.
     pub(super) fn busy_poll_once(
         &mut self,
         now: SimTime,
-        h: u16,
+        app: u16,
         port: u16,
         vector: u16,
         budget: u32,
         cost: &mut Nanos,
     ) -> u32 {
-        let prof = self.hosts[h as usize].profile;
-        *cost += prof.poll_overhead_ns;
-        let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-        *cost += tx_cost;
-        *cost += self.drain_qdisc(now + *cost, port, prof);
-        let (c, work) = self.stack_rx(
-            now,
-            h,
-            port,
-            vector,
-            budget,
-            *cost,
-            driver::RxOpts::default(),
-        );
-        *cost = c + self.moderate(now + c, port, vector, Invocation::PerPoll, prof);
+        let (h, core) = (self.apps[app as usize].host, self.apps[app as usize].core);
+        let (c, work) = napi::poll(&mut self.kernel(h, core), now, port, vector, budget, *cost);
+        *cost = c;
         let st = &mut self.napi_state[port as usize][vector as usize];
         st.stats.busy_polls += 1;
         st.stats.busy_poll_packets += work as u64;
@@ -230,7 +217,7 @@ impl World {
             }
             // "rc = napi->poll(napi, budget)": one more poll, no longer
             // busy-owned, so its completion decides about the IRQ.
-            let work = self.busy_poll_once(now, h, port, vector, bp.budget, cost);
+            let work = self.busy_poll_once(now, app, port, vector, bp.budget, cost);
             if work < bp.budget {
                 if self.complete_poll(now + *cost, h, port, vector, work) {
                     *cost += prof.mmio_write_ns;

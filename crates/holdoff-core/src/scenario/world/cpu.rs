@@ -8,9 +8,8 @@
 use super::{Ev, World};
 use crate::apps::tcp_apps::{RpcServer, Wait};
 use crate::apps::AppKind;
-use crate::host::driver::{self, DriverKind};
+use crate::host::drivers::{Irq, IrqNext};
 use crate::host::{Class, EndAction, Next, Work};
-use crate::moderation::Invocation;
 use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
 use crate::scenario::netstack::TcpCtx;
@@ -152,6 +151,9 @@ impl World {
         }
     }
 
+    /// One step of the interrupt handler `handler` of line `irq`: the
+    /// host's driver architecture runs it; the world only keeps the line's
+    /// books and walks its handlers.
     pub(super) fn run_irq(
         &mut self,
         now: SimTime,
@@ -161,150 +163,40 @@ impl World {
         handler: u8,
         iter: u8,
     ) -> (Nanos, Option<Work>, EndAction) {
-        let prof = self.hosts[h as usize].profile;
-        let driver = self.hosts[h as usize].driver;
+        let host = &mut self.hosts[h as usize];
+        let line = &mut host.lines[irq as usize];
         if handler == 0 && iter == 0 {
-            let line = &mut self.hosts[h as usize].lines[irq as usize];
             line.queued = false;
             line.in_service = true;
             line.delivered += 1;
         }
-        let nh = self.hosts[h as usize].lines[irq as usize].handlers.len() as u8;
-        let (port, vector) = self.hosts[h as usize].lines[irq as usize].handlers[handler as usize];
-        let msix = self.ports[port as usize].cfg.mode == IntMode::Msix;
-        let next_handler = |hnd: u8| -> (Option<Work>, EndAction) {
-            if hnd + 1 < nh {
-                (
-                    Some(Work::Irq {
-                        irq,
-                        handler: hnd + 1,
-                        iter: 0,
-                    }),
-                    EndAction::None,
-                )
-            } else {
-                (None, EndAction::IrqDone { irq })
-            }
+        let nh = line.handlers.len() as u8;
+        let (port, vector) = line.handlers[handler as usize];
+        let arch = host.arch;
+        let i = Irq {
+            irq,
+            handler,
+            iter,
+            port,
+            vector,
+            msix: self.ports[port as usize].cfg.mode == IntMode::Msix,
         };
-        if driver == DriverKind::FreebsdIthread {
-            // The kernel masks the line in the I/O APIC and wakes the
-            // interrupt thread, which runs every handler of the line.
-            let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
-            let handlers = self.hosts[h as usize].lines[irq as usize].handlers.clone();
-            self.hosts[h as usize].lines[irq as usize].apic_masked = true;
-            for &(p, _) in &handlers {
-                self.ports[p as usize].note(crate::nic::RegOp::ApicMask);
+        let (cost, next) = arch.interrupt(&mut self.kernel(h, core), now, i);
+        match next {
+            IrqNext::NextHandler if handler + 1 < nh => {
+                let next = Work::Irq {
+                    irq,
+                    handler: handler + 1,
+                    iter: 0,
+                };
+                (cost, Some(next), EndAction::None)
             }
-            for (p, v) in handlers {
-                let sq = &mut self.hosts[h as usize].softirq[core as usize];
-                if !sq.poll_list.contains(&(p, v)) {
-                    sq.poll_list.push_back((p, v));
-                }
-            }
-            self.hosts[h as usize].cores[core as usize].softirq_pending = true;
-            return (cost, None, EndAction::IrqDone { irq });
-        }
-        if iter == 0 {
-            let (mut cost, icr) = driver::isr_read_cause(
-                &mut self.ports[port as usize],
-                vector,
-                msix,
-                handler == 0,
-                prof,
-            );
-            if icr == 0 {
-                let (n, e) = next_handler(handler);
-                return (cost, n, e);
-            }
-            cost += self.moderate(now + cost, port, vector, Invocation::PerInterrupt, prof);
-            match driver {
-                DriverKind::Napi => {
-                    if !msix {
-                        self.ports[port as usize].write_imc(vector, u32::MAX);
-                        cost += prof.mmio_write_ns;
-                    }
-                    // napi_schedule fails while a busy-poll loop owns the
-                    // instance (it only sets MISSED): the poller sees the packets.
-                    if self.napi_state[port as usize][vector as usize]
-                        .busy_owner
-                        .is_none()
-                    {
-                        let s = &mut self.hosts[h as usize];
-                        let sq = &mut s.softirq[core as usize];
-                        if !sq.poll_list.contains(&(port, vector)) {
-                            sq.poll_list.push_back((port, vector));
-                        }
-                        s.cores[core as usize].softirq_pending = true;
-                    }
-                    let (n, e) = next_handler(handler);
-                    (cost, n, e)
-                }
-                DriverKind::LinuxIsr => (
-                    cost,
-                    Some(Work::Irq {
-                        irq,
-                        handler,
-                        iter: 1,
-                    }),
-                    EndAction::None,
-                ),
-                DriverKind::FreebsdTaskqueue => {
-                    // Fast filter: mask in the NIC, enqueue the task.
-                    self.ports[port as usize].write_imc(vector, u32::MAX);
-                    cost += prof.mmio_write_ns + prof.wakeup_ns;
-                    let sq = &mut self.hosts[h as usize].softirq[core as usize];
-                    if !sq.poll_list.contains(&(port, vector)) {
-                        sq.poll_list.push_back((port, vector));
-                    }
-                    self.hosts[h as usize].cores[core as usize].softirq_pending = true;
-                    let (n, e) = next_handler(handler);
-                    (cost, n, e)
-                }
-                DriverKind::OpenbsdIntr => {
-                    // One pass in interrupt context: TX clean, then RX, refill.
-                    let (tx_cost, _) =
-                        driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-                    cost += tx_cost;
-                    cost += self.drain_qdisc(now + cost, port, prof);
-                    let (cost, _) = self.stack_rx(
-                        now,
-                        h,
-                        port,
-                        vector,
-                        u32::MAX,
-                        cost,
-                        driver::RxOpts::default(),
-                    );
-                    let (n, e) = next_handler(handler);
-                    (cost, n, e)
-                }
-                DriverKind::Polling | DriverKind::FreebsdIthread => {
-                    let (n, e) = next_handler(handler);
-                    (cost, n, e)
-                }
-            }
-        } else {
-            // Linux e1000 non-NAPI loop pass: clean RX (no budget) into the
-            // backlog, and TX.
-            let (cost, rx) = self.isr_rx_to_backlog(h, core, port, vector);
-            let (tx_cost, tx) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-            let cost = cost + tx_cost + self.drain_qdisc(now + cost + tx_cost, port, prof);
-            if rx + tx > 0 && iter < driver::E1000_MAX_INTR {
-                (
-                    cost,
-                    Some(Work::Irq {
-                        irq,
-                        handler,
-                        iter: iter + 1,
-                    }),
-                    EndAction::None,
-                )
-            } else {
-                let cost =
-                    cost + self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
-                let (n, e) = next_handler(handler);
-                (cost, n, e)
-            }
+            IrqNext::NextHandler | IrqNext::Eoi => (cost, None, EndAction::IrqDone { irq }),
+            IrqNext::Again(iter) => (
+                cost,
+                Some(Work::Irq { irq, handler, iter }),
+                EndAction::None,
+            ),
         }
     }
 

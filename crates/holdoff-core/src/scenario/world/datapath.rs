@@ -7,6 +7,7 @@
 use super::{Ev, World};
 use crate::host::driver::{self};
 use crate::host::profile::HostProfile;
+use crate::nic::NicPort;
 use crate::packet::{DropReason, Packet};
 use crate::scenario::netstack::Stack;
 use crate::units::{Nanos, SimTime};
@@ -25,19 +26,9 @@ impl World {
         opts: driver::RxOpts,
     ) -> (Nanos, u32) {
         let prof = self.hosts[h as usize].profile;
-        let mut stack = Stack {
-            host: h,
-            prof,
-            apps: &mut self.apps,
-            sched: &self.sched,
-            conns: &mut self.conns,
-            udp_sink: self.hosts[h as usize].udp_sink,
-            forward_to: &self.forward_to,
-            ledger: &mut self.ledger,
-            out: &mut self.sout,
-        };
+        let (mut stack, ports) = self.stack(h);
         driver::clean_rx_with(
-            &mut self.ports[port as usize],
+            &mut ports[port as usize],
             port,
             vector,
             max,
@@ -47,6 +38,23 @@ impl World {
             opts,
             &mut stack,
         )
+    }
+
+    /// The stack of host `h`, and the ports (borrowed beside it).
+    pub(super) fn stack(&mut self, h: u16) -> (Stack<'_>, &mut [NicPort]) {
+        let host = &self.hosts[h as usize];
+        let stack = Stack {
+            host: h,
+            prof: host.profile,
+            apps: &mut self.apps,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            udp_sink: host.udp_sink,
+            forward_to: &self.forward_to,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        (stack, &mut self.ports)
     }
 
     /// Transmissions, wakes and TCP timers produced by a segment's stack work.

@@ -25,6 +25,7 @@ mod build;
 mod busy_poll;
 mod cpu;
 mod datapath;
+mod kernel;
 mod moderation;
 mod napi;
 mod series;
@@ -37,6 +38,7 @@ use super::netstack::{flush_tcp, StackOut, TcpConn};
 use crate::apps::{App, AppKind, AppSched, Generator};
 use crate::engine::EventQueue;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
+use crate::host::drivers::DriverArch;
 use crate::host::profile::HostProfile;
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
@@ -105,6 +107,8 @@ pub struct Host {
     pub name: String,
     pub profile: &'static HostProfile,
     pub driver: DriverKind,
+    /// The driver architecture's implementation (`host::drivers::arch`).
+    arch: &'static dyn DriverArch,
     pub napi: NapiConfig,
     pub bsd: BsdConfig,
     pub cores: Vec<Core>,
@@ -288,7 +292,7 @@ impl World {
             Ev::Watchdog { port } => self.watchdog(now, port),
             Ev::PollTick { host } => {
                 let hh = &self.hosts[host as usize];
-                let period = Nanos(1_000_000_000 / hh.bsd.poll_hz as u64);
+                let period = hh.arch.poll_period(&hh.bsd).expect("a polling host");
                 let ports = hh.ports.clone();
                 for p in ports {
                     for v in 0..self.ports[p as usize].num_vectors() as u16 {

@@ -8,12 +8,10 @@
 use super::{Ev, World};
 use crate::engine::Timer;
 use crate::host::driver::{
-    self, CompleteIn, CompleteOut, DriverKind, NapiTimerKind, NapiTimerStart, StackSink,
+    self, CompleteIn, CompleteOut, NapiTimerKind, NapiTimerStart, StackSink,
 };
 use crate::host::{EndAction, Work};
-use crate::moderation::Invocation;
 use crate::packet::{DropReason, Packet};
-use crate::scenario::netstack::Stack;
 use crate::units::{Nanos, SimTime};
 use std::collections::VecDeque;
 
@@ -96,13 +94,19 @@ impl World {
     /// softirq on its core; returns the core.
     pub(super) fn queue_poll(&mut self, h: u16, port: u16, vector: u16) -> u16 {
         let core = self.napi_core(port, vector);
+        self.raise_net_rx(h, core, (port, vector));
+        core
+    }
+
+    /// List `entry` (a NAPI instance or the backlog) on the poll list of
+    /// `core` unless it is there, and raise the softirq on that core.
+    fn raise_net_rx(&mut self, h: u16, core: u16, entry: (u16, u16)) {
         let host = &mut self.hosts[h as usize];
         let sq = &mut host.softirq[core as usize];
-        if !sq.poll_list.contains(&(port, vector)) {
-            sq.poll_list.push_back((port, vector));
+        if !sq.poll_list.contains(&entry) {
+            sq.poll_list.push_back(entry);
         }
         host.cores[core as usize].softirq_pending = true;
-        core
     }
 
     /// The instance is on its core's poll list (NAPI_STATE_SCHED by softirq).
@@ -212,17 +216,14 @@ impl World {
             }
         }
         if !sq.backlog.is_empty() {
-            if !sq.poll_list.contains(&BACKLOG) {
-                sq.poll_list.push_back(BACKLOG);
-            }
-            host.cores[core as usize].softirq_pending = true;
+            self.raise_net_rx(h, core, BACKLOG);
         }
         (cost, n)
     }
 
     /// process_backlog: up to the NAPI weight of backlog packets through the
     /// stack (the protocol share of their cost).
-    pub(super) fn run_backlog(
+    fn run_backlog(
         &mut self,
         now: SimTime,
         h: u16,
@@ -231,65 +232,78 @@ impl World {
         thread: bool,
     ) -> (Nanos, Option<Work>, EndAction) {
         let prof = self.hosts[h as usize].profile;
-        let napi = self.hosts[h as usize].napi;
+        let weight = self.hosts[h as usize].napi.weight;
         cost += prof.poll_overhead_ns;
         let mut backlog =
             std::mem::take(&mut self.hosts[h as usize].softirq[core as usize].backlog);
         let mut work = 0u32;
-        {
-            let mut stack = Stack {
-                host: h,
-                prof,
-                apps: &mut self.apps,
-                sched: &self.sched,
-                conns: &mut self.conns,
-                udp_sink: self.hosts[h as usize].udp_sink,
-                forward_to: &self.forward_to,
-                ledger: &mut self.ledger,
-                out: &mut self.sout,
+        let (mut stack, _) = self.stack(h);
+        while work < weight {
+            let Some((port, pkt)) = backlog.pop_front() else {
+                break;
             };
-            while work < napi.weight {
-                let Some((port, pkt)) = backlog.pop_front() else {
-                    break;
-                };
-                cost += stack
-                    .rx_cost(port, &pkt, prof)
-                    .saturating_sub(prof.rx_driver_ns);
-                cost += stack.deliver(now + cost, port, pkt);
-                work += 1;
-            }
+            cost += stack
+                .rx_cost(port, &pkt, prof)
+                .saturating_sub(prof.rx_driver_ns);
+            cost += stack.deliver(now + cost, port, pkt);
+            work += 1;
         }
         let sq = &mut self.hosts[h as usize].softirq[core as usize];
         // Packets queued by handlers that ran meanwhile stay behind these.
         backlog.append(&mut sq.backlog);
         sq.backlog = backlog;
+        let relist = (!sq.backlog.is_empty()).then_some(BACKLOG);
+        self.net_rx_tail(now, h, core, cost, work, relist, thread, EndAction::None)
+    }
+
+    /// The end of one `net_rx_action` step that processed `work` packets:
+    /// charge the budget, list `relist` again, then go on, stop (list
+    /// empty), or, out of budget or time, count a time squeeze and restart
+    /// (`__do_softirq`, at most `MAX_SOFTIRQ_RESTART` times within
+    /// `MAX_SOFTIRQ_TIME`) or hand the rest to ksoftirqd, which shares the
+    /// core with applications.
+    #[allow(clippy::too_many_arguments)]
+    fn net_rx_tail(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+        cost: Nanos,
+        work: u32,
+        relist: Option<(u16, u16)>,
+        thread: bool,
+        on_end: EndAction,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let host = &mut self.hosts[h as usize];
+        let budget_time = Nanos::from_us(host.napi.budget_usecs as u64);
+        let sq = &mut host.softirq[core as usize];
         sq.budget_left -= work as i64;
-        if !sq.backlog.is_empty() {
-            sq.poll_list.push_back(BACKLOG);
+        if let Some(entry) = relist {
+            sq.poll_list.push_back(entry);
         }
         let end = now + cost;
         if sq.poll_list.is_empty() {
             sq.active = false;
             sq.restarts = 0;
-            return (cost, None, EndAction::None);
+            return (cost, None, on_end);
         }
-        if sq.budget_left > 0 && end - sq.started < Nanos::from_us(napi.budget_usecs as u64) {
-            return (cost, Some(Work::Softirq { thread }), EndAction::None);
+        if sq.budget_left > 0 && end - sq.started < budget_time {
+            return (cost, Some(Work::Softirq { thread }), on_end);
         }
         sq.time_squeeze += 1;
         sq.active = false;
         if !thread {
             if sq.restarts < MAX_SOFTIRQ_RESTART && end - sq.do_started < MAX_SOFTIRQ_TIME {
                 sq.restarts += 1;
-                return (cost, Some(Work::Softirq { thread: false }), EndAction::None);
+                return (cost, Some(Work::Softirq { thread: false }), on_end);
             }
             sq.restarts = 0;
         }
         if !sq.ksoftirqd_queued {
             sq.ksoftirqd_queued = true;
-            self.hosts[h as usize].cores[core as usize].queue_ksoftirqd();
+            host.cores[core as usize].queue_ksoftirqd();
         }
-        (cost, None, EndAction::None)
+        (cost, None, on_end)
     }
 
     pub(super) fn run_softirq(
@@ -323,159 +337,24 @@ impl World {
             sq.restarts = 0;
             return (cost, None, EndAction::None);
         };
-        let driver = self.hosts[h as usize].driver;
         if (port, vector) == BACKLOG {
             return self.run_backlog(now, h, core, cost, thread);
         }
-        if driver != DriverKind::Napi && driver != DriverKind::LinuxIsr {
-            return self.run_bsd_task(now, h, core, port, vector, cost, thread);
+        // The driver's deferred work: a NAPI poll, a task or thread pass, a
+        // polling tick; then its completion.
+        let arch = self.hosts[h as usize].arch;
+        let mut k = self.kernel(h, core);
+        let pass = arch.deferred(&mut k, now, port, vector, cost);
+        let (extra, on_end) = arch.complete(&mut k, now, port, vector, &pass);
+        let cost = pass.cost + extra;
+        let relist = pass.more.then_some((port, vector));
+        if arch.budgeted() {
+            return self.net_rx_tail(now, h, core, cost, pass.work, relist, thread, on_end);
         }
-        cost += prof.poll_overhead_ns;
-        let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-        cost += tx_cost;
-        cost += self.drain_qdisc(now + cost, port, prof);
-        let (mut cost, work) = self.stack_rx(
-            now,
-            h,
-            port,
-            vector,
-            napi.weight,
-            cost,
-            driver::RxOpts::default(),
-        );
-        cost += self.moderate(now + cost, port, vector, Invocation::PerPoll, prof);
-        let mut on_end = EndAction::None;
-        if work < napi.weight {
-            // napi_complete_done: with hard-IRQ deferral or IRQ suspension,
-            // keep the IRQ masked and poll from the hrtimer; otherwise unmask
-            // at the end of the poll.
-            if self.complete_poll(now + cost, h, port, vector, work) {
-                cost += prof.mmio_write_ns;
-                on_end = EndAction::Unmask { port, vector };
-            }
-        }
-        let host = &mut self.hosts[h as usize];
-        let sq = &mut host.softirq[core as usize];
-        sq.budget_left -= work as i64;
-        if work >= napi.weight {
-            sq.poll_list.push_back((port, vector));
-        }
-        let end = now + cost;
-        if sq.poll_list.is_empty() {
-            sq.active = false;
-            sq.restarts = 0;
-            return (cost, None, on_end);
-        }
-        if sq.budget_left > 0 && end - sq.started < Nanos::from_us(napi.budget_usecs as u64) {
-            return (cost, Some(Work::Softirq { thread }), on_end);
-        }
-        // net_rx_action ran out of budget or time: time_squeeze, re-raise.
-        sq.time_squeeze += 1;
-        sq.active = false;
-        if !thread {
-            if sq.restarts < MAX_SOFTIRQ_RESTART && end - sq.do_started < MAX_SOFTIRQ_TIME {
-                sq.restarts += 1;
-                return (cost, Some(Work::Softirq { thread: false }), on_end);
-            }
-            sq.restarts = 0;
-        }
-        // Hand the rest to ksoftirqd, which shares the core with applications.
-        if !sq.ksoftirqd_queued {
-            sq.ksoftirqd_queued = true;
-            host.cores[core as usize].queue_ksoftirqd();
-        }
-        (cost, None, on_end)
-    }
-
-    /// One pass of a BSD task (interrupt thread, taskqueue task) or of a
-    /// polling tick for (port, vector); see `host::driver::DriverKind`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_bsd_task(
-        &mut self,
-        now: SimTime,
-        h: u16,
-        core: u16,
-        port: u16,
-        vector: u16,
-        mut cost: Nanos,
-        thread: bool,
-    ) -> (Nanos, Option<Work>, EndAction) {
-        let host = &self.hosts[h as usize];
-        let prof = host.profile;
-        let driver = host.driver;
-        let bsd = host.bsd;
-        let mut on_end = EndAction::None;
-        let mut again = false;
-        match driver {
-            DriverKind::FreebsdIthread => {
-                // Driver lock, then read ICR; 0 ends the handler loop.
-                cost += prof.lock_ns + prof.mmio_read_ns;
-                let icr = self.ports[port as usize].read_icr(vector);
-                if icr == 0 {
-                    let li = self.port_vec_line[port as usize][vector as usize];
-                    let sq = &self.hosts[h as usize].softirq[core as usize];
-                    let others = sq
-                        .poll_list
-                        .iter()
-                        .any(|&(p, v)| self.port_vec_line[p as usize][v as usize] == li);
-                    if !others {
-                        cost += prof.apic_mask_ns;
-                        on_end = EndAction::ApicUnmask { irq: li };
-                    }
-                } else {
-                    // No limit; RDT written and the lock dropped/re-taken per packet.
-                    let opts = driver::RxOpts {
-                        extra_ns: prof.lock_ns,
-                        rdt_per_packet: true,
-                    };
-                    let (c, _) = self.stack_rx(now, h, port, vector, u32::MAX, cost, opts);
-                    let (tx_cost, _) =
-                        driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-                    cost = c + tx_cost;
-                    cost += self.drain_qdisc(now + cost, port, prof);
-                    again = true;
-                }
-            }
-            DriverKind::FreebsdTaskqueue => {
-                let limit = if bsd.rx_process_limit < 0 {
-                    u32::MAX
-                } else {
-                    bsd.rx_process_limit as u32
-                };
-                cost += prof.poll_overhead_ns;
-                let (c, _) =
-                    self.stack_rx(now, h, port, vector, limit, cost, driver::RxOpts::default());
-                cost = c + prof.lock_ns;
-                let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-                cost += tx_cost;
-                cost += self.drain_qdisc(now + cost, port, prof);
-                let p = &self.ports[port as usize];
-                again = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
-                // The 2006 task re-enables interrupts after every pass, even
-                // when it re-queued itself.
-                cost += prof.mmio_write_ns;
-                on_end = EndAction::Unmask { port, vector };
-            }
-            DriverKind::Polling => {
-                cost += prof.poll_overhead_ns;
-                let (c, _) = self.stack_rx(
-                    now,
-                    h,
-                    port,
-                    vector,
-                    bsd.poll_burst,
-                    cost,
-                    driver::RxOpts::default(),
-                );
-                let (tx_cost, _) = driver::clean_tx(&mut self.ports[port as usize], vector, prof);
-                cost = c + tx_cost;
-                cost += self.drain_qdisc(now + cost, port, prof);
-            }
-            DriverKind::Napi | DriverKind::LinuxIsr | DriverKind::OpenbsdIntr => {}
-        }
+        // A task queue or interrupt thread runs until its list is empty.
         let sq = &mut self.hosts[h as usize].softirq[core as usize];
-        if again {
-            sq.poll_list.push_back((port, vector));
+        if let Some(entry) = relist {
+            sq.poll_list.push_back(entry);
         }
         if sq.poll_list.is_empty() {
             sq.active = false;
