@@ -176,7 +176,7 @@ proptest! {
             last = t;
         }
         w.finish();
-        for p in &w.ports {
+        for p in w.ports() {
             for v in 0..p.num_vectors() as u16 {
                 // Each assertion respects the interval in effect when the
                 // previous one started the countdown (an EITR write may reset

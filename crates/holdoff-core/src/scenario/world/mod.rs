@@ -43,7 +43,7 @@ use crate::host::profile::HostProfile;
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::TraceRow;
-use crate::nic::{NicEvent, NicOut, NicPort};
+use crate::nic::{NicEvent, NicOut, NicPort, RegOp};
 use crate::packet::Packet;
 use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
@@ -56,7 +56,7 @@ use series::SamplePrev;
 
 /// Every event of the simulation.
 #[derive(Clone, Copy, Debug)]
-pub enum Ev {
+pub(crate) enum Ev {
     GenEmit {
         gen: u16,
     },
@@ -104,58 +104,58 @@ pub enum Ev {
 
 /// A modelled host.
 pub struct Host {
-    pub name: String,
-    pub profile: &'static HostProfile,
-    pub driver: DriverKind,
+    name: String,
+    profile: &'static HostProfile,
+    driver: DriverKind,
     /// The driver architecture's implementation (`host::drivers::arch`).
     arch: &'static dyn DriverArch,
-    pub napi: NapiConfig,
-    pub bsd: BsdConfig,
-    pub cores: Vec<Core>,
+    napi: NapiConfig,
+    bsd: BsdConfig,
+    cores: Vec<Core>,
     softirq: Vec<SoftirqState>,
-    pub lines: Vec<IrqLine>,
+    lines: Vec<IrqLine>,
     /// Global port indices of this host's NICs.
-    pub ports: Vec<u16>,
+    ports: Vec<u16>,
     /// The UDP sink application on this host, if any.
-    pub udp_sink: Option<u16>,
-    pub txqueuelen: u32,
+    udp_sink: Option<u16>,
+    txqueuelen: u32,
 }
 
 /// What an endpoint index refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Endpoint {
+enum Endpoint {
     Port(u16),
     Gen(u16),
 }
 
 /// Everything in a run.
 pub struct World {
-    pub scenario: Scenario,
-    pub q: EventQueue<Ev>,
-    pub end: SimTime,
-    pub hosts: Vec<Host>,
-    pub ports: Vec<NicPort>,
-    pub port_names: Vec<String>,
-    pub port_host: Vec<u16>,
+    scenario: Scenario,
+    q: EventQueue<Ev>,
+    end: SimTime,
+    hosts: Vec<Host>,
+    ports: Vec<NicPort>,
+    port_names: Vec<String>,
+    port_host: Vec<u16>,
     /// Per port: per vector: (host-local line index).
     port_vec_line: Vec<Vec<u16>>,
     /// Per port, per vector. Periodic (watchdog) algorithms use vector 0's
     /// instance for the whole port.
-    pub moderators: Vec<Vec<AnyModerator>>,
-    pub gens: Vec<Generator>,
-    pub gen_names: Vec<String>,
-    pub gen_egress: Vec<LinkDir>,
+    moderators: Vec<Vec<AnyModerator>>,
+    gens: Vec<Generator>,
+    gen_names: Vec<String>,
+    gen_egress: Vec<LinkDir>,
     /// Peer endpoint of every endpoint (ports first, then generators).
     peer: Vec<Endpoint>,
-    pub apps: Vec<App>,
-    pub sched: Vec<AppSched>,
-    pub conns: Vec<TcpConn>,
+    apps: Vec<App>,
+    sched: Vec<AppSched>,
+    conns: Vec<TcpConn>,
     /// Interface queue in front of each port's TX ring.
-    pub qdisc: Vec<VecDeque<Packet>>,
+    qdisc: Vec<VecDeque<Packet>>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
     /// Moderation decisions per port, in time order.
-    pub traces: Vec<Vec<TraceRow>>,
+    traces: Vec<Vec<TraceRow>>,
     mod_prev: Vec<Vec<ModPrev>>,
     /// Per port, per vector NAPI state.
     napi_state: Vec<Vec<NapiState>>,
@@ -168,12 +168,12 @@ pub struct World {
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
     /// The run stopped early: when and why (a moderation algorithm failed).
-    pub aborted: Option<(SimTime, String)>,
-    pub ledger: Ledger,
+    aborted: Option<(SimTime, String)>,
+    ledger: Ledger,
     out: NicOut,
     pending_asserts: Vec<(u16, u16)>,
     sout: StackOut,
-    pub ts: TimeSeries,
+    ts: TimeSeries,
     sample_interval: Nanos,
     prev: SamplePrev,
     ts_cols: Vec<usize>,
@@ -383,6 +383,135 @@ impl World {
             self.irq_raise(now, h, li);
         }
     }
+}
+
+/// The read API of a host: what the report shows.
+impl Host {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn profile(&self) -> &'static HostProfile {
+        self.profile
+    }
+
+    pub fn driver(&self) -> DriverKind {
+        self.driver
+    }
+
+    pub fn num_cores(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// CPU time per class over all cores, indexed by `host::Class` [ns].
+    pub fn busy_ns(&self) -> [u64; 3] {
+        let mut b = [0u64; 3];
+        for c in &self.cores {
+            for (x, y) in b.iter_mut().zip(c.busy_ns) {
+                *x += y;
+            }
+        }
+        b
+    }
+
+    /// Deliveries of all its IRQ lines to a core [count].
+    pub fn irq_deliveries(&self) -> u64 {
+        self.lines.iter().map(|l| l.delivered).sum()
+    }
+
+    /// Times net_rx_action ran out of budget or time [count].
+    pub fn time_squeeze(&self) -> u64 {
+        self.softirq.iter().map(|s| s.time_squeeze).sum()
+    }
+}
+
+/// The read API of a world: what a finished (or stepped) run reports.
+impl World {
+    /// The scenario it was built from.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The end of the run (earlier than the scenario's duration when NetPIPE
+    /// finished or an algorithm failed).
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.q.processed()
+    }
+
+    /// The packet ledger.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// When and why the run stopped early (a moderation algorithm failed).
+    pub fn aborted(&self) -> Option<(SimTime, &str)> {
+        self.aborted.as_ref().map(|(t, r)| (*t, r.as_str()))
+    }
+
+    /// The sampled time series.
+    pub fn series(&self) -> &TimeSeries {
+        &self.ts
+    }
+
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The NIC ports, in declaration order.
+    pub fn ports(&self) -> &[NicPort] {
+        &self.ports
+    }
+
+    /// "host.nic" of a port.
+    pub fn port_name(&self, port: usize) -> &str {
+        &self.port_names[port]
+    }
+
+    /// The moderation algorithm of (port, vector).
+    pub fn moderator(&self, port: usize, vector: usize) -> &AnyModerator {
+        &self.moderators[port][vector]
+    }
+
+    /// Moderation decisions of a port, in time order.
+    pub fn trace(&self, port: usize) -> &[TraceRow] {
+        &self.traces[port]
+    }
+
+    /// Counters of the NAPI instance of (port, vector).
+    pub fn napi_stats(&self, port: usize, vector: usize) -> NapiStats {
+        self.napi_state[port][vector].stats
+    }
+
+    pub fn apps(&self) -> &[App] {
+        &self.apps
+    }
+
+    pub fn conns(&self) -> &[TcpConn] {
+        &self.conns
+    }
+
+    pub fn generators(&self) -> &[Generator] {
+        &self.gens
+    }
+
+    pub fn generator_name(&self, gen: usize) -> &str {
+        &self.gen_names[gen]
+    }
+
+    /// Record every register access of a port (for tests of driver order).
+    pub fn log_registers(&mut self, port: usize) {
+        self.ports[port].enable_log();
+    }
+
+    /// The register accesses of a port recorded since `log_registers`.
+    pub fn take_register_log(&mut self, port: usize) -> Vec<RegOp> {
+        self.ports[port].take_log()
+    }
 
     /// Packets present somewhere in the model (not delivered, not dropped).
     pub fn in_flight(&self) -> u64 {
@@ -399,11 +528,6 @@ impl World {
                 .sum::<u64>();
         // Replies created by a segment are posted before the segment's event returns.
         wire + nic + apps
-    }
-
-    /// Times net_rx_action ran out of budget or time, per host.
-    pub fn time_squeeze(&self, h: usize) -> u64 {
-        self.hosts[h].softirq.iter().map(|s| s.time_squeeze).sum()
     }
 }
 

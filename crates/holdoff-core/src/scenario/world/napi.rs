@@ -178,11 +178,6 @@ impl World {
         }
     }
 
-    /// Counters of the NAPI instance of (port, vector).
-    pub fn napi_stats(&self, port: usize, vector: usize) -> NapiStats {
-        self.napi_state[port][vector].stats
-    }
-
     /// Non-NAPI handler RX: take every ready packet, pay the driver's share,
     /// queue it to this CPU's backlog (or drop it when full), refill with one
     /// RDT write, and raise NET_RX. Returns (cost, packets taken).
