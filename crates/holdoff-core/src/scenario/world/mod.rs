@@ -19,6 +19,23 @@
 //! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
 //! interrupt exits, so it preempts application work on its core.
 //!
+//! Same-instant ordering (the rule the golden results depend on):
+//! 1. The event queue pops by (time, sequence number): events due at the
+//!    same instant run in the order they were scheduled (first in, first
+//!    out), whatever their kind.
+//! 2. Within one event, NIC interrupt assertions collected by `flush` are
+//!    raised after the event's handler, by `process_asserts`, last in, first
+//!    out: the assertion queued last raises its IRQ line first. When two
+//!    lines meet an idle core, the line raised first is dispatched first and
+//!    the other waits in the core's IRQ queue.
+//! 3. Cores listed in `pending_dispatch` while a segment ran (busy-poll and
+//!    IRQ-resume schedules) are dispatched by `post_segment` last in, first
+//!    out, before the segment's sends, then wakes, then TCP timers.
+//! 4. A segment's effects happen at its start (per-packet delivery times
+//!    inside it are exact); its end action (unmask, EOI) at its end.
+//!
+//! The tests at the end of this file pin rules 2 and 3.
+//!
 //! Units: times [ns].
 
 mod build;
@@ -535,5 +552,97 @@ fn ep_index(ep: Endpoint, nports: usize) -> u16 {
     match ep {
         Endpoint::Port(p) => p,
         Endpoint::Gen(g) => nports as u16 + g,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One host with `cores` cores and two NICs on INTx lines of their own,
+    /// served by cores 0 and `nic1_core`; a generator on each NIC.
+    fn two_nic_world(cores: u32, nic1_core: u32) -> World {
+        let toml = format!(
+            r#"
+name = "same-instant"
+duration_ms = 10
+[[hosts]]
+name = "dut"
+profile = "p4-xeon-2004"
+cores = {cores}
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[hosts.nics.moderation]
+kind = "static"
+[[hosts.nics]]
+name = "eth1"
+chip = "82546"
+irq_core = {nic1_core}
+[hosts.nics.moderation]
+kind = "static"
+[[generators]]
+name = "g0"
+rate_pps = 1000
+[[generators]]
+name = "g1"
+rate_pps = 1000
+[[links]]
+a = "g0"
+b = "dut.eth0"
+rate = "1G"
+[[links]]
+a = "g1"
+b = "dut.eth1"
+rate = "1G"
+"#
+        );
+        let s = Scenario::from_toml(&toml).expect("valid scenario");
+        World::build(&s, None).expect("builds")
+    }
+
+    #[test]
+    fn assertions_of_one_event_are_raised_last_in_first_out() {
+        let mut w = two_nic_world(1, 0);
+        let (l0, l1) = (w.port_vec_line[0][0], w.port_vec_line[1][0]);
+        assert_ne!(l0, l1, "separate lines");
+        // Port 0 asserts, then port 1, within one event.
+        w.pending_asserts.push((0, 0));
+        w.pending_asserts.push((1, 0));
+        w.process_asserts(SimTime::ZERO);
+        // Rule 2: port 1's line is raised first and takes the idle core;
+        // port 0's line waits in the core's IRQ queue.
+        let lines = &w.hosts[0].lines;
+        assert!(lines[l1 as usize].in_service && !lines[l1 as usize].queued);
+        assert!(!lines[l0 as usize].in_service && lines[l0 as usize].queued);
+    }
+
+    #[test]
+    fn pending_dispatches_run_last_in_first_out() {
+        let mut w = two_nic_world(2, 1);
+        // An interrupt waits on each (idle) core; core 0 is listed first.
+        for port in 0..2u16 {
+            let li = w.port_vec_line[port as usize][0];
+            let line = &mut w.hosts[0].lines[li as usize];
+            line.queued = true;
+            let core = line.core;
+            assert_eq!(core, port);
+            w.hosts[0].cores[core as usize].queue_irq(li);
+            w.pending_dispatch.push((0, core));
+        }
+        w.post_segment(SimTime::ZERO);
+        // Rule 3: core 1 was dispatched first, so its segment-end event was
+        // scheduled first; both handlers cost the same, and same-instant
+        // events pop in scheduling order (rule 1).
+        let mut order = Vec::new();
+        while let Some((_, ev)) = w.q.pop_until(w.end) {
+            if let Ev::CoreDone { core, .. } = ev {
+                order.push(core);
+                if order.len() == 2 {
+                    break;
+                }
+            }
+        }
+        assert_eq!(order, vec![1, 0]);
     }
 }
