@@ -283,15 +283,36 @@ impl World {
             return Nanos::ZERO;
         }
         let p = &self.ports[port as usize];
-        let (rp, rb, tp, tb) = p.vector_counters(vector);
+        let (rx_packets, rx_bytes, tx_packets, tx_bytes) = p.vector_counters(vector);
         let cur = ModPrev {
-            rx_packets: rp,
-            rx_bytes: rb,
-            tx_packets: tp,
-            tx_bytes: tb,
+            rx_packets,
+            rx_bytes,
+            tx_packets,
+            tx_bytes,
             interrupts: p.interrupts(vector),
         };
-        let prev = std::mem::replace(&mut self.mod_prev[port as usize][vector as usize], cur);
+        let Some(params) = self.decide(now, port, vector, cur, true) else {
+            return Nanos::ZERO;
+        };
+        self.ports[port as usize].apply_params(now, &params, Some(vector), &mut self.out);
+        self.flush(port);
+        prof.mmio_write_ns
+    }
+
+    /// One moderation call of the algorithm of (port, vector) on the
+    /// counters `cur`: the sample is their change since its previous call.
+    /// A decision is traced (with the vector when `per_vector`); returns the
+    /// registers to write, or None (no change, or the algorithm failed).
+    fn decide(
+        &mut self,
+        now: SimTime,
+        port: u16,
+        vector: u16,
+        cur: ModPrev,
+        per_vector: bool,
+    ) -> Option<ModerationParams> {
+        let (p, v) = (port as usize, vector as usize);
+        let prev = std::mem::replace(&mut self.mod_prev[p][v], cur);
         let sample = Sample {
             now,
             rx_packets: cur.rx_packets - prev.rx_packets,
@@ -300,25 +321,19 @@ impl World {
             tx_bytes: cur.tx_bytes - prev.tx_bytes,
             interrupts: cur.interrupts - prev.interrupts,
         };
-        let m = &mut self.moderators[port as usize][vector as usize];
-        let params = m.get_mut().on_sample(&sample);
+        let params = self.moderators[p][v].get_mut().on_sample(&sample);
         if self.check_failure(now, port, vector) {
-            return Nanos::ZERO;
+            return None;
         }
-        let m = &mut self.moderators[port as usize][vector as usize];
-        if let (Some(_), Some(row)) = (params, m.get().last_decision()) {
+        let params = params?;
+        if let Some(row) = self.moderators[p][v].get().last_decision() {
             let mut row = row.clone();
-            row.values.push(("vector", vector as i64));
-            self.traces[port as usize].push(row);
-        }
-        match params {
-            Some(pr) => {
-                self.ports[port as usize].apply_params(now, &pr, Some(vector), &mut self.out);
-                self.flush(port);
-                prof.mmio_write_ns
+            if per_vector {
+                row.values.push(("vector", vector as i64));
             }
-            None => Nanos::ZERO,
+            self.traces[p].push(row);
         }
+        Some(params)
     }
 
     /// The driver watchdog of a port, if it has one: the algorithm's own
@@ -360,7 +375,8 @@ impl World {
         }
     }
 
-    pub(super) fn watchdog_sample(&mut self, now: SimTime, port: u16) {
+    /// The periodic call's sample: the whole port's counters.
+    fn watchdog_sample(&mut self, now: SimTime, port: u16) {
         let p = &self.ports[port as usize];
         let interrupts: u64 = (0..p.num_vectors() as u16).map(|v| p.interrupts(v)).sum();
         let cur = ModPrev {
@@ -370,28 +386,8 @@ impl World {
             tx_bytes: p.stats.tx_bytes,
             interrupts,
         };
-        let prev = std::mem::replace(&mut self.mod_prev[port as usize][0], cur);
-        let sample = Sample {
-            now,
-            rx_packets: cur.rx_packets - prev.rx_packets,
-            rx_bytes: cur.rx_bytes - prev.rx_bytes,
-            tx_packets: cur.tx_packets - prev.tx_packets,
-            tx_bytes: cur.tx_bytes - prev.tx_bytes,
-            interrupts: cur.interrupts - prev.interrupts,
-        };
-        let m = &mut self.moderators[port as usize][0];
-        let params = m.get_mut().on_sample(&sample);
-        if self.check_failure(now, port, 0) {
-            return;
-        }
-        let m = &mut self.moderators[port as usize][0];
-        if let Some(row) = m.get().last_decision() {
-            if params.is_some() {
-                self.traces[port as usize].push(row.clone());
-            }
-        }
-        if let Some(pr) = params {
-            self.ports[port as usize].apply_params(now, &pr, None, &mut self.out);
+        if let Some(params) = self.decide(now, port, 0, cur, false) {
+            self.ports[port as usize].apply_params(now, &params, None, &mut self.out);
         }
     }
 }
