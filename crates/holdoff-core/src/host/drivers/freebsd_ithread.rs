@@ -9,7 +9,7 @@
 //!
 //! Units: costs [ns].
 
-use super::{DriverArch, Irq, IrqNext, Kernel, Pass};
+use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
 use crate::host::driver::RxOpts;
 use crate::host::EndAction;
 use crate::units::{Nanos, SimTime};
@@ -29,23 +29,14 @@ impl DriverArch for FreebsdIthread {
         (cost, IrqNext::Eoi)
     }
 
-    fn deferred(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        cost: Nanos,
-    ) -> Pass {
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        let Poll { now, port, vector } = at;
         let prof = k.profile();
         // Driver lock, then read ICR; 0 ends the handler loop.
         let cost = cost + prof.lock_ns + prof.mmio_read_ns;
         if k.nic(port).read_icr(vector) == 0 {
-            return Pass {
-                cost,
-                work: 0,
-                more: false,
-            };
+            let (work, more) = (0, false);
+            return Pass { cost, work, more };
         }
         // No limit; RDT written and the lock dropped/re-taken per packet.
         let opts = RxOpts {
@@ -54,29 +45,17 @@ impl DriverArch for FreebsdIthread {
         };
         let (cost, work) = k.clean_rx(now, port, vector, u32::MAX, cost, opts);
         let (cost, _) = k.clean_tx(now, port, vector, cost);
-        Pass {
-            cost,
-            work,
-            more: true,
-        }
+        let more = true;
+        Pass { cost, work, more }
     }
 
-    fn complete(
-        &self,
-        k: &mut dyn Kernel,
-        _now: SimTime,
-        port: u16,
-        vector: u16,
-        pass: &Pass,
-    ) -> (Nanos, EndAction) {
-        let li = k.line_of(port, vector);
+    /// The loop ended (ICR read 0): unmask the line in the I/O APIC once no
+    /// other handler of the line is left on the list.
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+        let li = k.line_of(at.port, at.vector);
         if pass.more || k.line_listed(li) {
             return (Nanos::ZERO, EndAction::None);
         }
         (k.profile().apic_mask_ns, EndAction::ApicUnmask { irq: li })
-    }
-
-    fn budgeted(&self) -> bool {
-        false
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! Units: costs [ns]; limit [packets].
 
-use super::{read_cause, DriverArch, Irq, IrqNext, Kernel, Pass};
+use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
 use crate::host::driver::RxOpts;
 use crate::host::EndAction;
 use crate::units::{Nanos, SimTime};
@@ -17,27 +17,19 @@ use crate::units::{Nanos, SimTime};
 pub struct FreebsdTaskqueue;
 
 impl DriverArch for FreebsdTaskqueue {
-    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
-        let (mut cost, ours) = read_cause(k, now, i);
-        if !ours {
-            return (cost, IrqNext::NextHandler);
-        }
-        // Fast filter: mask in the NIC, enqueue the task.
+    /// Fast filter: mask in the NIC, enqueue the task.
+    fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         k.nic(i.port).write_imc(i.vector, u32::MAX);
         let prof = k.profile();
-        cost += prof.mmio_write_ns + prof.wakeup_ns;
         k.schedule(i.port, i.vector);
-        (cost, IrqNext::NextHandler)
+        (
+            cost + prof.mmio_write_ns + prof.wakeup_ns,
+            IrqNext::NextHandler,
+        )
     }
 
-    fn deferred(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        cost: Nanos,
-    ) -> Pass {
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        let Poll { now, port, vector } = at;
         let prof = k.profile();
         let limit = u32::try_from(k.bsd_config().rx_process_limit).unwrap_or(u32::MAX);
         let cost = cost + prof.poll_overhead_ns;
@@ -48,21 +40,12 @@ impl DriverArch for FreebsdTaskqueue {
         Pass { cost, work, more }
     }
 
-    fn complete(
-        &self,
-        k: &mut dyn Kernel,
-        _now: SimTime,
-        port: u16,
-        vector: u16,
-        _pass: &Pass,
-    ) -> (Nanos, EndAction) {
+    /// Interrupts back on after every pass, even when the task re-queued itself.
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, _pass: &Pass) -> (Nanos, EndAction) {
+        let Poll { port, vector, .. } = at;
         (
             k.profile().mmio_write_ns,
             EndAction::Unmask { port, vector },
         )
-    }
-
-    fn budgeted(&self) -> bool {
-        false
     }
 }

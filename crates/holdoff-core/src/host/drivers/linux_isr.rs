@@ -13,7 +13,7 @@
 //!
 //! Units: costs [ns].
 
-use super::{napi, read_cause, DriverArch, Irq, IrqNext, Kernel, Pass};
+use super::{entry, napi, DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
 use crate::host::driver::E1000_MAX_INTR;
 use crate::host::EndAction;
 use crate::moderation::Invocation;
@@ -25,11 +25,7 @@ pub struct LinuxIsr;
 impl DriverArch for LinuxIsr {
     fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         if i.iter == 0 {
-            let (cost, ours) = read_cause(k, now, i);
-            if !ours {
-                return (cost, IrqNext::NextHandler);
-            }
-            return (cost, IrqNext::Again(1));
+            return entry(self, k, now, i);
         }
         // One loop pass: clean RX (no budget) into the backlog, and TX.
         let (cost, rx) = k.rx_to_backlog(i.port, i.vector);
@@ -41,26 +37,23 @@ impl DriverArch for LinuxIsr {
         (cost, IrqNext::NextHandler)
     }
 
-    fn deferred(
+    /// The cause is ours: start the loop.
+    fn on_cause(
         &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
+        _k: &mut dyn Kernel,
+        _now: SimTime,
+        _i: Irq,
         cost: Nanos,
-    ) -> Pass {
-        napi::deferred(k, now, port, vector, cost)
+    ) -> (Nanos, IrqNext) {
+        (cost, IrqNext::Again(1))
     }
 
-    fn complete(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        pass: &Pass,
-    ) -> (Nanos, EndAction) {
-        napi::complete(k, now, port, vector, pass)
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        napi::deferred(k, at, cost)
+    }
+
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+        napi::complete(k, at, pass)
     }
 
     fn budgeted(&self) -> bool {

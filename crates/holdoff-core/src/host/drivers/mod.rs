@@ -108,6 +108,14 @@ pub enum IrqNext {
     Eoi,
 }
 
+/// Deferred work on (port, vector) at `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Poll {
+    pub now: SimTime,
+    pub port: u16,
+    pub vector: u16,
+}
+
 /// One pass of deferred work over (port, vector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
@@ -119,34 +127,39 @@ pub struct Pass {
     pub more: bool,
 }
 
-/// A driver architecture.
+/// A driver architecture. The defaults describe a driver that only reads
+/// the cause in its handler and defers nothing.
 pub trait DriverArch: Sync {
     /// The hard-IRQ handler of one (port, vector) of line `i.irq`, at `now`.
-    /// Returns its cost and how the handler continues.
-    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext);
-    /// One pass of deferred work over (port, vector) at `now`, `cost`
-    /// already spent.
-    fn deferred(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        cost: Nanos,
-    ) -> Pass;
+    /// Returns its cost and how the handler continues. Default: `entry`.
+    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
+        entry(self, k, now, i)
+    }
+    /// The handler's work once the cause is ours, `cost` spent so far.
+    fn on_cause(&self, k: &mut dyn Kernel, now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
+        let _ = (k, now, i);
+        (cost, IrqNext::NextHandler)
+    }
+    /// One pass of deferred work, `cost` already spent. Default: none.
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        let _ = (k, at);
+        Pass {
+            cost,
+            work: 0,
+            more: false,
+        }
+    }
     /// After a pass: re-enable interrupts or not. Returns the extra cost and
-    /// what to do at the end of the segment.
-    fn complete(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        pass: &Pass,
-    ) -> (Nanos, EndAction);
+    /// what to do at the end of the segment. Default: nothing.
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+        let _ = (k, at, pass);
+        (Nanos::ZERO, EndAction::None)
+    }
     /// Passes count against `net_rx_action`'s budget and time limit (Linux
-    /// softirq); otherwise the list runs until it is empty.
-    fn budgeted(&self) -> bool;
+    /// softirq); otherwise the list runs until it is empty (default).
+    fn budgeted(&self) -> bool {
+        false
+    }
     /// Interrupts are enabled (IMS written) when the interface comes up.
     fn unmask_at_start(&self) -> bool {
         true
@@ -170,16 +183,21 @@ pub fn arch(kind: DriverKind) -> &'static dyn DriverArch {
     }
 }
 
-/// The first step of every cause-reading handler: entry (first handler on
-/// the line only) and ICR read (`driver::isr_read_cause`), then the
-/// per-interrupt moderation call. Returns (cost, ours): `ours` is false
-/// when the cause register read 0 (a shared line's other device).
-fn read_cause(k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, bool) {
+/// The entry of every cause-reading handler: entry (first handler on the
+/// line only) and ICR read (`driver::isr_read_cause`); a cause register
+/// that reads 0 means a shared line's other device: on to the next handler.
+/// Otherwise the per-interrupt moderation call, then the driver's `on_cause`.
+pub fn entry<D: DriverArch + ?Sized>(
+    d: &D,
+    k: &mut dyn Kernel,
+    now: SimTime,
+    i: Irq,
+) -> (Nanos, IrqNext) {
     let prof = k.profile();
     let (cost, icr) = driver::isr_read_cause(k.nic(i.port), i.vector, i.msix, i.handler == 0, prof);
     if icr == 0 {
-        return (cost, false);
+        return (cost, IrqNext::NextHandler);
     }
     let cost = cost + k.moderate(now + cost, i.port, i.vector, Invocation::PerInterrupt);
-    (cost, true)
+    d.on_cause(k, now, i, cost)
 }

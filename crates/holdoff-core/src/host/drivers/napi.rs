@@ -8,7 +8,7 @@
 //!
 //! Units: costs [ns]; weight [packets].
 
-use super::{read_cause, DriverArch, Irq, IrqNext, Kernel, Pass};
+use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
 use crate::host::driver::RxOpts;
 use crate::host::EndAction;
 use crate::moderation::Invocation;
@@ -17,34 +17,31 @@ use crate::units::{Nanos, SimTime};
 /// Linux NAPI.
 pub struct Napi;
 
-/// The driver's NAPI poll of (port, vector) at `now`, `cost` already spent:
-/// poll overhead, TX clean (and qdisc), up to `budget` RX packets through the
-/// stack, then the per-poll moderation call. Used by softirq and by busy
-/// polling. Returns (cost, RX packets).
-pub fn poll(
-    k: &mut dyn Kernel,
-    now: SimTime,
-    port: u16,
-    vector: u16,
-    budget: u32,
-    cost: Nanos,
-) -> (Nanos, u32) {
-    let prof = k.profile();
-    let (cost, _) = k.clean_tx(now, port, vector, cost + prof.poll_overhead_ns);
+/// The driver's NAPI poll, `cost` already spent: poll overhead, TX clean
+/// (and qdisc), up to `budget` RX packets through the stack, then the
+/// per-poll moderation call. Used by softirq and by busy polling. Returns
+/// (cost, RX packets).
+pub fn poll(k: &mut dyn Kernel, at: Poll, budget: u32, cost: Nanos) -> (Nanos, u32) {
+    let Poll { now, port, vector } = at;
+    let cost = cost + k.profile().poll_overhead_ns;
+    let (cost, _) = k.clean_tx(now, port, vector, cost);
     let (cost, work) = k.clean_rx(now, port, vector, budget, cost, RxOpts::default());
     let cost = cost + k.moderate(now + cost, port, vector, Invocation::PerPoll);
     (cost, work)
 }
 
+/// One softirq poll with the NAPI weight; listed again if it used it all.
+pub fn deferred(k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+    let weight = k.napi_config().weight;
+    let (cost, work) = poll(k, at, weight, cost);
+    let more = work >= weight;
+    Pass { cost, work, more }
+}
+
 /// NAPI completion after a softirq poll: a poll under its weight calls
 /// `napi_complete_done`, which may unmask (one IMS write at the segment's end).
-pub fn complete(
-    k: &mut dyn Kernel,
-    now: SimTime,
-    port: u16,
-    vector: u16,
-    pass: &Pass,
-) -> (Nanos, EndAction) {
+pub fn complete(k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+    let Poll { now, port, vector } = at;
     if !pass.more && k.napi_complete(now + pass.cost, port, vector, pass.work) {
         return (
             k.profile().mmio_write_ns,
@@ -54,23 +51,9 @@ pub fn complete(
     (Nanos::ZERO, EndAction::None)
 }
 
-/// One softirq poll with the NAPI weight.
-pub fn deferred(k: &mut dyn Kernel, now: SimTime, port: u16, vector: u16, cost: Nanos) -> Pass {
-    let weight = k.napi_config().weight;
-    let (cost, work) = poll(k, now, port, vector, weight, cost);
-    Pass {
-        cost,
-        work,
-        more: work >= weight,
-    }
-}
-
 impl DriverArch for Napi {
-    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
-        let (mut cost, ours) = read_cause(k, now, i);
-        if !ours {
-            return (cost, IrqNext::NextHandler);
-        }
+    fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
+        let mut cost = cost;
         if !i.msix {
             k.nic(i.port).write_imc(i.vector, u32::MAX);
             cost += k.profile().mmio_write_ns;
@@ -83,26 +66,12 @@ impl DriverArch for Napi {
         (cost, IrqNext::NextHandler)
     }
 
-    fn deferred(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        cost: Nanos,
-    ) -> Pass {
-        deferred(k, now, port, vector, cost)
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        deferred(k, at, cost)
     }
 
-    fn complete(
-        &self,
-        k: &mut dyn Kernel,
-        now: SimTime,
-        port: u16,
-        vector: u16,
-        pass: &Pass,
-    ) -> (Nanos, EndAction) {
-        complete(k, now, port, vector, pass)
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+        complete(k, at, pass)
     }
 
     fn budgeted(&self) -> bool {

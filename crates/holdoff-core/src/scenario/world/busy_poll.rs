@@ -12,7 +12,7 @@ use super::{Ev, World};
 use crate::apps::tcp_apps::{BusyPoll, Wait};
 use crate::apps::AppKind;
 use crate::host::driver::{self, EpollIrq, NapiTimerKind};
-use crate::host::drivers::napi;
+use crate::host::drivers::{napi, Poll};
 use crate::host::{EndAction, Work};
 use crate::scenario::netstack::TcpCtx;
 use crate::units::{Nanos, SimTime};
@@ -180,7 +180,8 @@ impl World {
         cost: &mut Nanos,
     ) -> u32 {
         let (h, core) = (self.apps[app as usize].host, self.apps[app as usize].core);
-        let (c, work) = napi::poll(&mut self.kernel(h, core), now, port, vector, budget, *cost);
+        let at = Poll { now, port, vector };
+        let (c, work) = napi::poll(&mut self.kernel(h, core), at, budget, *cost);
         *cost = c;
         let st = &mut self.napi_state[port as usize][vector as usize];
         st.stats.busy_polls += 1;

@@ -10,6 +10,7 @@ use crate::engine::Timer;
 use crate::host::driver::{
     self, CompleteIn, CompleteOut, NapiTimerKind, NapiTimerStart, StackSink,
 };
+use crate::host::drivers::Poll;
 use crate::host::{EndAction, Work};
 use crate::packet::{DropReason, Packet};
 use crate::units::{Nanos, SimTime};
@@ -339,8 +340,9 @@ impl World {
         // polling tick; then its completion.
         let arch = self.hosts[h as usize].arch;
         let mut k = self.kernel(h, core);
-        let pass = arch.deferred(&mut k, now, port, vector, cost);
-        let (extra, on_end) = arch.complete(&mut k, now, port, vector, &pass);
+        let at = Poll { now, port, vector };
+        let pass = arch.deferred(&mut k, at, cost);
+        let (extra, on_end) = arch.complete(&mut k, at, &pass);
         let cost = pass.cost + extra;
         let relist = pass.more.then_some((port, vector));
         if arch.budgeted() {
