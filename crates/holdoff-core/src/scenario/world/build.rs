@@ -1,16 +1,17 @@
 //! Building a world: hosts, NIC ports and their IRQ lines, moderators,
 //! generators, links, applications and TCP connections, from a validated
-//! scenario; then the interface-up sequence (`init`).
+//! scenario. Endpoint, link and route tables are computed once
+//! (`Topology`); the interface-up sequence is `World::init` (in `mod`).
 //!
 //! Units: times [ns].
 
-use super::moderation::{build_moderator, AnyModerator, ExternalFactory, ModPrev};
-use super::napi::{NapiState, SoftirqState};
+use super::moderation::{build_moderator, AnyModerator, ExternalFactory};
+use super::napi::SoftirqState;
 use super::series::SamplePrev;
-use super::{Endpoint, Ev, Host, World};
+use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::tcp_apps::{
-    BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer, Wait,
+    BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
 use crate::apps::{App, AppKind, AppSched, Generator, Ping, UdpSink};
 use crate::engine::{rng_stream, EventQueue, Timer};
@@ -20,13 +21,12 @@ use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::nic::chip;
-use crate::nic::{IntMode, NicOut, NicPort, PortConfig, IMS_ENABLE_MASK};
+use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
 use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LinkCfg, Scenario};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
 use crate::wire::LinkDir;
-use rand::RngExt;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Endpoint, link and route tables of a scenario, computed once so that
@@ -492,85 +492,5 @@ impl World {
         };
         w.init();
         Ok(w)
-    }
-
-    pub(super) fn init(&mut self) {
-        self.napi_state = self
-            .ports
-            .iter()
-            .map(|p| vec![NapiState::default(); p.num_vectors()])
-            .collect();
-        self.mod_prev = self
-            .ports
-            .iter()
-            .map(|p| vec![ModPrev::default(); p.num_vectors()])
-            .collect();
-        // Interface up: moderation registers, then IMS.
-        for p in 0..self.ports.len() {
-            for v in 0..self.ports[p].num_vectors() {
-                let params = self.moderators[p][v].initial();
-                if self.check_failure(SimTime::ZERO, p as u16, v as u16) {
-                    return;
-                }
-                self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
-            }
-            if self.hosts[self.port_host[p] as usize]
-                .arch
-                .unmask_at_start()
-            {
-                for v in 0..self.ports[p].num_vectors() as u16 {
-                    self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
-                }
-            }
-            self.flush(p as u16);
-        }
-        for (hi, host) in self.hosts.iter().enumerate() {
-            if let Some(period) = host.arch.poll_period(&host.bsd) {
-                self.q
-                    .schedule(SimTime::ZERO + period, Ev::PollTick { host: hi as u16 });
-            }
-        }
-        for g in 0..self.gens.len() {
-            if let Some(t) = self.gens[g].first() {
-                self.q.schedule(t, Ev::GenEmit { gen: g as u16 });
-            }
-        }
-        for p in 0..self.ports.len() {
-            if let Some((period, at_start)) = self.watchdog_period(p) {
-                // Hosts boot independently: each port's periodic timer has its
-                // own phase, drawn once from its RNG stream.
-                let mut rng = rng_stream(
-                    self.scenario.seed,
-                    &format!("watchdog/{}", self.port_names[p]),
-                );
-                let phase = Nanos(rng.random_range(0..period.as_ns().max(1)));
-                let first = if at_start {
-                    SimTime::ZERO + phase
-                } else {
-                    SimTime::ZERO + period + phase
-                };
-                self.q.schedule(first, Ev::Watchdog { port: p as u16 });
-            }
-        }
-        for (ai, a) in self.scenario.apps.iter().enumerate() {
-            match a {
-                AppCfg::Ping { start_us, .. }
-                | AppCfg::Iperf { start_us, .. }
-                | AppCfg::Rpc { start_us, .. }
-                | AppCfg::Netpipe { start_us, .. } => {
-                    self.q
-                        .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
-                }
-                AppCfg::UdpSink { .. } => {}
-            }
-        }
-        // Receivers of two-host applications start blocked in a read call.
-        for (ai, a) in self.apps.iter().enumerate().skip(self.scenario.apps.len()) {
-            let _ = a;
-            self.sched[ai].waits = Some(Wait::Readable);
-        }
-        self.init_series();
-        self.q
-            .schedule(SimTime::ZERO + self.sample_interval, Ev::Sample);
     }
 }

@@ -19,6 +19,15 @@
 //! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
 //! interrupt exits, so it preempts application work on its core.
 //!
+//! One child module per concern, each an `impl World` block: `build`
+//! (topology, construction), `moderation` (algorithms: construction,
+//! sampling, watchdogs), `napi` (poll lists, net_rx_action, backlog,
+//! deferred driver work), `busy_poll` (epoll busy polling, IRQ suspension),
+//! `cpu` (IRQ delivery, dispatch, segments), `datapath` (stack RX, transmit,
+//! qdisc), `series` (sampling), `kernel` (the services driver architectures
+//! see, `host::drivers::Kernel`) and `outcome` (the read API). The world
+//! holds no per-driver branch: it dispatches to `host::drivers`.
+//!
 //! Same-instant ordering (the rule the golden results depend on):
 //! 1. The event queue pops by (time, sequence number): events due at the
 //!    same instant run in the order they were scheduled (first in, first
@@ -45,25 +54,28 @@ mod datapath;
 mod kernel;
 mod moderation;
 mod napi;
+mod outcome;
 mod series;
 
 pub use moderation::{AnyModerator, ExternalFactory};
 pub use napi::NapiStats;
 
-use super::config::Scenario;
+use super::config::{AppCfg, Scenario};
 use super::netstack::{flush_tcp, StackOut, TcpConn};
+use crate::apps::tcp_apps::Wait;
 use crate::apps::{App, AppKind, AppSched, Generator};
-use crate::engine::EventQueue;
+use crate::engine::{rng_stream, EventQueue};
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
 use crate::host::drivers::DriverArch;
 use crate::host::profile::HostProfile;
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::TraceRow;
-use crate::nic::{NicEvent, NicOut, NicPort, RegOp};
+use crate::nic::{NicEvent, NicOut, NicPort, IMS_ENABLE_MASK};
 use crate::packet::Packet;
 use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
+use rand::RngExt;
 use std::collections::VecDeque;
 
 use busy_poll::Spin;
@@ -197,6 +209,89 @@ pub struct World {
 }
 
 impl World {
+    /// Interface up and the first events: moderation registers, then IMS
+    /// (unless the driver polls), the polling clock, generators, watchdogs
+    /// (each with its own phase), applications, the first sample.
+    pub(super) fn init(&mut self) {
+        self.napi_state = self
+            .ports
+            .iter()
+            .map(|p| vec![NapiState::default(); p.num_vectors()])
+            .collect();
+        self.mod_prev = self
+            .ports
+            .iter()
+            .map(|p| vec![ModPrev::default(); p.num_vectors()])
+            .collect();
+        // Interface up: moderation registers, then IMS.
+        for p in 0..self.ports.len() {
+            for v in 0..self.ports[p].num_vectors() {
+                let params = self.moderators[p][v].initial();
+                if self.check_failure(SimTime::ZERO, p as u16, v as u16) {
+                    return;
+                }
+                self.ports[p].apply_params(SimTime::ZERO, &params, Some(v as u16), &mut self.out);
+            }
+            if self.hosts[self.port_host[p] as usize]
+                .arch
+                .unmask_at_start()
+            {
+                for v in 0..self.ports[p].num_vectors() as u16 {
+                    self.ports[p].write_ims(SimTime::ZERO, v, IMS_ENABLE_MASK, &mut self.out);
+                }
+            }
+            self.flush(p as u16);
+        }
+        for (hi, host) in self.hosts.iter().enumerate() {
+            if let Some(period) = host.arch.poll_period(&host.bsd) {
+                self.q
+                    .schedule(SimTime::ZERO + period, Ev::PollTick { host: hi as u16 });
+            }
+        }
+        for g in 0..self.gens.len() {
+            if let Some(t) = self.gens[g].first() {
+                self.q.schedule(t, Ev::GenEmit { gen: g as u16 });
+            }
+        }
+        for p in 0..self.ports.len() {
+            if let Some((period, at_start)) = self.watchdog_period(p) {
+                // Hosts boot independently: each port's periodic timer has its
+                // own phase, drawn once from its RNG stream.
+                let mut rng = rng_stream(
+                    self.scenario.seed,
+                    &format!("watchdog/{}", self.port_names[p]),
+                );
+                let phase = Nanos(rng.random_range(0..period.as_ns().max(1)));
+                let first = if at_start {
+                    SimTime::ZERO + phase
+                } else {
+                    SimTime::ZERO + period + phase
+                };
+                self.q.schedule(first, Ev::Watchdog { port: p as u16 });
+            }
+        }
+        for (ai, a) in self.scenario.apps.iter().enumerate() {
+            match a {
+                AppCfg::Ping { start_us, .. }
+                | AppCfg::Iperf { start_us, .. }
+                | AppCfg::Rpc { start_us, .. }
+                | AppCfg::Netpipe { start_us, .. } => {
+                    self.q
+                        .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
+                }
+                AppCfg::UdpSink { .. } => {}
+            }
+        }
+        // Receivers of two-host applications start blocked in a read call.
+        for (ai, a) in self.apps.iter().enumerate().skip(self.scenario.apps.len()) {
+            let _ = a;
+            self.sched[ai].waits = Some(Wait::Readable);
+        }
+        self.init_series();
+        self.q
+            .schedule(SimTime::ZERO + self.sample_interval, Ev::Sample);
+    }
+
     /// Run to the end of the scenario.
     pub fn run(&mut self) {
         while self.step().is_some() {}
@@ -399,152 +494,6 @@ impl World {
             let li = self.port_vec_line[port as usize][v as usize];
             self.irq_raise(now, h, li);
         }
-    }
-}
-
-/// The read API of a host: what the report shows.
-impl Host {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn profile(&self) -> &'static HostProfile {
-        self.profile
-    }
-
-    pub fn driver(&self) -> DriverKind {
-        self.driver
-    }
-
-    pub fn num_cores(&self) -> usize {
-        self.cores.len()
-    }
-
-    /// CPU time per class over all cores, indexed by `host::Class` [ns].
-    pub fn busy_ns(&self) -> [u64; 3] {
-        let mut b = [0u64; 3];
-        for c in &self.cores {
-            for (x, y) in b.iter_mut().zip(c.busy_ns) {
-                *x += y;
-            }
-        }
-        b
-    }
-
-    /// Deliveries of all its IRQ lines to a core [count].
-    pub fn irq_deliveries(&self) -> u64 {
-        self.lines.iter().map(|l| l.delivered).sum()
-    }
-
-    /// Times net_rx_action ran out of budget or time [count].
-    pub fn time_squeeze(&self) -> u64 {
-        self.softirq.iter().map(|s| s.time_squeeze).sum()
-    }
-}
-
-/// The read API of a world: what a finished (or stepped) run reports.
-impl World {
-    /// The scenario it was built from.
-    pub fn scenario(&self) -> &Scenario {
-        &self.scenario
-    }
-
-    /// The end of the run (earlier than the scenario's duration when NetPIPE
-    /// finished or an algorithm failed).
-    pub fn end(&self) -> SimTime {
-        self.end
-    }
-
-    /// Events processed so far.
-    pub fn events_processed(&self) -> u64 {
-        self.q.processed()
-    }
-
-    /// The packet ledger.
-    pub fn ledger(&self) -> &Ledger {
-        &self.ledger
-    }
-
-    /// When and why the run stopped early (a moderation algorithm failed).
-    pub fn aborted(&self) -> Option<(SimTime, &str)> {
-        self.aborted.as_ref().map(|(t, r)| (*t, r.as_str()))
-    }
-
-    /// The sampled time series.
-    pub fn series(&self) -> &TimeSeries {
-        &self.ts
-    }
-
-    pub fn hosts(&self) -> &[Host] {
-        &self.hosts
-    }
-
-    /// The NIC ports, in declaration order.
-    pub fn ports(&self) -> &[NicPort] {
-        &self.ports
-    }
-
-    /// "host.nic" of a port.
-    pub fn port_name(&self, port: usize) -> &str {
-        &self.port_names[port]
-    }
-
-    /// The moderation algorithm of (port, vector).
-    pub fn moderator(&self, port: usize, vector: usize) -> &AnyModerator {
-        &self.moderators[port][vector]
-    }
-
-    /// Moderation decisions of a port, in time order.
-    pub fn trace(&self, port: usize) -> &[TraceRow] {
-        &self.traces[port]
-    }
-
-    /// Counters of the NAPI instance of (port, vector).
-    pub fn napi_stats(&self, port: usize, vector: usize) -> NapiStats {
-        self.napi_state[port][vector].stats
-    }
-
-    pub fn apps(&self) -> &[App] {
-        &self.apps
-    }
-
-    pub fn conns(&self) -> &[TcpConn] {
-        &self.conns
-    }
-
-    pub fn generators(&self) -> &[Generator] {
-        &self.gens
-    }
-
-    pub fn generator_name(&self, gen: usize) -> &str {
-        &self.gen_names[gen]
-    }
-
-    /// Record every register access of a port (for tests of driver order).
-    pub fn log_registers(&mut self, port: usize) {
-        self.ports[port].enable_log();
-    }
-
-    /// The register accesses of a port recorded since `log_registers`.
-    pub fn take_register_log(&mut self, port: usize) -> Vec<RegOp> {
-        self.ports[port].take_log()
-    }
-
-    /// Packets present somewhere in the model (not delivered, not dropped).
-    pub fn in_flight(&self) -> u64 {
-        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
-            + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
-        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
-            + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
-        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum::<u64>()
-            + self
-                .hosts
-                .iter()
-                .flat_map(|h| h.softirq.iter())
-                .map(|s| s.backlog.len() as u64)
-                .sum::<u64>();
-        // Replies created by a segment are posted before the segment's event returns.
-        wire + nic + apps
     }
 }
 

@@ -186,7 +186,7 @@ pub(super) fn build_moderator(
                 ),
             });
             };
-            let m = f(class, params, &name, vector)
+            let m = f(class, params, name, vector)
                 .map_err(|message| Error::Config { field, message })?;
             AnyModerator::External(m)
         }
