@@ -30,7 +30,7 @@ impl DriverArch for FreebsdIthread {
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { now, port, vector } = at;
+        let Poll { port, vector, .. } = at;
         let prof = k.profile();
         // Driver lock, then read ICR; 0 ends the handler loop.
         let cost = cost + prof.lock_ns + prof.mmio_read_ns;
@@ -43,8 +43,8 @@ impl DriverArch for FreebsdIthread {
             extra_ns: prof.lock_ns,
             rdt_per_packet: true,
         };
-        let (cost, work) = k.clean_rx(now, port, vector, u32::MAX, cost, opts);
-        let (cost, _) = k.clean_tx(now, port, vector, cost);
+        let (cost, work) = k.clean_rx(at, u32::MAX, cost, opts);
+        let (cost, _) = k.clean_tx(at, cost);
         let more = true;
         Pass { cost, work, more }
     }

@@ -29,12 +29,12 @@ impl DriverArch for FreebsdTaskqueue {
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { now, port, vector } = at;
+        let Poll { port, vector, .. } = at;
         let prof = k.profile();
         let limit = u32::try_from(k.bsd_config().rx_process_limit).unwrap_or(u32::MAX);
         let cost = cost + prof.poll_overhead_ns;
-        let (cost, work) = k.clean_rx(now, port, vector, limit, cost, RxOpts::default());
-        let (cost, _) = k.clean_tx(now, port, vector, cost + prof.lock_ns);
+        let (cost, work) = k.clean_rx(at, limit, cost, RxOpts::default());
+        let (cost, _) = k.clean_tx(at, cost + prof.lock_ns);
         let p = k.nic(port);
         let more = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
         Pass { cost, work, more }

@@ -29,7 +29,7 @@ impl DriverArch for LinuxIsr {
         }
         // One loop pass: clean RX (no budget) into the backlog, and TX.
         let (cost, rx) = k.rx_to_backlog(i.port, i.vector);
-        let (cost, tx) = k.clean_tx(now, i.port, i.vector, cost);
+        let (cost, tx) = k.clean_tx(i.at(now), cost);
         if rx + tx > 0 && i.iter < E1000_MAX_INTR {
             return (cost, IrqNext::Again(i.iter + 1));
         }

@@ -55,25 +55,17 @@ pub trait Kernel {
     /// A busy-poll loop owns the NAPI instance of (port, vector), so
     /// `napi_schedule` fails.
     fn busy_owned(&self, port: u16, vector: u16) -> bool;
-    /// Clean up to `max` received packets of (port, vector) into the stack,
-    /// delivering each at `start` + the cost so far (`cost` on entry).
-    /// Returns (cost, packets).
-    fn clean_rx(
-        &mut self,
-        start: SimTime,
-        port: u16,
-        vector: u16,
-        max: u32,
-        cost: Nanos,
-        opts: RxOpts,
-    ) -> (Nanos, u32);
+    /// Clean up to `max` received packets of (`at.port`, `at.vector`) into
+    /// the stack, delivering each at `at.now` + the cost so far (`cost` on
+    /// entry). Returns (cost, packets).
+    fn clean_rx(&mut self, at: Poll, max: u32, cost: Nanos, opts: RxOpts) -> (Nanos, u32);
     /// Non-NAPI RX (`netif_rx`): every ready packet of (port, vector) to
     /// this CPU's backlog, then raise NET_RX. Returns (cost, packets).
     fn rx_to_backlog(&mut self, port: u16, vector: u16) -> (Nanos, u32);
-    /// Reclaim TX descriptors of (port, vector), then move queued packets
-    /// (qdisc) onto the ring at `now` + the cost so far (`cost` on entry).
-    /// Returns (cost, descriptors cleaned).
-    fn clean_tx(&mut self, now: SimTime, port: u16, vector: u16, cost: Nanos) -> (Nanos, u32);
+    /// Reclaim TX descriptors of (`at.port`, `at.vector`), then move queued
+    /// packets (qdisc) onto the ring at `at.now` + the cost so far (`cost`
+    /// on entry). Returns (cost, descriptors cleaned).
+    fn clean_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32);
     /// Run the moderation algorithm of (port, vector) at `t` if it is
     /// invoked `when`; returns the cost of its register write.
     fn moderate(&mut self, t: SimTime, port: u16, vector: u16, when: Invocation) -> Nanos;
@@ -95,6 +87,17 @@ pub struct Irq {
     pub vector: u16,
     /// The port runs MSI-X (cause auto-clear, vector auto-mask).
     pub msix: bool,
+}
+
+impl Irq {
+    /// This handler's (port, vector) at `now`.
+    pub fn at(self, now: SimTime) -> Poll {
+        Poll {
+            now,
+            port: self.port,
+            vector: self.vector,
+        }
+    }
 }
 
 /// How an interrupt handler step ends.
@@ -200,4 +203,192 @@ pub fn entry<D: DriverArch + ?Sized>(
     }
     let cost = cost + k.moderate(now + cost, i.port, i.vector, Invocation::PerInterrupt);
     d.on_cause(k, now, i, cost)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::driver::E1000_MAX_INTR;
+    use crate::host::profile;
+
+    /// A kernel that records what drivers ask of it. RX/TX cleaning reports
+    /// `rx_per_pass` / `tx_per_pass` items at no cost; `complete_says` is
+    /// `napi_complete_done`'s answer.
+    #[derive(Default)]
+    struct Mock {
+        rx_per_pass: u32,
+        tx_per_pass: u32,
+        complete_says: bool,
+        listed_on_line: bool,
+        scheduled: Vec<(u16, u16)>,
+        moderated: Vec<Invocation>,
+        completions: u32,
+    }
+
+    impl Kernel for Mock {
+        fn profile(&self) -> &'static HostProfile {
+            profile::by_name("p4-xeon-2004").expect("profile")
+        }
+        fn napi_config(&self) -> NapiConfig {
+            NapiConfig::default()
+        }
+        fn bsd_config(&self) -> BsdConfig {
+            BsdConfig::default()
+        }
+        fn nic(&mut self, _port: u16) -> &mut NicPort {
+            unreachable!("these tests do not touch registers")
+        }
+        fn line_of(&self, _port: u16, _vector: u16) -> u16 {
+            7
+        }
+        fn line_handlers(&self, _irq: u16) -> Vec<(u16, u16)> {
+            vec![(0, 0), (1, 0)]
+        }
+        fn apic_mask(&mut self, _irq: u16) {}
+        fn line_listed(&self, _irq: u16) -> bool {
+            self.listed_on_line
+        }
+        fn schedule(&mut self, port: u16, vector: u16) {
+            self.scheduled.push((port, vector));
+        }
+        fn busy_owned(&self, _port: u16, _vector: u16) -> bool {
+            false
+        }
+        fn clean_rx(&mut self, _at: Poll, max: u32, cost: Nanos, _o: RxOpts) -> (Nanos, u32) {
+            (cost, self.rx_per_pass.min(max))
+        }
+        fn rx_to_backlog(&mut self, _port: u16, _vector: u16) -> (Nanos, u32) {
+            (Nanos::ZERO, self.rx_per_pass)
+        }
+        fn clean_tx(&mut self, _at: Poll, cost: Nanos) -> (Nanos, u32) {
+            (cost, self.tx_per_pass)
+        }
+        fn moderate(&mut self, _t: SimTime, _port: u16, _vector: u16, when: Invocation) -> Nanos {
+            self.moderated.push(when);
+            Nanos::ZERO
+        }
+        fn napi_complete(&mut self, _t: SimTime, _port: u16, _vector: u16, _work: u32) -> bool {
+            self.completions += 1;
+            self.complete_says
+        }
+    }
+
+    const AT: Poll = Poll {
+        now: SimTime::ZERO,
+        port: 0,
+        vector: 0,
+    };
+
+    fn irq(iter: u8) -> Irq {
+        Irq {
+            irq: 7,
+            handler: 0,
+            iter,
+            port: 0,
+            vector: 0,
+            msix: false,
+        }
+    }
+
+    #[test]
+    fn registry_polling_alone_keeps_interrupts_masked_and_ticks_at_kern_hz() {
+        let bsd = BsdConfig::default();
+        for kind in [
+            DriverKind::LinuxIsr,
+            DriverKind::Napi,
+            DriverKind::FreebsdIthread,
+            DriverKind::FreebsdTaskqueue,
+            DriverKind::OpenbsdIntr,
+        ] {
+            assert!(arch(kind).unmask_at_start(), "{kind:?}");
+            assert_eq!(arch(kind).poll_period(&bsd), None, "{kind:?}");
+        }
+        let polling = arch(DriverKind::Polling);
+        assert!(!polling.unmask_at_start());
+        // kern.hz = 1000: one tick per millisecond.
+        assert_eq!(polling.poll_period(&bsd), Some(Nanos::from_ms(1)));
+    }
+
+    #[test]
+    fn only_linux_softirq_work_counts_against_the_net_rx_budget() {
+        for kind in [DriverKind::LinuxIsr, DriverKind::Napi] {
+            assert!(arch(kind).budgeted(), "{kind:?}");
+        }
+        for kind in [
+            DriverKind::FreebsdIthread,
+            DriverKind::FreebsdTaskqueue,
+            DriverKind::OpenbsdIntr,
+            DriverKind::Polling,
+        ] {
+            assert!(!arch(kind).budgeted(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn e1000_isr_loop_runs_at_most_e1000_max_intr_passes() {
+        // Every pass cleans a packet: the loop goes on to pass
+        // E1000_MAX_INTR (e1000_intr: `for (i = 0; i < E1000_MAX_INTR; i++)`)
+        // and then ends with the per-poll moderation call.
+        let d = arch(DriverKind::LinuxIsr);
+        let mut k = Mock {
+            rx_per_pass: 1,
+            ..Mock::default()
+        };
+        for iter in 1..E1000_MAX_INTR {
+            let (_, next) = d.interrupt(&mut k, SimTime::ZERO, irq(iter));
+            assert_eq!(next, IrqNext::Again(iter + 1));
+        }
+        assert!(k.moderated.is_empty());
+        let (_, next) = d.interrupt(&mut k, SimTime::ZERO, irq(E1000_MAX_INTR));
+        assert_eq!(next, IrqNext::NextHandler);
+        assert_eq!(k.moderated, vec![Invocation::PerPoll]);
+        // A pass that cleaned nothing ends the loop at once.
+        let mut idle = Mock::default();
+        let (_, next) = d.interrupt(&mut idle, SimTime::ZERO, irq(1));
+        assert_eq!(next, IrqNext::NextHandler);
+    }
+
+    #[test]
+    fn freebsd_ithread_wakes_every_handler_of_the_line_and_unmasks_when_none_is_left() {
+        let d = arch(DriverKind::FreebsdIthread);
+        let mut k = Mock::default();
+        let (_, next) = d.interrupt(&mut k, SimTime::ZERO, irq(0));
+        assert_eq!(next, IrqNext::Eoi);
+        assert_eq!(k.scheduled, vec![(0, 0), (1, 0)]);
+        let done = Pass {
+            cost: Nanos::ZERO,
+            work: 0,
+            more: false,
+        };
+        let (_, end) = d.complete(&mut k, AT, &done);
+        assert_eq!(end, EndAction::ApicUnmask { irq: 7 });
+        // Another handler of the line still runs: the line stays masked.
+        k.listed_on_line = true;
+        assert_eq!(d.complete(&mut k, AT, &done).1, EndAction::None);
+    }
+
+    #[test]
+    fn napi_completes_only_under_its_weight_and_unmasks_when_told() {
+        let d = arch(DriverKind::Napi);
+        let weight = NapiConfig::default().weight;
+        let mut k = Mock {
+            rx_per_pass: weight,
+            complete_says: true,
+            ..Mock::default()
+        };
+        // A full-weight poll stays listed and does not complete.
+        let pass = d.deferred(&mut k, AT, Nanos::ZERO);
+        assert!(pass.more);
+        assert_eq!(d.complete(&mut k, AT, &pass).1, EndAction::None);
+        assert_eq!(k.completions, 0);
+        // Under the weight: napi_complete_done decides.
+        k.rx_per_pass = weight - 1;
+        let pass = d.deferred(&mut k, AT, Nanos::ZERO);
+        assert!(!pass.more);
+        let end = EndAction::Unmask { port: 0, vector: 0 };
+        assert_eq!(d.complete(&mut k, AT, &pass).1, end);
+        k.complete_says = false;
+        assert_eq!(d.complete(&mut k, AT, &pass).1, EndAction::None);
+        assert_eq!(k.completions, 2);
+    }
 }

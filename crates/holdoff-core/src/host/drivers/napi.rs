@@ -24,8 +24,8 @@ pub struct Napi;
 pub fn poll(k: &mut dyn Kernel, at: Poll, budget: u32, cost: Nanos) -> (Nanos, u32) {
     let Poll { now, port, vector } = at;
     let cost = cost + k.profile().poll_overhead_ns;
-    let (cost, _) = k.clean_tx(now, port, vector, cost);
-    let (cost, work) = k.clean_rx(now, port, vector, budget, cost, RxOpts::default());
+    let (cost, _) = k.clean_tx(at, cost);
+    let (cost, work) = k.clean_rx(at, budget, cost, RxOpts::default());
     let cost = cost + k.moderate(now + cost, port, vector, Invocation::PerPoll);
     (cost, work)
 }

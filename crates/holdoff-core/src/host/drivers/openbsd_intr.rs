@@ -16,8 +16,8 @@ pub struct OpenbsdIntr;
 impl DriverArch for OpenbsdIntr {
     /// One pass in interrupt context: TX clean, then RX, refill.
     fn on_cause(&self, k: &mut dyn Kernel, now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
-        let (cost, _) = k.clean_tx(now, i.port, i.vector, cost);
-        let (cost, _) = k.clean_rx(now, i.port, i.vector, u32::MAX, cost, RxOpts::default());
+        let (cost, _) = k.clean_tx(i.at(now), cost);
+        let (cost, _) = k.clean_rx(i.at(now), u32::MAX, cost, RxOpts::default());
         (cost, IrqNext::NextHandler)
     }
 }

@@ -15,11 +15,10 @@ pub struct Polling;
 
 impl DriverArch for Polling {
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { now, port, vector } = at;
         let burst = k.bsd_config().poll_burst;
         let cost = cost + k.profile().poll_overhead_ns;
-        let (cost, work) = k.clean_rx(now, port, vector, burst, cost, RxOpts::default());
-        let (cost, _) = k.clean_tx(now, port, vector, cost);
+        let (cost, work) = k.clean_rx(at, burst, cost, RxOpts::default());
+        let (cost, _) = k.clean_tx(at, cost);
         let more = false;
         Pass { cost, work, more }
     }

@@ -7,7 +7,7 @@
 
 use super::World;
 use crate::host::driver::{self, BsdConfig, NapiConfig, RxOpts};
-use crate::host::drivers::Kernel;
+use crate::host::drivers::{Kernel, Poll};
 use crate::host::profile::HostProfile;
 use crate::moderation::Invocation;
 use crate::nic::{NicPort, RegOp};
@@ -79,24 +79,17 @@ impl Kernel for HostKernel<'_> {
             .is_some()
     }
 
-    fn clean_rx(
-        &mut self,
-        start: SimTime,
-        port: u16,
-        vector: u16,
-        max: u32,
-        cost: Nanos,
-        opts: RxOpts,
-    ) -> (Nanos, u32) {
-        self.w
-            .stack_rx(start, self.h, port, vector, max, cost, opts)
+    fn clean_rx(&mut self, at: Poll, max: u32, cost: Nanos, opts: RxOpts) -> (Nanos, u32) {
+        let Poll { now, port, vector } = at;
+        self.w.stack_rx(now, self.h, port, vector, max, cost, opts)
     }
 
     fn rx_to_backlog(&mut self, port: u16, vector: u16) -> (Nanos, u32) {
         self.w.isr_rx_to_backlog(self.h, self.core, port, vector)
     }
 
-    fn clean_tx(&mut self, now: SimTime, port: u16, vector: u16, cost: Nanos) -> (Nanos, u32) {
+    fn clean_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
+        let Poll { now, port, vector } = at;
         let prof = self.profile();
         let (tx_cost, n) = driver::clean_tx(&mut self.w.ports[port as usize], vector, prof);
         let cost = cost + tx_cost;
