@@ -14,7 +14,6 @@ use crate::apps::AppKind;
 use crate::host::driver::{self, EpollIrq, NapiTimerKind};
 use crate::host::drivers::{napi, Poll};
 use crate::host::{EndAction, Work};
-use crate::scenario::netstack::TcpCtx;
 use crate::units::{Nanos, SimTime};
 
 /// A busy-poll loop in progress (`napi_busy_loop` of one epoll_wait).
@@ -83,14 +82,8 @@ impl World {
                 self.epoll_events(now + cost, app, bp, true);
             }
         }
-        let mut io = TcpCtx {
-            prof,
-            sched: &self.sched,
-            conns: &mut self.conns,
-            ledger: &mut self.ledger,
-            out: &mut self.sout,
-        };
-        let AppKind::RpcServer(srv) = &mut self.apps[a].kind else {
+        let (mut io, apps) = self.app_io(prof);
+        let AppKind::RpcServer(srv) = &mut apps[a].kind else {
             unreachable!("busy polling is an rpc server option")
         };
         let (cost, w) = srv.run(now, cost, prof, &mut io);

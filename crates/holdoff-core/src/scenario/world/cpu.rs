@@ -12,7 +12,6 @@ use crate::host::drivers::{Irq, IrqNext};
 use crate::host::{Class, EndAction, Next, Work};
 use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
-use crate::scenario::netstack::TcpCtx;
 use crate::units::{Nanos, SimTime};
 
 impl World {
@@ -217,14 +216,8 @@ impl World {
             },
             _ => 0,
         };
-        let mut io = TcpCtx {
-            prof,
-            sched: &self.sched,
-            conns: &mut self.conns,
-            ledger: &mut self.ledger,
-            out: &mut self.sout,
-        };
-        let (cost, wait) = match &mut self.apps[app as usize].kind {
+        let (mut io, apps) = self.app_io(prof);
+        let (cost, wait) = match &mut apps[app as usize].kind {
             AppKind::UdpSink(s) => {
                 let mut cost = cost;
                 while let Some(p) = s.queue.pop_front() {

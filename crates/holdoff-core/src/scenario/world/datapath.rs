@@ -5,11 +5,12 @@
 //! Units: times [ns].
 
 use super::{Ev, World};
+use crate::apps::App;
 use crate::host::driver::{self};
 use crate::host::profile::HostProfile;
 use crate::nic::NicPort;
 use crate::packet::{DropReason, Packet};
-use crate::scenario::netstack::Stack;
+use crate::scenario::netstack::{Stack, TcpCtx};
 use crate::units::{Nanos, SimTime};
 
 impl World {
@@ -55,6 +56,19 @@ impl World {
             out: &mut self.sout,
         };
         (stack, &mut self.ports)
+    }
+
+    /// The socket-level context applications run against, and the
+    /// applications (borrowed beside it).
+    pub(super) fn app_io(&mut self, prof: &'static HostProfile) -> (TcpCtx<'_>, &mut [App]) {
+        let io = TcpCtx {
+            prof,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        (io, &mut self.apps)
     }
 
     /// Transmissions, wakes and TCP timers produced by a segment's stack work.
