@@ -16,7 +16,7 @@ fn bench(c: &mut Criterion) {
     let text = short();
     let mut w = api::build(&text, None).expect("bench scenario is valid");
     w.run();
-    let packets = w.ledger.injected;
+    let packets = w.ledger().injected;
     let mut g = c.benchmark_group("sim");
     g.throughput(Throughput::Elements(packets));
     g.sample_size(20);
@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut w = api::build(&text, None).expect("valid");
             w.run();
-            std::hint::black_box(w.ledger.injected)
+            std::hint::black_box(w.ledger().injected)
         })
     });
     g.finish();

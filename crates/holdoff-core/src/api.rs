@@ -5,8 +5,7 @@ use crate::scenario::world::ExternalFactory;
 use crate::scenario::{report, Scenario, World};
 use std::time::Instant;
 
-/// Crate version, recorded in every report.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::VERSION;
 
 /// Wall-clock measurements of a run (not part of the deterministic report).
 #[derive(Clone, Copy, Debug)]
@@ -63,11 +62,11 @@ pub fn run_toml_with(
     w.run();
     let wall = t0.elapsed().as_secs_f64();
     let report_json = report::to_json(&w)?;
-    let events = w.q.processed();
-    let pkts = w.ledger.injected;
+    let events = w.events_processed();
+    let pkts = w.ledger().injected;
     let wall_nz = wall.max(1e-9);
     Ok(RunOutput {
-        aborted: w.aborted.as_ref().map(|(_, r)| r.clone()),
+        aborted: w.aborted().map(|(_, r)| r.to_string()),
         report_json,
         perf: Perf {
             wall_time_s: wall,

@@ -37,3 +37,6 @@ pub mod units;
 pub mod wire;
 
 pub use error::{Error, Result};
+
+/// Crate version, recorded in every report.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -11,47 +11,24 @@
 //! vector is masked.
 
 mod common;
-use common::run;
+use common::{run, TwoHosts};
 use serde_json::Value;
 
 /// `napi`: the server's `[hosts.napi]` body; `server`: extra rpc options.
 fn rr_toml(napi: &str, server: &str, duration_ms: u64) -> String {
-    format!(
-        r#"
-name = "rr-busy-poll"
-seed = 5
-duration_ms = {duration_ms}
-[[hosts]]
-name = "client"
-profile = "xeon-modern"
-[[hosts.nics]]
-name = "eth0"
-chip = "i210"
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 0
-[[hosts]]
-name = "server"
-profile = "xeon-modern"
-[hosts.napi]
-{napi}
-[[hosts.nics]]
-name = "eth0"
-chip = "i210"
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 0
-[[links]]
-a = "client.eth0"
-b = "server.eth0"
-[[apps]]
-kind = "rpc"
-name = "rr"
-host = "client"
-to = "server"
-{server}
-"#
-    )
+    TwoHosts {
+        head: &format!("name = \"rr-busy-poll\"\nseed = 5\nduration_ms = {duration_ms}"),
+        hosts: ["client", "server"],
+        profile: "xeon-modern",
+        chip: "i210",
+        host_extra: ["", &format!("[hosts.napi]\n{napi}")],
+        nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\neitr_us = 0",
+        link_extra: "",
+        apps: &format!(
+            "[[apps]]\nkind = \"rpc\"\nname = \"rr\"\nhost = \"client\"\nto = \"server\"\n{server}\n"
+        ),
+    }
+    .toml()
 }
 
 /// (server port interrupts, transactions, server NAPI counters, server host).

@@ -36,9 +36,9 @@ b = "dut.em0"
 "#
     );
     let mut w = api::build(&toml, None).expect("valid");
-    w.ports[0].enable_log();
+    w.log_registers(0);
     w.run();
-    w.ports[0].take_log()
+    w.take_register_log(0)
 }
 
 /// Packets taken between consecutive RDT writes.

@@ -1,47 +1,26 @@
 //! End-to-end behaviour of hosts and drivers against exact expectations.
 
 mod common;
-use common::{run, OneHost};
+use common::{run, OneHost, TwoHosts};
 use holdoff_core::nic::chip;
 
 /// Two ideal hosts, 82546 both ends, a ping every 1 ms.
 fn ping_toml(itr: &str, prop_ns: u64) -> String {
-    format!(
-        r#"
-name = "ping"
-seed = 3
-duration_ms = 100
-[[hosts]]
-name = "a"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[hosts.nics.moderation]
-kind = "static"
-{itr}
-[[hosts]]
-name = "b"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[hosts.nics.moderation]
-kind = "static"
-{itr}
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-propagation_ns = {prop_ns}
-[[apps]]
+    TwoHosts {
+        head: "name = \"ping\"\nseed = 3\nduration_ms = 100",
+        nic_extra: &format!("[hosts.nics.moderation]\nkind = \"static\"\n{itr}"),
+        link_extra: &format!("propagation_ns = {prop_ns}"),
+        apps: r#"[[apps]]
 kind = "ping"
 name = "ping"
 host = "a"
 to = "b"
 interval_us = 1000
 size_bytes = 56
-"#
-    )
+"#,
+        ..TwoHosts::default()
+    }
+    .toml()
 }
 
 #[test]
@@ -182,31 +161,13 @@ fn bulk_tcp_reaches_the_timestamped_tcp_ceiling_of_gigabit_ethernet() {
     // bytes of line time: goodput <= 1448 / 1538 x 1 Gb/s = 941.48 Mb/s.
     // Ideal hosts, no moderation: the window (65160 B) far exceeds the
     // bandwidth-delay product, so the wire is the only limit.
-    let toml = r#"
-name = "iperf"
-duration_ms = 500
-[[hosts]]
-name = "a"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[hosts]]
-name = "b"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-[[apps]]
-kind = "iperf"
-name = "iperf"
-host = "a"
-to = "b"
-"#;
-    let r = run(toml);
+    let toml = TwoHosts {
+        head: "name = \"iperf\"\nduration_ms = 500",
+        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
+        ..TwoHosts::default()
+    }
+    .toml();
+    let r = run(&toml);
     let rx = r["summary"]["apps"]
         .as_array()
         .unwrap()
@@ -295,31 +256,18 @@ fn request_response_latency_on_ideal_hosts_is_two_one_way_paths() {
     // transaction = 2 x (TX DMA + 1232 ns + RX DMA), back to back.
     let c = chip::by_name("82546").unwrap();
     let one_way = c.tx_dma_ns.as_ns() + 1232 + c.rx_dma_ns.as_ns();
-    let toml = r#"
-name = "rr"
-duration_ms = 20
-[[hosts]]
-name = "a"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[hosts]]
-name = "b"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-[[apps]]
+    let toml = TwoHosts {
+        head: "name = \"rr\"\nduration_ms = 20",
+        apps: r#"[[apps]]
 kind = "rpc"
 name = "rr"
 host = "a"
 to = "b"
-"#;
-    let r = run(toml);
+"#,
+        ..TwoHosts::default()
+    }
+    .toml();
+    let r = run(&toml);
     let app = &r["summary"]["apps"][0];
     assert_eq!(app["kind"], "rpc");
     let want_us = 2.0 * one_way as f64 / 1000.0;

@@ -8,7 +8,7 @@
 //!   time never goes backwards, and the JSON is byte-identical per seed.
 
 mod common;
-use common::OneHost;
+use common::{OneHost, TwoHosts};
 use holdoff_core::api;
 use proptest::prelude::*;
 
@@ -87,31 +87,21 @@ fn rpc_toml(
 ) -> String {
     let prefer = prefer && busy_us > 0;
     let suspend_ns = if prefer { suspend_ns } else { 0 };
-    format!(
-        r#"
-name = "rpc-prop"
-seed = {seed}
-duration_ms = 10
-[[hosts]]
-name = "c"
-profile = "{profile}"
-[[hosts.nics]]
-name = "eth0"
-chip = "{chip}"
-[[hosts]]
-name = "s"
-profile = "{profile}"
-[hosts.napi]
-defer_hard_irqs = {defer}
-gro_flush_timeout_ns = {gro_ns}
-irq_suspend_timeout_ns = {suspend_ns}
-[[hosts.nics]]
-name = "eth0"
-chip = "{chip}"
-[[links]]
-a = "c.eth0"
-b = "s.eth0"
-[[apps]]
+    TwoHosts {
+        head: &format!("name = \"rpc-prop\"\nseed = {seed}\nduration_ms = 10"),
+        hosts: ["c", "s"],
+        profile,
+        chip,
+        host_extra: [
+            "",
+            &format!(
+                "[hosts.napi]\ndefer_hard_irqs = {defer}\ngro_flush_timeout_ns = {gro_ns}\nirq_suspend_timeout_ns = {suspend_ns}"
+            ),
+        ],
+        nic_extra: "",
+        link_extra: "",
+        apps: &format!(
+            r#"[[apps]]
 kind = "rpc"
 name = "rr"
 host = "c"
@@ -122,7 +112,9 @@ server_busy_poll_usecs = {busy_us}
 server_busy_poll_budget = {budget}
 server_prefer_busy_poll = {prefer}
 "#
-    )
+        ),
+    }
+    .toml()
 }
 
 fn rpc_scenario() -> impl Strategy<Value = String> {
@@ -176,7 +168,7 @@ proptest! {
             last = t;
         }
         w.finish();
-        for p in &w.ports {
+        for p in w.ports() {
             for v in 0..p.num_vectors() as u16 {
                 // Each assertion respects the interval in effect when the
                 // previous one started the countdown (an EITR write may reset

@@ -1,5 +1,7 @@
 //! Host: cores that run work in priority classes, CPU accounting per class,
-//! interrupt lines, and the driver architectures (`driver`).
+//! interrupt lines, and the driver architectures (`driver`: their
+//! configuration and the pure NAPI decisions; `drivers`: one file per
+//! architecture, each owning its interrupt path).
 //!
 //! Models: each core runs one piece of work at a time. Work belongs to a
 //! class: hard IRQ (highest), softirq/taskqueue, application (lowest). Work
@@ -26,6 +28,7 @@
 //! Units: times [ns].
 
 pub mod driver;
+pub mod drivers;
 pub mod profile;
 
 use crate::units::{Nanos, SimTime};

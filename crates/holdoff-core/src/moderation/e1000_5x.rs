@@ -60,6 +60,27 @@ pub fn ditr(tx_octets: u32, rx_octets: u32) -> (u32, u32, u32) {
     (goc, dif, rate)
 }
 
+/// One DITR decision on a sample: the formula on the octet deltas (low 32
+/// bits, as GOTCL/GORCL hold them), the ITR to write [256 ns] and its trace
+/// row. Shared by the 5.x watchdog in dynamic mode and by e1000 >= 7.3
+/// mode 4 (`super::e1000_itr`); they differ only around it: 5.x starts
+/// unthrottled (ITR 0) until the first run, 7.3 starts from
+/// `MODE4_CONFIGURE_ITR` and leaves `adapter->itr` at 4.
+pub fn ditr_step(s: &Sample) -> (u32, TraceRow) {
+    let (goc, dif, rate) = ditr(s.tx_bytes as u32, s.rx_bytes as u32);
+    let itr = ints_per_s_to_itr_256ns(rate);
+    let row = TraceRow {
+        t_ns: s.now.as_ns(),
+        values: vec![
+            ("goc", goc as i64),
+            ("dif", dif as i64),
+            ("rate_per_s", rate as i64),
+            ("itr_256ns", itr as i64),
+        ],
+    };
+    (itr, row)
+}
+
 /// The e1000 5.x moderation state.
 #[derive(Clone, Debug)]
 pub struct E1000Legacy {
@@ -113,18 +134,8 @@ impl Moderator for E1000Legacy {
         if self.mode != ItrMode::Dynamic {
             return None;
         }
-        // GOTCL/GORCL are the low 32 bits of the octet counters.
-        let (goc, dif, rate) = ditr(s.tx_bytes as u32, s.rx_bytes as u32);
-        let itr = ints_per_s_to_itr_256ns(rate);
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values: vec![
-                ("goc", goc as i64),
-                ("dif", dif as i64),
-                ("rate_per_s", rate as i64),
-                ("itr_256ns", itr as i64),
-            ],
-        });
+        let (itr, row) = ditr_step(s);
+        self.last = Some(row);
         Some(ModerationParams {
             itr_256ns: Some(itr),
             ..Default::default()

@@ -50,7 +50,7 @@
 //! Units: rates [int/s]; ITR [256 ns]; bytes [bytes]; timers [1.024 us].
 //! Integer arithmetic is C's (truncating) throughout.
 
-use super::e1000_5x::ditr;
+use super::e1000_5x::ditr_step;
 use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
 use crate::units::{ints_per_s_to_itr_256ns, Nanos};
 
@@ -367,22 +367,13 @@ impl E1000Itr {
         written
     }
 
-    /// The mode-4 watchdog step: the rate written [int/s].
+    /// The mode-4 watchdog step (the 2004 formula, `ditr_step`): the ITR
+    /// written [256 ns].
     fn simplified(&mut self, s: &Sample) -> u32 {
-        // GOTCL/GORCL 2-s deltas, u32 in the driver.
-        let (goc, dif, rate) = ditr(s.tx_bytes as u32, s.rx_bytes as u32);
-        let itr_reg = ints_per_s_to_itr_256ns(rate);
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values: vec![
-                ("goc", goc as i64),
-                ("dif", dif as i64),
-                ("rate_per_s", rate as i64),
-                ("itr_256ns", itr_reg as i64),
-            ],
-        });
+        let (itr, row) = ditr_step(s);
+        self.last = Some(row);
         // `adapter->itr` is not updated by the watchdog (it stays 4).
-        rate
+        itr
     }
 }
 
@@ -416,13 +407,15 @@ impl Moderator for E1000Itr {
     }
 
     fn on_sample(&mut self, s: &Sample) -> Option<ModerationParams> {
-        let rate = match self.mode() {
-            ItrMode::Dynamic | ItrMode::DynamicConservative => self.set_itr(s)?,
+        let itr = match self.mode() {
+            ItrMode::Dynamic | ItrMode::DynamicConservative => {
+                ints_per_s_to_itr_256ns(self.set_itr(s)?)
+            }
             ItrMode::Simplified => self.simplified(s),
             ItrMode::Off | ItrMode::Static(_) => return None,
         };
         Some(ModerationParams {
-            itr_256ns: Some(ints_per_s_to_itr_256ns(rate)),
+            itr_256ns: Some(itr),
             ..Default::default()
         })
     }

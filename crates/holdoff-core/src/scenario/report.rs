@@ -233,9 +233,9 @@ fn latency(h: &LatencyHist) -> Option<LatencyOut> {
 
 /// Build the summary; fails if the packet ledger does not balance.
 pub fn summary(w: &World) -> Result<Summary, Error> {
-    let secs = w.end.as_ns() as f64 / 1e9;
+    let secs = w.end().as_ns() as f64 / 1e9;
     let in_flight = w.in_flight();
-    let l = &w.ledger;
+    let l = w.ledger();
     let ledger = LedgerOut {
         injected: l.injected,
         delivered: l.delivered,
@@ -259,7 +259,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         .map(|r| (r.as_str(), l.dropped[r.index()]))
         .collect();
     let ports = w
-        .ports
+        .ports()
         .iter()
         .enumerate()
         .map(|(pi, p)| {
@@ -271,7 +271,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     throttle_interval_ns: p.throttle(v).0.as_ns(),
                     min_spacing_ns: p.min_spacing(v).map(|n| n.as_ns()),
                     throttle_register: p.throttle(v).1,
-                    freebsd_interrupt_rate: match &w.moderators[pi][v as usize] {
+                    freebsd_interrupt_rate: match w.moderator(pi, v as usize) {
                         AnyModerator::FreebsdAim(m) => Some(m.interrupt_rate()),
                         _ => None,
                     },
@@ -279,9 +279,9 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 })
                 .collect();
             PortOut {
-                port: w.port_names[pi].clone(),
+                port: w.port_name(pi).to_string(),
                 chip: p.chip.name,
-                moderation: w.moderators[pi][0].name().to_string(),
+                moderation: w.moderator(pi, 0).name().to_string(),
                 rx_packets: p.stats.rx_packets,
                 rx_bytes: p.stats.rx_bytes,
                 tx_packets: p.stats.tx_packets,
@@ -289,7 +289,8 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 rx_missed: p.stats.rx_missed,
                 interrupts: vectors.iter().map(|v| v.interrupts).sum(),
                 vectors,
-                moderation_trace: w.traces[pi]
+                moderation_trace: w
+                    .trace(pi)
                     .iter()
                     .map(|r| TraceOut {
                         t_ns: r.t_ns,
@@ -304,24 +305,18 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         })
         .collect();
     let hosts = w
-        .hosts
+        .hosts()
         .iter()
-        .enumerate()
-        .map(|(hi, h)| {
-            let mut b = [0u64; 3];
-            for c in &h.cores {
-                for (k, x) in b.iter_mut().enumerate() {
-                    *x += c.busy_ns[k];
-                }
-            }
-            let cap = w.end.as_ns() * h.cores.len() as u64;
+        .map(|h| {
+            let b = h.busy_ns();
+            let cap = w.end().as_ns() * h.num_cores() as u64;
             let busy: u64 = b.iter().sum();
             let f = |x: u64| x as f64 / cap as f64;
             HostOut {
-                host: h.name.clone(),
-                profile: h.profile.name,
-                driver: h.driver.as_str(),
-                cores: h.cores.len(),
+                host: h.name().to_string(),
+                profile: h.profile().name,
+                driver: h.driver().as_str(),
+                cores: h.num_cores(),
                 cpu_ns: CpuNs {
                     hardirq: b[0],
                     softirq: b[1],
@@ -334,16 +329,16 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     app: f(b[2]),
                     busy: f(busy),
                 },
-                irq_deliveries: h.lines.iter().map(|l| l.delivered).sum(),
-                time_squeeze: w.time_squeeze(hi),
+                irq_deliveries: h.irq_deliveries(),
+                time_squeeze: h.time_squeeze(),
             }
         })
         .collect();
     let apps = w
-        .apps
+        .apps()
         .iter()
         .map(|a| {
-            let host = w.hosts[a.host as usize].name.clone();
+            let host = w.hosts()[a.host as usize].name().to_string();
             let base = AppOut {
                 app: a.name.clone(),
                 kind: "",
@@ -420,7 +415,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     ..base
                 },
                 AppKind::IperfServer { srv, started } => {
-                    let dt = (w.end - *started).as_ns().max(1) as f64 / 1e9;
+                    let dt = (w.end() - *started).as_ns().max(1) as f64 / 1e9;
                     AppOut {
                         kind: "iperf_receiver",
                         rx_bytes: srv.read_bytes,
@@ -432,14 +427,14 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         })
         .collect();
     let tcp = w
-        .conns
+        .conns()
         .iter()
         .enumerate()
         .map(|(ci, c)| {
             let side = |i: usize| {
                 let st = c.ep[i].stats;
                 TcpSideOut {
-                    host: w.hosts[c.host[i] as usize].name.clone(),
+                    host: w.hosts()[c.host[i] as usize].name().to_string(),
                     segs_out: st.segs_out,
                     data_segs_out: st.data_segs_out,
                     acks_out: st.acks_out,
@@ -455,17 +450,17 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             };
             ConnOut {
                 conn: ci as u16,
-                app: w.apps[c.app[0] as usize].name.clone(),
+                app: w.apps()[c.app[0] as usize].name.clone(),
                 sides: [side(0), side(1)],
             }
         })
         .collect();
     let generators = w
-        .gens
+        .generators()
         .iter()
         .enumerate()
         .map(|(gi, g)| GenOut {
-            generator: w.gen_names[gi].clone(),
+            generator: w.generator_name(gi).to_string(),
             sent_packets: g.sent_packets,
             sent_bytes: g.sent_bytes,
             offered_bps: g.offered_bps,
@@ -473,12 +468,12 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         })
         .collect();
     Ok(Summary {
-        sim_time_ns: w.end.as_ns(),
-        aborted: w.aborted.as_ref().map(|(t, r)| AbortOut {
+        sim_time_ns: w.end().as_ns(),
+        aborted: w.aborted().map(|(t, r)| AbortOut {
             at_ns: t.as_ns(),
-            reason: r.clone(),
+            reason: r.to_string(),
         }),
-        events_processed: w.q.processed(),
+        events_processed: w.events_processed(),
         ledger,
         drops,
         ports,
@@ -493,7 +488,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
 pub fn to_json(w: &World) -> Result<String, Error> {
     let summary = summary(w)?;
     let histograms = w
-        .apps
+        .apps()
         .iter()
         .filter_map(|a| {
             let h = match &a.kind {
@@ -506,20 +501,20 @@ pub fn to_json(w: &World) -> Result<String, Error> {
         })
         .collect();
     let r = Report {
-        holdoff_version: crate::api::VERSION,
-        scenario: &w.scenario.name,
-        seed: w.scenario.seed,
-        config: &w.scenario,
+        holdoff_version: crate::VERSION,
+        scenario: &w.scenario().name,
+        seed: w.scenario().seed,
+        config: w.scenario(),
         summary,
         timeseries: Series {
-            interval_ns: w.scenario.sample_interval_us * 1000,
-            t_ns: &w.ts.t_ns,
+            interval_ns: w.scenario().sample_interval_us * 1000,
+            t_ns: &w.series().t_ns,
             series: w
-                .ts
+                .series()
                 .names
                 .iter()
                 .map(|s| s.as_str())
-                .zip(w.ts.values.iter().map(|v| v.as_slice()))
+                .zip(w.series().values.iter().map(|v| v.as_slice()))
                 .collect(),
         },
         histograms,

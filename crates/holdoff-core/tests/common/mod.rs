@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: a scenario builder for one
-//! generator feeding one host.
+//! generator feeding one host, and one for two linked hosts.
 #![allow(dead_code)]
 
 /// One Poisson/constant generator -> one host NIC (82546 by default) -> UDP sink.
@@ -87,6 +87,57 @@ host = "dut"
             rate = self.rate_pps,
             bytes = self.frame_bytes,
         )
+    }
+}
+
+/// Two hosts with one NIC `eth0` each, linked back to back at 1 Gb/s.
+#[derive(Debug, Clone)]
+pub struct TwoHosts<'a> {
+    /// Top-level lines (`name`, `seed`, `duration_ms`, ...).
+    pub head: &'a str,
+    /// Host names.
+    pub hosts: [&'a str; 2],
+    pub profile: &'a str,
+    pub chip: &'a str,
+    /// Extra tables of each host (e.g. a `[hosts.napi]` section).
+    pub host_extra: [&'a str; 2],
+    /// Extra lines of each NIC (e.g. a `[hosts.nics.moderation]` section).
+    pub nic_extra: &'a str,
+    /// Extra lines of the link (e.g. `propagation_ns`).
+    pub link_extra: &'a str,
+    /// Appended: the applications.
+    pub apps: &'a str,
+}
+
+impl Default for TwoHosts<'_> {
+    fn default() -> Self {
+        TwoHosts {
+            head: "name = \"two-hosts\"",
+            hosts: ["a", "b"],
+            profile: "ideal",
+            chip: "82546",
+            host_extra: ["", ""],
+            nic_extra: "",
+            link_extra: "",
+            apps: "",
+        }
+    }
+}
+
+impl TwoHosts<'_> {
+    pub fn toml(&self) -> String {
+        let mut t = format!("{}\n", self.head);
+        for (name, extra) in self.hosts.iter().zip(self.host_extra) {
+            t += &format!(
+                "[[hosts]]\nname = \"{name}\"\nprofile = \"{}\"\n{extra}\n[[hosts.nics]]\nname = \"eth0\"\nchip = \"{}\"\n{}\n",
+                self.profile, self.chip, self.nic_extra
+            );
+        }
+        t += &format!(
+            "[[links]]\na = \"{}.eth0\"\nb = \"{}.eth0\"\n{}\n{}",
+            self.hosts[0], self.hosts[1], self.link_extra, self.apps
+        );
+        t
     }
 }
 

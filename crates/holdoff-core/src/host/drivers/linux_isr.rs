@@ -1,0 +1,62 @@
+//! Linux non-NAPI interrupt-handler loop (`driver = "linux-isr"`, the e1000
+//! 5.x default build): read ICR (0 = not ours), then loop up to
+//! `E1000_MAX_INTR` = 10 times cleaning RX (no budget) into the CPU's
+//! backlog (`netif_rx`) and TX, stopping when a pass cleaned nothing; the
+//! per-poll moderation call follows the loop. No masking: causes raised
+//! meanwhile stay in ICR and interrupt again after the throttle. The NET_RX
+//! softirq (`process_backlog`) does the protocol work. Source: Linux e1000
+//! 5.x `e1000_intr` (non-NAPI); algorithms.md §2.
+//!
+//! A NAPI instance of such a port can still be scheduled without an
+//! interrupt (epoll busy polling, its timers); softirq then polls it the
+//! NAPI way.
+//!
+//! Units: costs [ns].
+
+use super::{entry, napi, DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
+use crate::host::driver::E1000_MAX_INTR;
+use crate::host::EndAction;
+use crate::moderation::Invocation;
+use crate::units::{Nanos, SimTime};
+
+/// Linux non-NAPI ISR loop.
+pub struct LinuxIsr;
+
+impl DriverArch for LinuxIsr {
+    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
+        if i.iter == 0 {
+            return entry(self, k, now, i);
+        }
+        // One loop pass: clean RX (no budget) into the backlog, and TX.
+        let (cost, rx) = k.rx_to_backlog(i.port, i.vector);
+        let (cost, tx) = k.clean_tx(i.at(now), cost);
+        if rx + tx > 0 && i.iter < E1000_MAX_INTR {
+            return (cost, IrqNext::Again(i.iter + 1));
+        }
+        let cost = cost + k.moderate(now + cost, i.port, i.vector, Invocation::PerPoll);
+        (cost, IrqNext::NextHandler)
+    }
+
+    /// The cause is ours: start the loop.
+    fn on_cause(
+        &self,
+        _k: &mut dyn Kernel,
+        _now: SimTime,
+        _i: Irq,
+        cost: Nanos,
+    ) -> (Nanos, IrqNext) {
+        (cost, IrqNext::Again(1))
+    }
+
+    fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
+        napi::deferred(k, at, cost)
+    }
+
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
+        napi::complete(k, at, pass)
+    }
+
+    fn budgeted(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,156 @@
+//! The data path between the driver and the stack: received packets
+//! cleaned into the stack, the outputs of a segment's stack work (sends,
+//! wakes, TCP timers), transmit and the interface queue (qdisc).
+//!
+//! Units: times [ns].
+
+use super::{Ev, World};
+use crate::apps::App;
+use crate::host::driver::{self};
+use crate::host::profile::HostProfile;
+use crate::nic::NicPort;
+use crate::packet::{DropReason, Packet};
+use crate::scenario::netstack::{Stack, TcpCtx};
+use crate::units::{Nanos, SimTime};
+
+impl World {
+    /// Clean received packets of (port, vector) through the host's stack.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn stack_rx(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        port: u16,
+        vector: u16,
+        max: u32,
+        cost: Nanos,
+        opts: driver::RxOpts,
+    ) -> (Nanos, u32) {
+        let prof = self.hosts[h as usize].profile;
+        let (mut stack, ports) = self.stack(h);
+        driver::clean_rx_with(
+            &mut ports[port as usize],
+            port,
+            vector,
+            max,
+            now,
+            cost,
+            prof,
+            opts,
+            &mut stack,
+        )
+    }
+
+    /// The stack of host `h`, and the ports (borrowed beside it).
+    pub(super) fn stack(&mut self, h: u16) -> (Stack<'_>, &mut [NicPort]) {
+        let host = &self.hosts[h as usize];
+        let stack = Stack {
+            host: h,
+            prof: host.profile,
+            apps: &mut self.apps,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            udp_sink: host.udp_sink,
+            forward_to: &self.forward_to,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        (stack, &mut self.ports)
+    }
+
+    /// The socket-level context applications run against, and the
+    /// applications (borrowed beside it).
+    pub(super) fn app_io(&mut self, prof: &'static HostProfile) -> (TcpCtx<'_>, &mut [App]) {
+        let io = TcpCtx {
+            prof,
+            sched: &self.sched,
+            conns: &mut self.conns,
+            ledger: &mut self.ledger,
+            out: &mut self.sout,
+        };
+        (io, &mut self.apps)
+    }
+
+    /// Transmissions, wakes and TCP timers produced by a segment's stack work.
+    pub(super) fn post_segment(&mut self, now: SimTime) {
+        while let Some((h, core)) = self.pending_dispatch.pop() {
+            if self.hosts[h as usize].cores[core as usize].is_idle() {
+                self.dispatch(now, h, core);
+            }
+        }
+        if self.sout.is_empty() {
+            return;
+        }
+        let mut sends = std::mem::take(&mut self.sout.sends);
+        for &(t, port, pkt) in &sends {
+            self.transmit(t, port, pkt);
+        }
+        sends.clear();
+        self.sout.sends = sends;
+        let mut wakes = std::mem::take(&mut self.sout.wakes);
+        for &(t, app) in &wakes {
+            let a = &mut self.sched[app as usize];
+            if !a.runnable && !a.wake_pending {
+                a.wake_pending = true;
+                self.q.schedule(t, Ev::Wake { app });
+            }
+        }
+        wakes.clear();
+        self.sout.wakes = wakes;
+        let mut timers = std::mem::take(&mut self.sout.timers);
+        for &(conn, side) in &timers {
+            let c = &mut self.conns[conn as usize];
+            let want = c.ep[side as usize].next_timer();
+            let t = &mut c.timer[side as usize];
+            if t.deadline() != want {
+                match want {
+                    Some(at) => {
+                        let gen = t.arm(at);
+                        self.q.schedule(at, Ev::TcpTimer { conn, side, gen });
+                    }
+                    None => t.cancel(),
+                }
+            }
+        }
+        timers.clear();
+        self.sout.timers = timers;
+    }
+
+    /// Hand a packet to the driver at `t`: onto the TX ring if the interface
+    /// queue is empty and the ring has room, else into the queue, else drop.
+    pub(super) fn transmit(&mut self, t: SimTime, port: u16, pkt: Packet) {
+        let q = &mut self.qdisc[port as usize];
+        let p = &mut self.ports[port as usize];
+        if q.is_empty() && p.tx_post(0, pkt) {
+            p.tx_kick(t, 0, &mut self.out);
+            self.flush(port);
+        } else if (q.len() as u32) < self.hosts[self.port_host[port as usize] as usize].txqueuelen {
+            q.push_back(pkt);
+        } else {
+            self.ledger.drop(DropReason::TxRingFull);
+        }
+    }
+
+    /// After TX cleaning: move queued packets onto the ring (one TDT write).
+    pub(super) fn drain_qdisc(&mut self, t: SimTime, port: u16, prof: &HostProfile) -> Nanos {
+        let q = &mut self.qdisc[port as usize];
+        if q.is_empty() {
+            return Nanos::ZERO;
+        }
+        let p = &mut self.ports[port as usize];
+        let mut n = 0;
+        while let Some(&pkt) = q.front() {
+            if !p.tx_post(0, pkt) {
+                break;
+            }
+            q.pop_front();
+            n += 1;
+        }
+        if n == 0 {
+            return Nanos::ZERO;
+        }
+        p.tx_kick(t, 0, &mut self.out);
+        self.flush(port);
+        prof.mmio_write_ns
+    }
+}

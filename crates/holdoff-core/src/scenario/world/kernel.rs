@@ -1,0 +1,107 @@
+//! The kernel services a driver architecture sees (`host::drivers::Kernel`),
+//! bound to one host and the core the driver runs on: register access,
+//! masking, listing work and raising the softirq, the stack, TX cleaning and
+//! the moderator. Costs are returned, never charged here.
+//!
+//! Units: times [ns].
+
+use super::World;
+use crate::host::driver::{self, BsdConfig, NapiConfig, RxOpts};
+use crate::host::drivers::{Kernel, Poll};
+use crate::host::profile::HostProfile;
+use crate::moderation::Invocation;
+use crate::nic::{NicPort, RegOp};
+use crate::units::{Nanos, SimTime};
+
+/// `Kernel` for host `h`, running on `core`.
+pub(super) struct HostKernel<'w> {
+    pub(super) w: &'w mut World,
+    pub(super) h: u16,
+    pub(super) core: u16,
+}
+
+impl World {
+    /// The kernel services of host `h` for a driver running on `core`.
+    pub(super) fn kernel(&mut self, h: u16, core: u16) -> HostKernel<'_> {
+        HostKernel { w: self, h, core }
+    }
+}
+
+impl Kernel for HostKernel<'_> {
+    fn profile(&self) -> &'static HostProfile {
+        self.w.hosts[self.h as usize].profile
+    }
+
+    fn napi_config(&self) -> NapiConfig {
+        self.w.hosts[self.h as usize].napi
+    }
+
+    fn bsd_config(&self) -> BsdConfig {
+        self.w.hosts[self.h as usize].bsd
+    }
+
+    fn nic(&mut self, port: u16) -> &mut NicPort {
+        &mut self.w.ports[port as usize]
+    }
+
+    fn line_of(&self, port: u16, vector: u16) -> u16 {
+        self.w.port_vec_line[port as usize][vector as usize]
+    }
+
+    fn line_handlers(&self, irq: u16) -> Vec<(u16, u16)> {
+        self.w.hosts[self.h as usize].lines[irq as usize]
+            .handlers
+            .clone()
+    }
+
+    fn apic_mask(&mut self, irq: u16) {
+        let line = &mut self.w.hosts[self.h as usize].lines[irq as usize];
+        line.apic_masked = true;
+        for &(p, _) in &line.handlers {
+            self.w.ports[p as usize].note(RegOp::ApicMask);
+        }
+    }
+
+    fn line_listed(&self, irq: u16) -> bool {
+        let sq = &self.w.hosts[self.h as usize].softirq[self.core as usize];
+        sq.poll_list
+            .iter()
+            .any(|&(p, v)| self.w.port_vec_line[p as usize][v as usize] == irq)
+    }
+
+    fn schedule(&mut self, port: u16, vector: u16) {
+        self.w.queue_poll(self.h, port, vector);
+    }
+
+    fn busy_owned(&self, port: u16, vector: u16) -> bool {
+        self.w.napi_state[port as usize][vector as usize]
+            .busy_owner
+            .is_some()
+    }
+
+    fn clean_rx(&mut self, at: Poll, max: u32, cost: Nanos, opts: RxOpts) -> (Nanos, u32) {
+        let Poll { now, port, vector } = at;
+        self.w.stack_rx(now, self.h, port, vector, max, cost, opts)
+    }
+
+    fn rx_to_backlog(&mut self, port: u16, vector: u16) -> (Nanos, u32) {
+        self.w.isr_rx_to_backlog(self.h, self.core, port, vector)
+    }
+
+    fn clean_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
+        let Poll { now, port, vector } = at;
+        let prof = self.profile();
+        let (tx_cost, n) = driver::clean_tx(&mut self.w.ports[port as usize], vector, prof);
+        let cost = cost + tx_cost;
+        (cost + self.w.drain_qdisc(now + cost, port, prof), n)
+    }
+
+    fn moderate(&mut self, t: SimTime, port: u16, vector: u16, when: Invocation) -> Nanos {
+        let prof = self.profile();
+        self.w.moderate(t, port, vector, when, prof)
+    }
+
+    fn napi_complete(&mut self, t: SimTime, port: u16, vector: u16, work: u32) -> bool {
+        self.w.complete_poll(t, self.h, port, vector, work)
+    }
+}

@@ -1,0 +1,164 @@
+//! The read API of a world: what a finished (or stepped) run reports,
+//! per component (hosts, ports, moderators, applications, connections,
+//! generators, the ledger and the time series). `report` renders from it;
+//! nothing here changes the model (except switching on a port's register
+//! log, for tests).
+//!
+//! Units: times [ns].
+
+use super::{AnyModerator, Host, NapiStats, World};
+use crate::apps::{App, Generator};
+use crate::host::driver::DriverKind;
+use crate::host::profile::HostProfile;
+use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::TraceRow;
+use crate::nic::{NicPort, RegOp};
+use crate::scenario::config::Scenario;
+use crate::scenario::netstack::TcpConn;
+use crate::units::SimTime;
+
+/// The read API of a host: what the report shows.
+impl Host {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn profile(&self) -> &'static HostProfile {
+        self.profile
+    }
+
+    pub fn driver(&self) -> DriverKind {
+        self.driver
+    }
+
+    pub fn num_cores(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// CPU time per class over all cores, indexed by `host::Class` [ns].
+    pub fn busy_ns(&self) -> [u64; 3] {
+        let mut b = [0u64; 3];
+        for c in &self.cores {
+            for (x, y) in b.iter_mut().zip(c.busy_ns) {
+                *x += y;
+            }
+        }
+        b
+    }
+
+    /// Deliveries of all its IRQ lines to a core [count].
+    pub fn irq_deliveries(&self) -> u64 {
+        self.lines.iter().map(|l| l.delivered).sum()
+    }
+
+    /// Times net_rx_action ran out of budget or time [count].
+    pub fn time_squeeze(&self) -> u64 {
+        self.softirq.iter().map(|s| s.time_squeeze).sum()
+    }
+}
+
+/// The read API of a world: what a finished (or stepped) run reports.
+impl World {
+    /// The scenario it was built from.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The end of the run (earlier than the scenario's duration when NetPIPE
+    /// finished or an algorithm failed).
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.q.processed()
+    }
+
+    /// The packet ledger.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// When and why the run stopped early (a moderation algorithm failed).
+    pub fn aborted(&self) -> Option<(SimTime, &str)> {
+        self.aborted.as_ref().map(|(t, r)| (*t, r.as_str()))
+    }
+
+    /// The sampled time series.
+    pub fn series(&self) -> &TimeSeries {
+        &self.ts
+    }
+
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The NIC ports, in declaration order.
+    pub fn ports(&self) -> &[NicPort] {
+        &self.ports
+    }
+
+    /// "host.nic" of a port.
+    pub fn port_name(&self, port: usize) -> &str {
+        &self.port_names[port]
+    }
+
+    /// The moderation algorithm of (port, vector).
+    pub fn moderator(&self, port: usize, vector: usize) -> &AnyModerator {
+        &self.moderators[port][vector]
+    }
+
+    /// Moderation decisions of a port, in time order.
+    pub fn trace(&self, port: usize) -> &[TraceRow] {
+        &self.traces[port]
+    }
+
+    /// Counters of the NAPI instance of (port, vector).
+    pub fn napi_stats(&self, port: usize, vector: usize) -> NapiStats {
+        self.napi_state[port][vector].stats
+    }
+
+    pub fn apps(&self) -> &[App] {
+        &self.apps
+    }
+
+    pub fn conns(&self) -> &[TcpConn] {
+        &self.conns
+    }
+
+    pub fn generators(&self) -> &[Generator] {
+        &self.gens
+    }
+
+    pub fn generator_name(&self, gen: usize) -> &str {
+        &self.gen_names[gen]
+    }
+
+    /// Record every register access of a port (for tests of driver order).
+    pub fn log_registers(&mut self, port: usize) {
+        self.ports[port].enable_log();
+    }
+
+    /// The register accesses of a port recorded since `log_registers`.
+    pub fn take_register_log(&mut self, port: usize) -> Vec<RegOp> {
+        self.ports[port].take_log()
+    }
+
+    /// Packets present somewhere in the model (not delivered, not dropped).
+    pub fn in_flight(&self) -> u64 {
+        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
+            + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
+        let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
+            + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
+        let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| h.softirq.iter())
+                .map(|s| s.backlog.len() as u64)
+                .sum::<u64>();
+        // Replies created by a segment are posted before the segment's event returns.
+        wire + nic + apps
+    }
+}
