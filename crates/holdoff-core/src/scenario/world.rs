@@ -21,7 +21,8 @@
 //!
 //! Units: times [ns].
 
-use super::config::{AppCfg, IntModeCfg, ModerationCfg, Scenario};
+use super::config::moderation::build_ctx;
+use super::config::{AppCfg, IntModeCfg, Scenario};
 use super::netstack::{flush_tcp, Stack, StackOut, TcpConn, TcpCtx};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::tcp_apps::{
@@ -37,19 +38,12 @@ use crate::host::driver::{
 use crate::host::profile::{self, HostProfile};
 use crate::host::{Class, Core, EndAction, IrqLine, Next, Work};
 use crate::metrics::{Ledger, TimeSeries};
-use crate::moderation::dim::{Dim, DimProfile};
-use crate::moderation::e1000_itr::{Driver as ItrDriver, E1000Itr};
-use crate::moderation::freebsd_aim::{AimConfig, AimTarget, FreebsdAim};
-use crate::moderation::igb::Igb;
-use crate::moderation::ixl::{Ixl, IxlRings, IXL_ITR_4K, IXL_ITR_8K};
-use crate::moderation::{
-    E1000Legacy, Invocation, ModerationParams, Moderator, Sample, StaticModerator, TraceRow,
-};
+use crate::moderation::{Invocation, Moderator, Sample, TraceRow};
 use crate::nic::chip;
 use crate::nic::{IntMode, NicEvent, NicOut, NicPort, PortConfig, IMS_ENABLE_MASK};
 use crate::packet::{DropReason, Packet, PktKind};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
-use crate::units::{ints_per_s_to_itr_256ns, BitsPerSec, Nanos, SimTime};
+use crate::units::{BitsPerSec, Nanos, SimTime};
 use crate::wire::LinkDir;
 use rand::RngExt;
 use std::collections::VecDeque;
@@ -102,19 +96,6 @@ pub enum Ev {
     },
 }
 
-/// A moderation algorithm attached to one port.
-pub enum AnyModerator {
-    Static(StaticModerator),
-    E1000Legacy(E1000Legacy),
-    E1000Itr(E1000Itr),
-    Igb(Igb),
-    Ixl(Ixl),
-    FreebsdAim(FreebsdAim),
-    Dim(Dim),
-    /// Supplied by the caller (e.g. a Python class through the bindings).
-    External(Box<dyn Moderator>),
-}
-
 /// Builds externally supplied algorithms: (class, params, "host.nic", vector).
 pub type ExternalFactory<'a> = dyn FnMut(
         &str,
@@ -123,46 +104,6 @@ pub type ExternalFactory<'a> = dyn FnMut(
         u16,
     ) -> Result<Box<dyn Moderator>, String>
     + 'a;
-
-impl AnyModerator {
-    pub fn get(&self) -> &dyn Moderator {
-        match self {
-            AnyModerator::Static(m) => m,
-            AnyModerator::E1000Legacy(m) => m,
-            AnyModerator::E1000Itr(m) => m,
-            AnyModerator::Igb(m) => m,
-            AnyModerator::Ixl(m) => m,
-            AnyModerator::FreebsdAim(m) => m,
-            AnyModerator::Dim(m) => m,
-            AnyModerator::External(m) => m.as_ref(),
-        }
-    }
-    pub fn get_mut(&mut self) -> &mut dyn Moderator {
-        match self {
-            AnyModerator::Static(m) => m,
-            AnyModerator::E1000Legacy(m) => m,
-            AnyModerator::E1000Itr(m) => m,
-            AnyModerator::Igb(m) => m,
-            AnyModerator::Ixl(m) => m,
-            AnyModerator::FreebsdAim(m) => m,
-            AnyModerator::Dim(m) => m,
-            AnyModerator::External(m) => m.as_mut(),
-        }
-    }
-    pub fn initial(&self) -> ModerationParams {
-        self.get().initial()
-    }
-    pub fn name(&self) -> &str {
-        self.get().name()
-    }
-    /// The Linux e1000 watchdog also writes ICS = RXDMT0 every run.
-    fn watchdog_ics_rxdmt0(&self) -> bool {
-        matches!(
-            self,
-            AnyModerator::E1000Legacy(_) | AnyModerator::E1000Itr(_)
-        )
-    }
-}
 
 /// State of one NAPI instance (Linux `napi_struct`): the hard-IRQ deferral
 /// count, the hrtimer and what it was armed for, `NAPI_STATE_PREFER_BUSY_POLL`,
@@ -302,7 +243,7 @@ pub struct World {
     port_vec_line: Vec<Vec<u16>>,
     /// Per port, per vector. Periodic (watchdog) algorithms use vector 0's
     /// instance for the whole port.
-    pub moderators: Vec<Vec<AnyModerator>>,
+    pub moderators: Vec<Vec<Box<dyn Moderator>>>,
     pub gens: Vec<Generator>,
     pub gen_names: Vec<String>,
     pub gen_egress: Vec<LinkDir>,
@@ -455,150 +396,28 @@ impl World {
                     lines.push(li);
                 }
                 let nvec = port.num_vectors();
-                let mut make = |vector: u16| -> Result<AnyModerator, Error> {
-                    let link_mbps = (super::config::parse_rate(&link_of(&name).rate)
-                        .unwrap_or(1_000_000_000)
-                        / 1_000_000) as u32;
-                    Ok(match &n.moderation {
-                        ModerationCfg::E1000Itr {
-                            interrupt_throttle_rate,
-                            driver,
-                            rx_int_delay,
-                            rx_abs_int_delay,
-                            tx_int_delay,
-                            tx_abs_int_delay,
-                        } => {
-                            let d = if driver == "e1000e" {
-                                ItrDriver::E1000e
-                            } else {
-                                ItrDriver::E1000
-                            };
-                            AnyModerator::E1000Itr(
-                                E1000Itr::new(d, *interrupt_throttle_rate)
-                                    .with_timers(
-                                        *rx_int_delay,
-                                        *rx_abs_int_delay,
-                                        *tx_int_delay,
-                                        *tx_abs_int_delay,
-                                    )
-                                    .with_link_mbps(link_mbps),
-                            )
-                        }
-                        ModerationCfg::Igb {
-                            rx_usecs,
-                            multi_vector,
-                        } => AnyModerator::Igb(
-                            Igb::new(*rx_usecs, multi_vector.unwrap_or(nvec > 1))
-                                .with_link_mbps(link_mbps),
-                        ),
-                        ModerationCfg::FreebsdAim {
-                            enable_aim,
-                            max_interrupt_rate,
-                        } => {
-                            let target = if c.throttle == chip::ThrottleKind::Itr256ns {
-                                AimTarget::EmItr
-                            } else {
-                                AimTarget::IgbEitr
-                            };
-                            AnyModerator::FreebsdAim(FreebsdAim::with_config(
-                                target,
-                                AimConfig {
-                                    enable_aim: *enable_aim,
-                                    max_interrupt_rate: *max_interrupt_rate,
-                                    link_speed_mbps: link_mbps,
-                                    pba_kb: c.rx_fifo_bytes / 1024,
-                                    ..AimConfig::default()
-                                },
-                            ))
-                        }
-                        ModerationCfg::Dim {
-                            profile,
-                            start_index,
-                        } => {
-                            let p = match profile.as_str() {
-                                "rx-cqe" => DimProfile::RxCqe,
-                                "tx-eqe" => DimProfile::TxEqe,
-                                "tx-cqe" => DimProfile::TxCqe,
-                                _ => DimProfile::RxEqe,
-                            };
-                            AnyModerator::Dim(Dim::new(p, *start_index as u8))
-                        }
-                        ModerationCfg::Ixl {
-                            dynamic,
-                            rings,
-                            rx_itr,
-                            tx_itr,
-                        } => {
-                            let r = match rings.as_str() {
-                                "rx" => IxlRings::Rx,
-                                "tx" => IxlRings::Tx,
-                                _ => IxlRings::Both,
-                            };
-                            let m = Ixl::new(*dynamic, r).with_itr(
-                                rx_itr.unwrap_or(IXL_ITR_8K),
-                                tx_itr.unwrap_or(IXL_ITR_4K),
-                            );
-                            AnyModerator::Ixl(m)
-                        }
-                        ModerationCfg::Python { class, params } => {
+                let link_bps =
+                    super::config::parse_rate(&link_of(&name).rate).unwrap_or(1_000_000_000);
+                let mut make = |vector: u16| -> Result<Box<dyn Moderator>, Error> {
+                    match n.moderation.algo() {
+                        Ok(a) => Ok(a.build(&build_ctx(c, link_bps, nvec as u16, vector))),
+                        Err(py) => {
                             let field = format!("hosts[{hi}].nics[{ni}].moderation.class");
                             let Some(f) = factory.as_deref_mut() else {
                                 return Err(Error::Config {
-                                field,
-                                message: format!(
-                                    "{class:?} is a Python moderator: run this scenario from Python (holdoff.run) so the class can be loaded"
-                                ),
-                            });
+                                    field,
+                                    message: format!(
+                                        "{:?} is a Python moderator: run this scenario from Python (holdoff.run) so the class can be loaded",
+                                        py.class
+                                    ),
+                                });
                             };
-                            let m = f(class, params, &name, vector)
-                                .map_err(|message| Error::Config { field, message })?;
-                            AnyModerator::External(m)
+                            f(&py.class, &py.params, &name, vector)
+                                .map_err(|message| Error::Config { field, message })
                         }
-                        ModerationCfg::E1000_5x {
-                            interrupt_throttle_rate,
-                            rx_int_delay,
-                            rx_abs_int_delay,
-                            tx_int_delay,
-                            tx_abs_int_delay,
-                        } => AnyModerator::E1000Legacy(E1000Legacy::new(
-                            *interrupt_throttle_rate,
-                            *rx_int_delay,
-                            *rx_abs_int_delay,
-                            *tx_int_delay,
-                            *tx_abs_int_delay,
-                        )),
-                        ModerationCfg::Static {
-                            itr_per_s,
-                            itr_256ns,
-                            eitr_us,
-                            rdtr_1024ns,
-                            radv_1024ns,
-                            tidv_1024ns,
-                            tadv_1024ns,
-                        } => {
-                            let (itr, eitr) = match (itr_per_s, itr_256ns, eitr_us) {
-                                (Some(r), _, _) => match c.throttle {
-                                    chip::ThrottleKind::Eitr1us => {
-                                        (None, Some(1_000_000u32.checked_div(*r).unwrap_or(0)))
-                                    }
-                                    _ => (Some(ints_per_s_to_itr_256ns(*r)), None),
-                                },
-                                (None, Some(v), _) => (Some(*v), None),
-                                (None, None, Some(v)) => (None, Some(*v)),
-                                (None, None, None) => (Some(0), None),
-                            };
-                            AnyModerator::Static(StaticModerator::new(ModerationParams {
-                                itr_256ns: itr,
-                                eitr_us: eitr,
-                                rdtr_1024ns: Some(*rdtr_1024ns),
-                                radv_1024ns: Some(*radv_1024ns),
-                                tidv_1024ns: Some(*tidv_1024ns),
-                                tadv_1024ns: Some(*tadv_1024ns),
-                            }))
-                        }
-                    })
+                    }
                 };
-                let m: Vec<AnyModerator> =
+                let m: Vec<Box<dyn Moderator>> =
                     (0..nvec as u16).map(&mut make).collect::<Result<_, _>>()?;
                 host.ports.push(pidx);
                 ports.push(port);
@@ -1600,7 +1419,7 @@ impl World {
 
     /// If the algorithm of (port, vector) failed, stop the run now.
     fn check_failure(&mut self, now: SimTime, port: u16, vector: u16) -> bool {
-        let m = self.moderators[port as usize][vector as usize].get();
+        let m = &self.moderators[port as usize][vector as usize];
         let Some(why) = m.failure() else {
             return false;
         };
@@ -1631,7 +1450,7 @@ impl World {
         prof: &HostProfile,
     ) -> Nanos {
         let m = &self.moderators[port as usize][vector as usize];
-        if m.get().invocation() != when {
+        if m.invocation() != when {
             return Nanos::ZERO;
         }
         let p = &self.ports[port as usize];
@@ -1653,12 +1472,12 @@ impl World {
             interrupts: cur.interrupts - prev.interrupts,
         };
         let m = &mut self.moderators[port as usize][vector as usize];
-        let params = m.get_mut().on_sample(&sample);
+        let params = m.on_sample(&sample);
         if self.check_failure(now, port, vector) {
             return Nanos::ZERO;
         }
         let m = &mut self.moderators[port as usize][vector as usize];
-        if let (Some(_), Some(row)) = (params, m.get().last_decision()) {
+        if let (Some(_), Some(row)) = (params, m.last_decision()) {
             let mut row = row.clone();
             row.values.push(("vector", vector as i64));
             self.traces[port as usize].push(row);
@@ -1678,7 +1497,7 @@ impl World {
     /// `InterruptThrottleRate` mode for its software interrupt).
     fn watchdog_period(&self, port: usize) -> Option<(Nanos, bool)> {
         let m = &self.moderators[port][0];
-        match m.get().invocation() {
+        match m.invocation() {
             Invocation::Periodic { period, at_start } => Some((period, at_start)),
             _ if m.watchdog_ics_rxdmt0() => Some((crate::moderation::e1000_5x::WATCHDOG, true)),
             _ => None,
@@ -1692,7 +1511,7 @@ impl World {
             .watchdog_period(port as usize)
             .expect("scheduled only with a watchdog");
         let periodic = matches!(
-            self.moderators[port as usize][0].get().invocation(),
+            self.moderators[port as usize][0].invocation(),
             Invocation::Periodic { .. }
         );
         if periodic {
@@ -1732,12 +1551,12 @@ impl World {
             interrupts: cur.interrupts - prev.interrupts,
         };
         let m = &mut self.moderators[port as usize][0];
-        let params = m.get_mut().on_sample(&sample);
+        let params = m.on_sample(&sample);
         if self.check_failure(now, port, 0) {
             return;
         }
         let m = &mut self.moderators[port as usize][0];
-        if let Some(row) = m.get().last_decision() {
+        if let Some(row) = m.last_decision() {
             if params.is_some() {
                 self.traces[port as usize].push(row.clone());
             }
