@@ -65,6 +65,156 @@ fn default_sample_interval_us() -> u64 {
     10_000
 }
 
+/// A TOML error: a syntax error stays a parse error (it names the line); a
+/// value of the wrong type or an unknown name becomes a field error naming
+/// the field path (found from the error's position) and keeping the line.
+fn type_error(text: &str, e: toml::de::Error) -> Error {
+    let parse = |e: &toml::de::Error| Error::Parse {
+        message: e.to_string().trim_end().to_string(),
+    };
+    if text.parse::<toml::Table>().is_err() {
+        return parse(&e);
+    }
+    let Some(span) = e.span() else {
+        return parse(&e);
+    };
+    // Inside an internally tagged table (an application, a moderation
+    // table) the position is the whole table: find the key whose value is
+    // the one the message quotes.
+    let start = quoted_value(e.message())
+        .and_then(|v| key_with_value(text, span.clone(), v))
+        .unwrap_or(span.start);
+    let Some(field) = field_at(text, start) else {
+        return parse(&e);
+    };
+    let span = start..span.end;
+    let line = text[..span.start].matches('\n').count() + 1;
+    let column = span.start - text[..span.start].rfind('\n').map_or(0, |i| i + 1) + 1;
+    Error::Config {
+        field,
+        message: format!(
+            "{} (line {line}, column {column})",
+            plain_type_message(e.message())
+        ),
+    }
+}
+
+/// The value a serde message quotes: "invalid value: integer `-5`, ..." or
+/// "unknown variant `rx`, ...".
+fn quoted_value(m: &str) -> Option<&str> {
+    let (_, rest) = m.split_once('`')?;
+    Some(rest.split_once('`')?.0)
+}
+
+/// The offset of the first line of the table at `span` (its header, up to
+/// the next header) that reads `key = value` with this value (bare or quoted).
+fn key_with_value(text: &str, span: std::ops::Range<usize>, value: &str) -> Option<usize> {
+    let mut pos = span.start;
+    for (i, raw) in text.get(span.start..)?.split_inclusive('\n').enumerate() {
+        if i > 0 && raw.trim_start().starts_with('[') {
+            return None;
+        }
+        if let Some((_, v)) = raw.split_once('=') {
+            let v = v.split('#').next().unwrap_or("").trim();
+            if v == value || v.trim_matches('"') == value {
+                return Some(pos);
+            }
+        }
+        pos += raw.len();
+    }
+    None
+}
+
+/// serde's "invalid value: integer `-5`, expected u32" as "got -5;
+/// expected an integer from 0 to 4294967295".
+fn plain_type_message(m: &str) -> String {
+    let ranges: [(&str, &str); 6] = [
+        ("u8", "0 to 255"),
+        ("u16", "0 to 65535"),
+        ("u32", "0 to 4294967295"),
+        ("u64", "0 to 18446744073709551615"),
+        ("i32", "-2147483648 to 2147483647"),
+        ("i64", "-9223372036854775808 to 9223372036854775807"),
+    ];
+    for prefix in ["invalid value: integer `", "invalid type: integer `"] {
+        if let Some(rest) = m.strip_prefix(prefix) {
+            if let Some((v, expected)) = rest.split_once("`, expected ") {
+                if let Some((_, r)) = ranges.iter().find(|(t, _)| *t == expected) {
+                    return format!("got {v}; expected an integer from {r}");
+                }
+            }
+        }
+    }
+    m.to_string()
+}
+
+/// The field path (`apps[0].think_us`) of the key at byte `offset` of a
+/// TOML scenario written with `[table]` and `[[array]]` headers (as files and
+/// `tomli_w` write them); None when it cannot tell.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    use std::collections::BTreeMap;
+    // Array-of-tables counts by concrete path ("hosts[0].nics"), and the
+    // current index of each array by generic path ("hosts.nics").
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut current: BTreeMap<String, usize> = BTreeMap::new();
+    let mut table = String::new();
+    let mut last_key: Option<String> = None;
+    let mut pos = 0;
+    for raw in text.split_inclusive('\n') {
+        let start = pos;
+        pos += raw.len();
+        let line = raw.trim();
+        if line.starts_with('[') {
+            let array = line.starts_with("[[");
+            let inner = line.trim_start_matches('[');
+            let inner = inner.split(']').next()?.trim();
+            let segs: Vec<String> = inner
+                .split('.')
+                .map(|k| k.trim().trim_matches('"').to_string())
+                .collect();
+            let mut generic = String::new();
+            let mut concrete = String::new();
+            for (i, seg) in segs.iter().enumerate() {
+                if i > 0 {
+                    generic.push('.');
+                    concrete.push('.');
+                }
+                generic.push_str(seg);
+                concrete.push_str(seg);
+                if array && i + 1 == segs.len() {
+                    let n = counts.entry(concrete.clone()).or_insert(0);
+                    *n += 1;
+                    let ix = *n - 1;
+                    current.insert(generic.clone(), ix);
+                    concrete.push_str(&format!("[{ix}]"));
+                } else if let Some(ix) = current.get(&generic) {
+                    concrete.push_str(&format!("[{ix}]"));
+                }
+            }
+            table = concrete;
+            last_key = None;
+            if offset < pos {
+                return Some(table);
+            }
+            continue;
+        }
+        if let Some((key, _)) = line.split_once('=') {
+            if !line.starts_with('#') {
+                let key = key.trim().trim_matches('"').to_string();
+                last_key = Some(if table.is_empty() {
+                    key
+                } else {
+                    format!("{table}.{key}")
+                });
+            }
+        }
+        if offset >= start && offset < pos {
+            return last_key.or_else(|| (!table.is_empty()).then(|| table.clone()));
+        }
+    }
+    None
+}
+
 pub(crate) fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> Error {
     Error::Config {
         field: field.into(),
@@ -79,9 +229,7 @@ pub(crate) fn names_list(v: &[&str]) -> String {
 impl Scenario {
     /// Parse TOML text and validate it.
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
-        let s: Scenario = toml::from_str(text).map_err(|e| Error::Parse {
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
         s.validate()?;
         Ok(s)
     }
@@ -327,6 +475,36 @@ mod tests {
         assert_eq!(parse_rate("123456"), Some(123_456));
         assert_eq!(parse_rate("fast"), None);
         assert_eq!(parse_rate("G"), None);
+    }
+
+    #[test]
+    fn type_errors_name_the_field_path() {
+        let text =
+            line_of_three("kind = \"rpc\"\nname = \"x\"\nhost = \"a\"\nto = \"b\"\nthink_us = -5");
+        let line = text.lines().position(|l| l == "think_us = -5").unwrap() + 1;
+        match Scenario::from_toml(&text) {
+            Err(Error::Config { field, message }) => {
+                assert_eq!(field, "apps[0].think_us");
+                assert!(message.contains("got -5"), "{message}");
+                assert!(message.contains(&format!("line {line}")), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The third host's NIC: counters of nested arrays restart per host.
+        let text = line_of_three("kind = \"udp_sink\"\nname = \"s\"\nhost = \"a\"");
+        // (the last NIC written is host c's eth0)
+        let bad = {
+            let mut parts: Vec<&str> = text.rsplitn(2, "chip = \"82546\"").collect();
+            parts.reverse();
+            parts.join("chip = \"82546\"\nrx_ring = \"big\"")
+        };
+        match Scenario::from_toml(&bad) {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "hosts[2].nics[0].rx_ring"),
+            other => panic!("{other:?}"),
+        }
+        // A syntax error stays a parse error naming the line.
+        let err = Scenario::from_toml("name = = 1").unwrap_err();
+        assert!(matches!(err, Error::Parse { .. }), "{err:?}");
     }
 
     /// Three hosts in a line a - b - c: a and c are not directly linked.
