@@ -407,6 +407,32 @@ mod tests {
     use super::*;
     use crate::units::SimTime;
 
+    #[test]
+    fn config_refuses_what_igb_set_coalesce_refuses() {
+        // igb_set_coalesce returns -EINVAL for 2, 4..9 and above
+        // IGB_MAX_ITR_USECS (10000); 0, 1, 3 and 10..=10000 pass.
+        let port = PortCaps {
+            chip: "82576",
+            throttle: Throttle::Eitr1us,
+        };
+        let cfg = |v| IgbCfg {
+            rx_usecs: Some(v),
+            multi_vector: None,
+        };
+        for ok in [0, 1, 3, 10, 10_000] {
+            assert!(cfg(ok).validate(&port).is_ok(), "{ok}");
+        }
+        for bad in [2, 4, 5, 9, 10_001] {
+            assert_eq!(cfg(bad).validate(&port).unwrap_err().field, "rx_usecs");
+        }
+        // An ITR-only chip has no per-vector EITR for igb to drive.
+        let itr_port = PortCaps {
+            chip: "82546",
+            throttle: Throttle::Itr256ns,
+        };
+        assert_eq!(cfg(3).validate(&itr_port).unwrap_err().field, "kind");
+    }
+
     fn sample(k: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
         Sample {
             now: SimTime(k * 100_000),

@@ -157,6 +157,54 @@ impl Moderator for StaticModerator {
 mod tests {
     use super::*;
 
+    fn ctx(throttle: Throttle) -> BuildCtx {
+        BuildCtx {
+            link_mbps: 1000,
+            throttle,
+            rx_fifo_bytes: 48 * 1024,
+            vectors: 1,
+            vector: 0,
+        }
+    }
+
+    #[test]
+    fn itr_per_s_is_written_in_the_chips_unit() {
+        // 8000 int/s: ITR = 1e9 / (8000 x 256) = 488 (truncated, as the
+        // Linux e1000 driver computes it); EITR in 1 us = 1e6 / 8000 = 125.
+        let cfg = StaticCfg {
+            itr_per_s: Some(8000),
+            ..Default::default()
+        };
+        let itr = cfg.build(&ctx(Throttle::Itr256ns)).initial();
+        assert_eq!((itr.itr_256ns, itr.eitr_us), (Some(488), None));
+        let eitr = cfg.build(&ctx(Throttle::Eitr1us)).initial();
+        assert_eq!((eitr.itr_256ns, eitr.eitr_us), (None, Some(125)));
+    }
+
+    #[test]
+    fn at_most_one_throttle_field_and_16_bit_timers() {
+        let port = PortCaps {
+            chip: "82546",
+            throttle: Throttle::Itr256ns,
+        };
+        let two = StaticCfg {
+            itr_per_s: Some(8000),
+            itr_256ns: Some(488),
+            ..Default::default()
+        };
+        assert_eq!(two.validate(&port).unwrap_err().field, "");
+        let radv = StaticCfg {
+            radv_1024ns: 65_536,
+            ..Default::default()
+        };
+        assert_eq!(radv.validate(&port).unwrap_err().field, "radv_1024ns");
+        let rate = StaticCfg {
+            itr_per_s: Some(99),
+            ..Default::default()
+        };
+        assert_eq!(rate.validate(&port).unwrap_err().field, "itr_per_s");
+    }
+
     #[test]
     fn static_policy_never_changes_its_settings() {
         let p = ModerationParams {
