@@ -14,6 +14,7 @@
 //! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
 
 pub mod host;
+mod locate;
 pub mod moderation;
 pub mod traffic;
 
@@ -78,16 +79,10 @@ fn type_error(text: &str, e: toml::de::Error) -> Error {
     let Some(span) = e.span() else {
         return parse(&e);
     };
-    // Inside an internally tagged table (an application, a moderation
-    // table) the position is the whole table: find the key whose value is
-    // the one the message quotes.
-    let start = quoted_value(e.message())
-        .and_then(|v| key_with_value(text, span.clone(), v))
-        .unwrap_or(span.start);
-    let Some(field) = field_at(text, start) else {
+    let Some(field) = locate::field_at(text, span.clone(), quoted_value(e.message())) else {
         return parse(&e);
     };
-    let span = start..span.end;
+    let span = locate::offset_of(text, &field).unwrap_or(span.start)..span.end;
     let line = text[..span.start].matches('\n').count() + 1;
     let column = span.start - text[..span.start].rfind('\n').map_or(0, |i| i + 1) + 1;
     Error::Config {
@@ -104,25 +99,6 @@ fn type_error(text: &str, e: toml::de::Error) -> Error {
 fn quoted_value(m: &str) -> Option<&str> {
     let (_, rest) = m.split_once('`')?;
     Some(rest.split_once('`')?.0)
-}
-
-/// The offset of the first line of the table at `span` (its header, up to
-/// the next header) that reads `key = value` with this value (bare or quoted).
-fn key_with_value(text: &str, span: std::ops::Range<usize>, value: &str) -> Option<usize> {
-    let mut pos = span.start;
-    for (i, raw) in text.get(span.start..)?.split_inclusive('\n').enumerate() {
-        if i > 0 && raw.trim_start().starts_with('[') {
-            return None;
-        }
-        if let Some((_, v)) = raw.split_once('=') {
-            let v = v.split('#').next().unwrap_or("").trim();
-            if v == value || v.trim_matches('"') == value {
-                return Some(pos);
-            }
-        }
-        pos += raw.len();
-    }
-    None
 }
 
 /// serde's "invalid value: integer `-5`, expected u32" as "got -5;
@@ -146,73 +122,6 @@ fn plain_type_message(m: &str) -> String {
         }
     }
     m.to_string()
-}
-
-/// The field path (`apps[0].think_us`) of the key at byte `offset` of a
-/// TOML scenario written with `[table]` and `[[array]]` headers (as files and
-/// `tomli_w` write them); None when it cannot tell.
-fn field_at(text: &str, offset: usize) -> Option<String> {
-    use std::collections::BTreeMap;
-    // Array-of-tables counts by concrete path ("hosts[0].nics"), and the
-    // current index of each array by generic path ("hosts.nics").
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut current: BTreeMap<String, usize> = BTreeMap::new();
-    let mut table = String::new();
-    let mut last_key: Option<String> = None;
-    let mut pos = 0;
-    for raw in text.split_inclusive('\n') {
-        let start = pos;
-        pos += raw.len();
-        let line = raw.trim();
-        if line.starts_with('[') {
-            let array = line.starts_with("[[");
-            let inner = line.trim_start_matches('[');
-            let inner = inner.split(']').next()?.trim();
-            let segs: Vec<String> = inner
-                .split('.')
-                .map(|k| k.trim().trim_matches('"').to_string())
-                .collect();
-            let mut generic = String::new();
-            let mut concrete = String::new();
-            for (i, seg) in segs.iter().enumerate() {
-                if i > 0 {
-                    generic.push('.');
-                    concrete.push('.');
-                }
-                generic.push_str(seg);
-                concrete.push_str(seg);
-                if array && i + 1 == segs.len() {
-                    let n = counts.entry(concrete.clone()).or_insert(0);
-                    *n += 1;
-                    let ix = *n - 1;
-                    current.insert(generic.clone(), ix);
-                    concrete.push_str(&format!("[{ix}]"));
-                } else if let Some(ix) = current.get(&generic) {
-                    concrete.push_str(&format!("[{ix}]"));
-                }
-            }
-            table = concrete;
-            last_key = None;
-            if offset < pos {
-                return Some(table);
-            }
-            continue;
-        }
-        if let Some((key, _)) = line.split_once('=') {
-            if !line.starts_with('#') {
-                let key = key.trim().trim_matches('"').to_string();
-                last_key = Some(if table.is_empty() {
-                    key
-                } else {
-                    format!("{table}.{key}")
-                });
-            }
-        }
-        if offset >= start && offset < pos {
-            return last_key.or_else(|| (!table.is_empty()).then(|| table.clone()));
-        }
-    }
-    None
 }
 
 pub(crate) fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> Error {
