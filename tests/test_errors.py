@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,26 @@ def test_bad_driver_lists_the_allowed_drivers() -> None:
     assert re.search(rf"\bline {line}\b", message), message
     assert "no-such-driver" in message
     assert "napi" in message
+
+
+def test_type_error_in_a_dict_names_the_field_path() -> None:
+    # A scenario given as a dict reaches the core as TOML; a value of the
+    # wrong type is reported with its field path, not only a line.
+    scenario = tomllib.loads(inline_scenario())
+    scenario["apps"][0]["rcvbuf_bytes"] = -5
+    with pytest.raises(holdoff.ScenarioError) as info:
+        holdoff.validate(scenario)
+    assert info.value.field == "apps[0].rcvbuf_bytes"
+    assert "got -5" in str(info.value)
+
+
+def test_out_of_range_value_names_the_field_and_the_bounds() -> None:
+    scenario = tomllib.loads(inline_scenario())
+    scenario["hosts"][0]["bsd"] = {"poll_hz": 4294967295}
+    with pytest.raises(holdoff.ScenarioError) as info:
+        holdoff.validate(scenario)
+    assert info.value.field == "hosts[0].bsd.poll_hz"
+    assert "1 to 100000" in str(info.value)
 
 
 def test_scenario_error_is_a_value_error() -> None:

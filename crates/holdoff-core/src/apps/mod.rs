@@ -13,14 +13,15 @@
 //!
 //! Units: times [ns], rates [frames/s], sizes [bytes].
 
+pub mod generator;
 pub mod netpipe;
 pub mod tcp_apps;
 
 use crate::engine::StreamRng;
 use crate::metrics::LatencyHist;
 use crate::packet::{Packet, PktKind};
-use crate::scenario::config::{GeneratorCfg, Pattern};
 use crate::units::{wire_bytes, Nanos, SimTime};
+pub use generator::{GeneratorCfg, Pattern, SizeWeight};
 use rand::RngExt;
 
 /// IPv4 (20) + ICMP (8) + Ethernet header and FCS (18) around a ping payload [bytes].

@@ -49,7 +49,12 @@
 //!
 //! Units: time [ns in, us inside], rates [per ms], `usec` [1 us].
 
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::{
+    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, Throttle, TraceRow,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// `NET_DIM_PARAMS_NUM_PROFILES`.
 pub const NUM_PROFILES: usize = 5;
@@ -87,8 +92,10 @@ pub const TX_EQE: [CqModer; NUM_PROFILES] =
 pub const TX_CQE: [CqModer; NUM_PROFILES] = [m(5, 128), m(8, 64), m(16, 32), m(32, 32), m(64, 32)];
 
 /// The profile set (direction and CQ period mode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum DimProfile {
+    #[default]
     RxEqe,
     RxCqe,
     TxEqe,
@@ -429,6 +436,56 @@ pub struct NetDimOutcome {
     pub changed: bool,
     /// A new measurement started at this call.
     pub restarted: bool,
+}
+
+/// Scenario config of `kind = "dim"`: Linux generic DIM (net_dim), called
+/// at every NAPI poll; the profile's `usec` drives the vector's EITR.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DimCfg {
+    /// Profile set: rx-eqe (default), rx-cqe, tx-eqe or tx-cqe.
+    #[serde(default)]
+    pub profile: DimProfile,
+    /// Starting profile index 0..4 (kernel default 1).
+    #[serde(default = "one")]
+    #[schemars(range(min = 0, max = 4))]
+    pub start_index: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for DimCfg {
+    fn default() -> Self {
+        DimCfg {
+            profile: DimProfile::RxEqe,
+            start_index: 1,
+        }
+    }
+}
+
+impl ModeratorConfig for DimCfg {
+    fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
+        check_range(
+            "start_index",
+            self.start_index,
+            0,
+            NUM_PROFILES as u32 - 1,
+            "",
+        )?;
+        if port.throttle == Throttle::Itr256ns {
+            return Err(FieldError::new(
+                "kind",
+                format!("\"dim\" sets a per-vector interval in us; chip {} has only ITR: use an igb-class chip", port.chip),
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
+        Box::new(Dim::new(self.profile, self.start_index as u8))
+    }
 }
 
 /// DIM for one vector: the kernel state plus the driver's running counters.

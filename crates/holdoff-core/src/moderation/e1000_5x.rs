@@ -25,8 +25,13 @@
 //!
 //! Units: octets [bytes], rates [int/s], ITR [256 ns].
 
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::{
+    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, Throttle, TraceRow,
+};
 use crate::units::{ints_per_s_to_itr_256ns, Nanos};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// e1000 5.x watchdog period.
 pub const WATCHDOG: Nanos = Nanos::from_secs(2);
@@ -81,6 +86,92 @@ pub fn ditr_step(s: &Sample) -> (u32, TraceRow) {
     (itr, row)
 }
 
+/// Scenario config of `kind = "e1000-5x"`: Linux e1000 5.x (2004)
+/// `InterruptThrottleRate` 1 = dynamic (the 2-s watchdog goc/dif formula,
+/// the default when unset), 0 = off, 100..100000 = static; other values fall
+/// back to 8000 as the driver does. Timer parameters keep the driver's names
+/// and 5.x defaults [1.024 us]; `e1000_param.c` bounds each to 0..=0xFFFF
+/// (`MAX_RXDELAY`, `MAX_RXABSDELAY`, `MAX_TXDELAY`, `MAX_TXABSDELAY`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct E1000LegacyCfg {
+    #[serde(default)]
+    pub interrupt_throttle_rate: Option<u32>,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub rx_int_delay: u32,
+    #[serde(default = "d_radv_5x")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub rx_abs_int_delay: u32,
+    #[serde(default = "d_tx_5x")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub tx_int_delay: u32,
+    #[serde(default = "d_tx_5x")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub tx_abs_int_delay: u32,
+}
+
+fn d_radv_5x() -> u32 {
+    128
+}
+fn d_tx_5x() -> u32 {
+    64
+}
+
+impl Default for E1000LegacyCfg {
+    fn default() -> Self {
+        E1000LegacyCfg {
+            interrupt_throttle_rate: None,
+            rx_int_delay: 0,
+            rx_abs_int_delay: d_radv_5x(),
+            tx_int_delay: d_tx_5x(),
+            tx_abs_int_delay: d_tx_5x(),
+        }
+    }
+}
+
+/// The four delay timers of e1000/e1000e `e1000_param.c`: each 0 to 0xFFFF
+/// [1.024 us] (16-bit RDTR/RADV/TIDV/TADV fields).
+pub(crate) fn check_delay_timers(timers: [(&str, u32); 4]) -> Result<(), FieldError> {
+    for (field, v) in timers {
+        check_range(
+            field,
+            v,
+            0,
+            0xFFFF,
+            " [1.024 us] (16-bit register; e1000_param.c bounds)",
+        )?;
+    }
+    Ok(())
+}
+
+impl ModeratorConfig for E1000LegacyCfg {
+    fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
+        if port.throttle != Throttle::Itr256ns {
+            return Err(FieldError::new(
+                "kind",
+                format!("\"e1000-5x\" drives the 8254x ITR register; chip {} has EITR: use an e1000-family chip (82540, 82546)", port.chip),
+            ));
+        }
+        check_delay_timers([
+            ("rx_int_delay", self.rx_int_delay),
+            ("rx_abs_int_delay", self.rx_abs_int_delay),
+            ("tx_int_delay", self.tx_int_delay),
+            ("tx_abs_int_delay", self.tx_abs_int_delay),
+        ])
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
+        Box::new(E1000Legacy::new(
+            self.interrupt_throttle_rate,
+            self.rx_int_delay,
+            self.rx_abs_int_delay,
+            self.tx_int_delay,
+            self.tx_abs_int_delay,
+        ))
+    }
+}
+
 /// The e1000 5.x moderation state.
 #[derive(Clone, Debug)]
 pub struct E1000Legacy {
@@ -109,6 +200,9 @@ impl E1000Legacy {
 impl Moderator for E1000Legacy {
     fn name(&self) -> &'static str {
         "e1000-5x"
+    }
+    fn watchdog_ics_rxdmt0(&self) -> bool {
+        true
     }
 
     fn initial(&self) -> ModerationParams {

@@ -50,9 +50,14 @@
 //! Units: rates [int/s]; ITR [256 ns]; bytes [bytes]; timers [1.024 us].
 //! Integer arithmetic is C's (truncating) throughout.
 
-use super::e1000_5x::ditr_step;
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::e1000_5x::{check_delay_timers, ditr_step};
+use super::{
+    BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
+    Sample, TraceRow,
+};
 use crate::units::{ints_per_s_to_itr_256ns, Nanos};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// e1000/e1000e watchdog period.
 pub const WATCHDOG: Nanos = Nanos::from_secs(2);
@@ -84,8 +89,10 @@ pub const DEFAULT_RDTR: u32 = 0;
 pub const DEFAULT_RADV: u32 = 8;
 
 /// Which driver's option handling applies (the algorithms are the same).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Driver {
+    #[default]
     /// Linux e1000 7.3.x (8254x).
     E1000,
     /// Linux e1000e (8257x, 82583, ICH/PCH).
@@ -252,6 +259,83 @@ pub fn ramp(current: u32, target: u32) -> u32 {
     }
 }
 
+/// Scenario config of `kind = "e1000-itr"`: Linux e1000 >= 7.3 / e1000e
+/// `InterruptThrottleRate` 0 off, 1 dynamic, 3 dynamic conservative
+/// (default), 4 simplified (2-s goc/dif), 100..100000 static (other values
+/// are handled as each driver's option check does). Timers default to the
+/// 7.x values (RDTR 0, RADV 8, TIDV 8, TADV 32) [1.024 us] and are bounded
+/// like the driver's module parameters (`e1000_param.c`: `MIN_RXDELAY` 0 ..
+/// `MAX_RXDELAY` 0xFFFF, and likewise RxAbsIntDelay, TxIntDelay,
+/// TxAbsIntDelay).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct E1000ItrCfg {
+    #[serde(default)]
+    pub interrupt_throttle_rate: Option<u32>,
+    /// Which driver: e1000 (7.3, 8254x) or e1000e (8257x); they differ in option validation.
+    #[serde(default)]
+    pub driver: Driver,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub rx_int_delay: u32,
+    #[serde(default = "d_radv")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub rx_abs_int_delay: u32,
+    #[serde(default = "d_tidv")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub tx_int_delay: u32,
+    #[serde(default = "d_tadv")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub tx_abs_int_delay: u32,
+}
+
+fn d_radv() -> u32 {
+    DEFAULT_RADV
+}
+fn d_tidv() -> u32 {
+    DEFAULT_TIDV
+}
+fn d_tadv() -> u32 {
+    DEFAULT_TADV
+}
+
+impl Default for E1000ItrCfg {
+    fn default() -> Self {
+        E1000ItrCfg {
+            interrupt_throttle_rate: None,
+            driver: Driver::E1000,
+            rx_int_delay: DEFAULT_RDTR,
+            rx_abs_int_delay: DEFAULT_RADV,
+            tx_int_delay: DEFAULT_TIDV,
+            tx_abs_int_delay: DEFAULT_TADV,
+        }
+    }
+}
+
+impl ModeratorConfig for E1000ItrCfg {
+    fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
+        check_delay_timers([
+            ("rx_int_delay", self.rx_int_delay),
+            ("rx_abs_int_delay", self.rx_abs_int_delay),
+            ("tx_int_delay", self.tx_int_delay),
+            ("tx_abs_int_delay", self.tx_abs_int_delay),
+        ])
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        Box::new(
+            E1000Itr::new(self.driver, self.interrupt_throttle_rate)
+                .with_timers(
+                    self.rx_int_delay,
+                    self.rx_abs_int_delay,
+                    self.tx_int_delay,
+                    self.tx_abs_int_delay,
+                )
+                .with_link_mbps(ctx.link_mbps),
+        )
+    }
+}
+
 /// The e1000 >= 7.3 / e1000e moderation state.
 #[derive(Clone, Debug)]
 pub struct E1000Itr {
@@ -380,6 +464,9 @@ impl E1000Itr {
 impl Moderator for E1000Itr {
     fn name(&self) -> &'static str {
         "e1000-itr"
+    }
+    fn watchdog_ics_rxdmt0(&self) -> bool {
+        true
     }
 
     fn initial(&self) -> ModerationParams {

@@ -71,7 +71,12 @@
 //! Units: bytes, packets, rates [int/s]; ITR [256 ns]; EITR raw [0.25 us],
 //! `eitr_us` [1 us].
 
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::{
+    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, Throttle, TraceRow,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// `*_INTS_4K`: the bulk class, and the sub-gigabit rate [int/s].
 pub const INTS_4K: u32 = 4000;
@@ -339,6 +344,75 @@ pub enum AimPath {
     SmallBuffer = 4,
 }
 
+/// Scenario config of `kind = "freebsd-aim"`: FreeBSD em/igb adaptive
+/// interrupt moderation (2024): `enable_aim` 0 (static
+/// `max_interrupt_rate`), 1 or 2 (per-interrupt 4K/20K/70K classes; 2 allows
+/// the lowest-latency class). Writes ITR on e1000-family chips, EITR on
+/// igb-class chips.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FreebsdAimCfg {
+    /// `hw.em.enable_aim`: 0, 1 or 2.
+    #[serde(default = "one")]
+    #[schemars(range(min = 0, max = 2))]
+    pub enable_aim: u32,
+    /// `hw.em.max_interrupt_rate` [int/s], 100 to 100000.
+    #[serde(default = "d_8000")]
+    #[schemars(range(min = 100, max = 100_000))]
+    pub max_interrupt_rate: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+fn d_8000() -> u32 {
+    8000
+}
+
+impl Default for FreebsdAimCfg {
+    fn default() -> Self {
+        FreebsdAimCfg {
+            enable_aim: 1,
+            max_interrupt_rate: 8000,
+        }
+    }
+}
+
+impl ModeratorConfig for FreebsdAimCfg {
+    fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
+        if self.enable_aim > 2 {
+            return Err(FieldError::new(
+                "enable_aim",
+                format!("got {}; allowed: 0, 1, 2", self.enable_aim),
+            ));
+        }
+        check_range(
+            "max_interrupt_rate",
+            self.max_interrupt_rate,
+            100,
+            100_000,
+            "",
+        )
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let target = match ctx.throttle {
+            Throttle::Itr256ns => AimTarget::EmItr,
+            Throttle::Eitr256ns | Throttle::Eitr1us => AimTarget::IgbEitr,
+        };
+        Box::new(FreebsdAim::with_config(
+            target,
+            AimConfig {
+                enable_aim: self.enable_aim,
+                max_interrupt_rate: self.max_interrupt_rate,
+                link_speed_mbps: ctx.link_mbps,
+                pba_kb: ctx.rx_fifo_bytes / 1024,
+                ..AimConfig::default()
+            },
+        ))
+    }
+}
+
 /// The FreeBSD e1000 AIM state of one RX queue / vector.
 #[derive(Clone, Debug)]
 pub struct FreebsdAim {
@@ -407,6 +481,9 @@ impl FreebsdAim {
 impl Moderator for FreebsdAim {
     fn name(&self) -> &'static str {
         "freebsd-aim"
+    }
+    fn interrupt_rate_readback(&self) -> Option<u32> {
+        Some(self.interrupt_rate())
     }
 
     fn initial(&self) -> ModerationParams {

@@ -56,7 +56,12 @@
 //! Units: `itr_val` raw [0.25 us]; output [1 us]; bytes [bytes].
 
 use super::e1000_itr::{update_class, LatencyClass};
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::{
+    BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
+    Sample, Throttle, TraceRow,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// `IGB_START_ITR` "~6000 ints/sec" [raw 0.25 us] (162 us).
 pub const IGB_START_ITR: u32 = 648;
@@ -173,6 +178,51 @@ pub fn ring_itr(
         new = IGB_20K_ITR;
     }
     Some((avg, new))
+}
+
+/// Scenario config of `kind = "igb"`: Linux igb ethtool rx-usecs 0 (off), 1
+/// (dynamic), 3 (dynamic conservative, default) or a fixed interval 10 to
+/// 10000 [us]; other values are refused as `igb_set_coalesce` does
+/// (-EINVAL for 2, 4..9 and > `IGB_MAX_ITR_USECS`). The latency-class path
+/// (single vector) or `igb_update_ring_itr` (multi-vector), written at the
+/// next interrupt.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IgbCfg {
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 10_000))]
+    pub rx_usecs: Option<u32>,
+    /// Use `igb_update_ring_itr`; default: when the port has several vectors.
+    #[serde(default)]
+    pub multi_vector: Option<bool>,
+}
+
+impl ModeratorConfig for IgbCfg {
+    fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
+        if port.throttle == Throttle::Itr256ns {
+            return Err(FieldError::new(
+                "kind",
+                format!("\"igb\" drives a per-vector EITR; chip {} has only ITR: use 82574, 82576, i350, i210 or i211", port.chip),
+            ));
+        }
+        if let Some(v) = self.rx_usecs {
+            let ok = matches!(v, 0 | 1 | 3) || (IGB_MIN_ITR_USECS..=IGB_MAX_ITR_USECS).contains(&v);
+            if !ok {
+                return Err(FieldError::new(
+                    "rx_usecs",
+                    format!("got {v}; allowed: 0 (off), 1 (dynamic), 3 (dynamic conservative) or 10 to 10000 us (igb_set_coalesce refuses the rest)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        Box::new(
+            Igb::new(self.rx_usecs, self.multi_vector.unwrap_or(ctx.vectors > 1))
+                .with_link_mbps(ctx.link_mbps),
+        )
+    }
 }
 
 /// The igb per-q_vector moderation state.
@@ -356,6 +406,32 @@ mod tests {
     use super::LatencyClass::*;
     use super::*;
     use crate::units::SimTime;
+
+    #[test]
+    fn config_refuses_what_igb_set_coalesce_refuses() {
+        // igb_set_coalesce returns -EINVAL for 2, 4..9 and above
+        // IGB_MAX_ITR_USECS (10000); 0, 1, 3 and 10..=10000 pass.
+        let port = PortCaps {
+            chip: "82576",
+            throttle: Throttle::Eitr1us,
+        };
+        let cfg = |v| IgbCfg {
+            rx_usecs: Some(v),
+            multi_vector: None,
+        };
+        for ok in [0, 1, 3, 10, 10_000] {
+            assert!(cfg(ok).validate(&port).is_ok(), "{ok}");
+        }
+        for bad in [2, 4, 5, 9, 10_001] {
+            assert_eq!(cfg(bad).validate(&port).unwrap_err().field, "rx_usecs");
+        }
+        // An ITR-only chip has no per-vector EITR for igb to drive.
+        let itr_port = PortCaps {
+            chip: "82546",
+            throttle: Throttle::Itr256ns,
+        };
+        assert_eq!(cfg(3).validate(&itr_port).unwrap_err().field, "kind");
+    }
 
     fn sample(k: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
         Sample {

@@ -51,7 +51,12 @@
 //!
 //! Units: `itr` [2 us]; output [1 us]; bytes [bytes]; `b` [bytes / 2 us].
 
-use super::{Invocation, ModerationParams, Moderator, Sample, TraceRow};
+use super::{
+    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, TraceRow,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// ixl.h ITR values [2 us] ("Multiply ITR values by 2 for real ITR value").
 pub const IXL_ITR_100K: u32 = 0x0005;
@@ -75,13 +80,15 @@ pub enum Latency {
 }
 
 /// Which ring functions the queue interrupt calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum IxlRings {
     /// iflib-era `ixl_msix_que`: `ixl_set_queue_rx_itr` only.
     Rx,
     /// `ixl_set_queue_tx_itr` only.
     Tx,
     /// Pre-iflib: both; output the smaller interval.
+    #[default]
     Both,
 }
 
@@ -158,6 +165,63 @@ pub fn check_itr_tunable(value: u32, default: u32) -> u32 {
         default
     } else {
         value
+    }
+}
+
+/// Scenario config of `kind = "ixl"`: FreeBSD ixl dynamic ITR (ITR in 2 us
+/// units) driving the chip's EITR.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IxlCfg {
+    /// `hw.ixl.dynamic_rx_itr` / `dynamic_tx_itr`.
+    #[serde(default = "yes")]
+    pub dynamic: bool,
+    /// Which ring's algorithm drives the vector: rx, tx or both.
+    #[serde(default)]
+    pub rings: IxlRings,
+    /// Initial RX ITR, `hw.ixl.rx_itr` [2 us units], 0 to `IXL_MAX_ITR`
+    /// (4080); default `IXL_ITR_8K`.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 4080))]
+    pub rx_itr: Option<u32>,
+    /// Initial TX ITR, `hw.ixl.tx_itr` [2 us units], 0 to 4080; default `IXL_ITR_4K`.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 4080))]
+    pub tx_itr: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for IxlCfg {
+    fn default() -> Self {
+        IxlCfg {
+            dynamic: true,
+            rings: IxlRings::Both,
+            rx_itr: None,
+            tx_itr: None,
+        }
+    }
+}
+
+impl ModeratorConfig for IxlCfg {
+    fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
+        // `ixl_save_pf_tunables` replaces values above IXL_MAX_ITR by the
+        // default; refused here so the value in effect is the one given.
+        for (field, v) in [("rx_itr", self.rx_itr), ("tx_itr", self.tx_itr)] {
+            if let Some(v) = v {
+                check_range(field, v, 0, IXL_MAX_ITR, " [2 us] (IXL_MAX_ITR)")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
+        Box::new(Ixl::new(self.dynamic, self.rings).with_itr(
+            self.rx_itr.unwrap_or(IXL_ITR_8K),
+            self.tx_itr.unwrap_or(IXL_ITR_4K),
+        ))
     }
 }
 

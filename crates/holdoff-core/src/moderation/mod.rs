@@ -6,7 +6,11 @@
 //! answers with the register values to write. This keeps every algorithm
 //! unit-testable on its own (like Linux's lib/dim) and liftable into a driver.
 //!
-//! Depends on `units` only.
+//! Depends on `units` only (plus serde/schemars derives on the plain-data
+//! config types). Each algorithm's file also holds its scenario config type,
+//! that type's `validate()` and `build()` (the [`ModeratorConfig`] trait);
+//! what construction needs to know about the port comes in a [`BuildCtx`],
+//! so this module never sees the NIC model or the scenario format.
 //!
 //! Units: register values keep their hardware units in their names
 //! (`itr_256ns`, `eitr_us`, `*_1024ns`).
@@ -20,8 +24,84 @@ pub mod ixl;
 pub mod static_policy;
 
 use crate::units::SimTime;
-pub use e1000_5x::E1000Legacy;
-pub use static_policy::StaticModerator;
+pub use dim::DimCfg;
+pub use e1000_5x::{E1000Legacy, E1000LegacyCfg};
+pub use e1000_itr::E1000ItrCfg;
+pub use freebsd_aim::FreebsdAimCfg;
+pub use igb::IgbCfg;
+pub use ixl::IxlCfg;
+pub use static_policy::{StaticCfg, StaticModerator};
+
+/// The interrupt-throttle register a port's chip has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// One ITR register in 256 ns units (8254x; 8257x in legacy/MSI mode).
+    Itr256ns,
+    /// Per-vector EITR in 256 ns units (82574, 82575).
+    Eitr256ns,
+    /// Per-vector EITR with the interval in 1 us (82576 and later).
+    Eitr1us,
+}
+
+/// What a config's `validate()` may check about the port it moderates.
+#[derive(Clone, Copy, Debug)]
+pub struct PortCaps<'a> {
+    /// Chip preset name, for messages.
+    pub chip: &'a str,
+    pub throttle: Throttle,
+}
+
+/// What `build()` needs to construct the algorithm for one vector.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildCtx {
+    /// Link speed [Mb/s].
+    pub link_mbps: u32,
+    pub throttle: Throttle,
+    /// The chip's receive packet buffer (PBA) [bytes].
+    pub rx_fifo_bytes: u32,
+    /// Interrupt vectors of the port [count].
+    pub vectors: u16,
+    /// The vector this instance moderates.
+    pub vector: u16,
+}
+
+/// A config field that is not valid: `field` is relative to the moderation
+/// table (`rx_usecs`); the caller prefixes the full path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// `lo..=hi` or an error naming the field, the value and the range.
+pub fn check_range(field: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), FieldError> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(FieldError::new(
+            field,
+            format!("got {v}; allowed: {lo} to {hi}{why}"),
+        ))
+    }
+}
+
+/// The scenario config of one algorithm: checked once, then built once per
+/// interrupt vector.
+pub trait ModeratorConfig {
+    /// Refuse values the model or the real knob does not allow.
+    fn validate(&self, port: &PortCaps) -> Result<(), FieldError>;
+    /// The algorithm for one vector of a validated config.
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator>;
+}
 
 /// Counters since the previous call, for one interrupt vector.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,6 +179,17 @@ pub trait Moderator {
     /// Set when the algorithm misbehaved (an externally written algorithm
     /// raised or returned something invalid); the run stops and reports it.
     fn failure(&self) -> Option<&str> {
+        None
+    }
+    /// Whether the driver's periodic watchdog also writes ICS = RXDMT0
+    /// ("cause software interrupt to ensure rx ring is cleaned"; Linux e1000
+    /// and e1000e `e1000_watchdog`, every 2 s in every ITR mode).
+    fn watchdog_ics_rxdmt0(&self) -> bool {
+        false
+    }
+    /// The driver's interrupt-rate readback for this vector, if it has one
+    /// (FreeBSD em/igb `dev.em.N.queue_rx_M.interrupt_rate`) [int/s].
+    fn interrupt_rate_readback(&self) -> Option<u32> {
         None
     }
 }

@@ -6,7 +6,7 @@
 //! output for the same scenario and seed); see `api::Perf`.
 
 use super::config::Scenario;
-use super::world::{AnyModerator, NapiStats, World};
+use super::world::{NapiStats, World};
 use crate::apps::AppKind;
 use crate::error::Error;
 use crate::metrics::LatencyHist;
@@ -271,10 +271,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     throttle_interval_ns: p.throttle(v).0.as_ns(),
                     min_spacing_ns: p.min_spacing(v).map(|n| n.as_ns()),
                     throttle_register: p.throttle(v).1,
-                    freebsd_interrupt_rate: match w.moderator(pi, v as usize) {
-                        AnyModerator::FreebsdAim(m) => Some(m.interrupt_rate()),
-                        _ => None,
-                    },
+                    freebsd_interrupt_rate: w.moderator(pi, v as usize).interrupt_rate_readback(),
                     napi: w.napi_stats(pi, v as usize),
                 })
                 .collect();

@@ -163,6 +163,11 @@ pub trait DriverArch: Sync {
     fn budgeted(&self) -> bool {
         false
     }
+    /// The driver has NAPI instances (so busy polling and IRQ suspension,
+    /// which call and park the NAPI poll, apply to it).
+    fn napi(&self) -> bool {
+        false
+    }
     /// Interrupts are enabled (IMS written) when the interface comes up.
     fn unmask_at_start(&self) -> bool {
         true

@@ -52,6 +52,9 @@ pub fn complete(k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction)
 }
 
 impl DriverArch for Napi {
+    fn napi(&self) -> bool {
+        true
+    }
     fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         let mut cost = cost;
         if !i.msix {

@@ -5,7 +5,7 @@
 //!
 //! Units: times [ns].
 
-use super::moderation::{build_moderator, AnyModerator, ExternalFactory};
+use super::moderation::{build_moderator, ExternalFactory};
 use super::napi::SoftirqState;
 use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
@@ -20,6 +20,7 @@ use crate::host::drivers;
 use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::Moderator;
 use crate::nic::chip;
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
 use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LinkCfg, Scenario};
@@ -216,7 +217,7 @@ impl World {
                     lines.push(li);
                 }
                 let nvec = port.num_vectors();
-                let m: Vec<AnyModerator> = (0..nvec as u16)
+                let m: Vec<Box<dyn Moderator>> = (0..nvec as u16)
                     .map(|v| {
                         build_moderator(
                             n,

@@ -57,7 +57,7 @@ mod napi;
 mod outcome;
 mod series;
 
-pub use moderation::{AnyModerator, ExternalFactory};
+pub use moderation::ExternalFactory;
 pub use napi::NapiStats;
 
 use super::config::{AppCfg, Scenario};
@@ -170,7 +170,7 @@ pub struct World {
     port_vec_line: Vec<Vec<u16>>,
     /// Per port, per vector. Periodic (watchdog) algorithms use vector 0's
     /// instance for the whole port.
-    moderators: Vec<Vec<AnyModerator>>,
+    moderators: Vec<Vec<Box<dyn crate::moderation::Moderator>>>,
     gens: Vec<Generator>,
     gen_names: Vec<String>,
     gen_egress: Vec<LinkDir>,

@@ -6,11 +6,12 @@
 //!
 //! Units: times [ns].
 
-use super::{AnyModerator, Host, NapiStats, World};
+use super::{Host, NapiStats, World};
 use crate::apps::{App, Generator};
 use crate::host::driver::DriverKind;
 use crate::host::profile::HostProfile;
 use crate::metrics::{Ledger, TimeSeries};
+use crate::moderation::Moderator;
 use crate::moderation::TraceRow;
 use crate::nic::{NicPort, RegOp};
 use crate::scenario::config::Scenario;
@@ -105,8 +106,8 @@ impl World {
     }
 
     /// The moderation algorithm of (port, vector).
-    pub fn moderator(&self, port: usize, vector: usize) -> &AnyModerator {
-        &self.moderators[port][vector]
+    pub fn moderator(&self, port: usize, vector: usize) -> &dyn Moderator {
+        self.moderators[port][vector].as_ref()
     }
 
     /// Moderation decisions of a port, in time order.

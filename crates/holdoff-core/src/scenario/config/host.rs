@@ -1,0 +1,582 @@
+//! The `[[hosts]]` tables: a modelled machine (cost profile, clock, cores,
+//! driver architecture and its NAPI/BSD parameters, TCP sysctls, forwarding)
+//! and its NICs. Each type checks its own fields; errors name the full field
+//! path (`hosts[0].nics[1].rx_ring`) and the allowed values.
+//!
+//! The NAPI and BSD parameter types belong to `host::driver`; their bounds
+//! are checked here and added to their JSON Schema here (`napi_schema`,
+//! `bsd_schema`) so the schema and the checks agree.
+//!
+//! Units are in the field names.
+
+use super::moderation::ModerationCfg;
+use super::{cfg_err, names_list};
+use crate::error::Error;
+use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
+use crate::host::drivers;
+use crate::host::profile;
+use crate::nic::chip::{self, ChipProfile};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Largest descriptor ring of any chip preset [descriptors].
+pub const MAX_RING: u32 = 4096;
+/// Most queue pairs of any chip preset [count].
+pub const MAX_QUEUES: u32 = 16;
+/// Most cores a host may have [count].
+pub const MAX_CORES: u32 = 256;
+/// Upper bound of the byte-size sysctls (buffers) [bytes]: 1 GiB.
+pub const MAX_BUF_BYTES: u32 = 1 << 30;
+
+/// A modelled machine.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    pub name: String,
+    /// Cost profile preset: ideal, p4-xeon-2004, opteron-2006, apu2, xeon-modern.
+    #[schemars(schema_with = "profile_schema")]
+    pub profile: String,
+    /// Core clock the host runs at [MHz] (a P-state, e.g. OpenBSD
+    /// hw.setperf=0); CPU-bound costs of the profile scale with it. Default:
+    /// the profile's nominal clock.
+    #[serde(default)]
+    #[schemars(range(min = 100, max = 10_000))]
+    pub cpu_mhz: Option<u32>,
+    /// CPU cores [count].
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 256))]
+    pub cores: u32,
+    #[serde(default)]
+    pub driver: DriverKind,
+    #[serde(default)]
+    #[schemars(schema_with = "napi_schema")]
+    pub napi: NapiConfig,
+    /// BSD driver parameters (rx_process_limit, polling clock and burst).
+    #[serde(default)]
+    #[schemars(schema_with = "bsd_schema")]
+    pub bsd: BsdConfig,
+    /// IP forwarding: packets received on `from` are sent out of `to`.
+    #[serde(default)]
+    pub forward: Vec<ForwardRule>,
+    /// TCP sysctls of this host (Linux 2.6.6 defaults).
+    #[serde(default)]
+    pub tcp: TcpSysctls,
+    /// Interface queue (qdisc) length in front of each TX ring [packets] (Linux txqueuelen).
+    #[serde(default = "default_txqueuelen")]
+    #[schemars(range(min = 0, max = 100_000))]
+    pub txqueuelen: u32,
+    pub nics: Vec<NicCfg>,
+}
+
+/// One forwarding rule (NIC names of this host).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardRule {
+    pub from: String,
+    pub to: String,
+}
+
+pub(super) fn one() -> u32 {
+    1
+}
+fn default_txqueuelen() -> u32 {
+    1000
+}
+
+/// TCP settings of a host. Defaults: Linux 2.6.6 (seed-scenarios.md card 1).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSysctls {
+    /// Socket receive buffer, tcp_rmem[1] [bytes] (fixed: no receive
+    /// autotuning in 2.6.6); at least 2 x mss_bytes, at most 1 GiB.
+    #[serde(default = "d_rmem")]
+    #[schemars(range(min = 1072, max = 1_073_741_824))]
+    pub rmem_default: u32,
+    /// Initial send buffer, tcp_wmem[1] [bytes]; at least mss_bytes.
+    #[serde(default = "d_wmem")]
+    #[schemars(range(min = 536, max = 1_073_741_824))]
+    pub wmem_default: u32,
+    /// Largest send buffer, tcp_wmem[2] [bytes]; at least wmem_default.
+    #[serde(default = "d_wmem_max")]
+    #[schemars(range(min = 536, max = 1_073_741_824))]
+    pub wmem_max: u32,
+    /// tcp_adv_win_scale (1 to 8).
+    #[serde(default = "two")]
+    #[schemars(range(min = 1, max = 8))]
+    pub adv_win_scale: u32,
+    /// Delayed-ACK timeout [us] (TCP_DELACK_MIN = 40 ms); at most 1 s (Linux
+    /// TCP_DELACK_MAX is 200 ms).
+    #[serde(default = "d_delack")]
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub delack_us: u64,
+    /// Minimum retransmission timeout [ms] (TCP_RTO_MIN = 200 ms); 1 to
+    /// 120000 (TCP_RTO_MAX = 120 s).
+    #[serde(default = "d_rto_min")]
+    #[schemars(range(min = 1, max = 120_000))]
+    pub rto_min_ms: u64,
+    /// Maximum segment size [bytes] (1500 MTU with timestamps: 1448), 536 to 8960.
+    #[serde(default = "d_mss")]
+    #[schemars(range(min = 536, max = 8960))]
+    pub mss_bytes: u32,
+    /// Receive memory charged per received segment, the Linux skb truesize
+    /// [bytes]. Default 2336: Linux 2.6.6 with e1000 2048-byte receive
+    /// buffers on a P4 kernel; it switches on the Linux 2.6 receive-window
+    /// rules (rcv_ssthresh growth, window clamp, initial window of 4 MSS).
+    /// 0: payload accounting and the whole window from the start (stacks
+    /// without those rules, e.g. FreeBSD and OpenBSD with autotuned buffers).
+    /// Otherwise mss_bytes to rmem_default / 2.
+    #[serde(default = "d_truesize")]
+    #[schemars(range(min = 0, max = 536_870_912))]
+    pub skb_truesize_bytes: u32,
+}
+
+fn d_rmem() -> u32 {
+    87_380
+}
+fn d_wmem() -> u32 {
+    16_384
+}
+fn d_wmem_max() -> u32 {
+    131_072
+}
+fn d_delack() -> u64 {
+    40_000
+}
+fn d_rto_min() -> u64 {
+    200
+}
+fn d_mss() -> u32 {
+    1448
+}
+fn d_truesize() -> u32 {
+    crate::stack::tcp::LINUX26_E1000_SKB_TRUESIZE
+}
+pub(super) fn two() -> u32 {
+    2
+}
+
+impl Default for TcpSysctls {
+    fn default() -> Self {
+        TcpSysctls {
+            rmem_default: d_rmem(),
+            wmem_default: d_wmem(),
+            wmem_max: d_wmem_max(),
+            adv_win_scale: 2,
+            delack_us: d_delack(),
+            rto_min_ms: d_rto_min(),
+            mss_bytes: d_mss(),
+            skb_truesize_bytes: d_truesize(),
+        }
+    }
+}
+
+/// Interrupt delivery mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntModeCfg {
+    Intx,
+    Msi,
+    Msix,
+}
+
+/// One NIC port on a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicCfg {
+    pub name: String,
+    /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211.
+    #[schemars(schema_with = "chip_schema")]
+    pub chip: String,
+    /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
+    #[serde(default)]
+    pub interrupt_mode: Option<IntModeCfg>,
+    /// RX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
+    #[serde(default = "default_ring")]
+    #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
+    pub rx_ring: u32,
+    /// TX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
+    #[serde(default = "default_ring")]
+    #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
+    pub tx_ring: u32,
+    /// RX/TX queue pairs [count], 1 to the chip's maximum; > 1 requires MSI-X.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 16))]
+    pub queues: u32,
+    /// Whether the driver sets IDE on TX descriptors (TIDV/TADV apply only then).
+    #[serde(default = "yes")]
+    pub set_ide: bool,
+    /// RXDMT0 threshold as a fraction of the ring: 2 (1/2), 4 (1/4) or 8 (1/8).
+    #[serde(default = "two")]
+    #[schemars(schema_with = "rdmts_schema")]
+    pub rdmts_divisor: u32,
+    /// INTx only: ports with the same line number on a host share one line (0 to 255).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub irq_line: Option<u32>,
+    /// Core that takes this port's interrupts (MSI-X: the first vector's;
+    /// others follow round robin); below the host's `cores`.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub irq_core: u32,
+    #[serde(default)]
+    pub moderation: ModerationCfg,
+}
+
+fn default_ring() -> u32 {
+    256
+}
+pub(super) fn yes() -> bool {
+    true
+}
+
+fn string_enum(names: Vec<&str>) -> Schema {
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+
+fn profile_schema(_: &mut SchemaGenerator) -> Schema {
+    string_enum(profile::presets().iter().map(|p| p.name).collect())
+}
+
+fn chip_schema(_: &mut SchemaGenerator) -> Schema {
+    string_enum(chip::presets().iter().map(|c| c.name).collect())
+}
+
+fn rdmts_schema(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "integer", "format": "uint32", "enum": [2, 4, 8] })
+}
+
+/// Bounds of the NAPI parameters: (field, min, max). Linux: weight is a
+/// per-poll packet count (`netif_napi_add_weight` warns above 64 but
+/// accepts more); `netdev_budget` and `netdev_budget_usecs` are positive;
+/// `napi_defer_hard_irqs` is capped at S32_MAX; the timeouts are bounded at
+/// 10 s (`irq_suspend_timeout` and `gro_flush_timeout` are ns counts; longer
+/// would only disable them).
+pub const NAPI_BOUNDS: [(&str, u64, u64); 7] = [
+    ("weight", 1, 65_535),
+    ("budget", 1, 1_000_000),
+    ("budget_usecs", 1, 1_000_000),
+    ("defer_hard_irqs", 0, 2_147_483_647),
+    ("gro_flush_timeout_ns", 0, 10_000_000_000),
+    ("netdev_max_backlog", 0, 1_000_000),
+    ("irq_suspend_timeout_ns", 0, 10_000_000_000),
+];
+
+/// Bounds of the BSD parameters: (field, min, max). `rx_process_limit`: -1
+/// (unlimited) or 1 to 1000000 (0 is refused). `poll_hz`: 1 to 100000 ticks
+/// per second; FreeBSD polls at kern.hz (100 to 1000 in practice, DragonFly
+/// caps its polling frequency at 30000), and 100000 keeps the tick rate at
+/// the highest interrupt rate any modelled throttle allows (one per 10 us),
+/// so a polling host never costs more events than an interrupting one.
+/// `poll_burst`: kern.polling.burst_max, 10 to 20000 (FreeBSD kern_poll.c
+/// `MIN_POLL_BURST_MAX`, `MAX_POLL_BURST_MAX`).
+pub const BSD_BOUNDS: [(&str, i64, i64); 3] = [
+    ("rx_process_limit", -1, 1_000_000),
+    ("poll_hz", 1, 100_000),
+    ("poll_burst", 10, 20_000),
+];
+
+/// `T`'s schema with `minimum`/`maximum` added to the named properties.
+fn with_bounds<T: JsonSchema>(
+    gen: &mut SchemaGenerator,
+    bounds: impl IntoIterator<Item = (&'static str, serde_json::Value, serde_json::Value)>,
+) -> Schema {
+    let mut s = T::json_schema(gen);
+    if let Some(props) = s
+        .as_object_mut()
+        .and_then(|o| o.get_mut("properties"))
+        .and_then(|p| p.as_object_mut())
+    {
+        for (field, lo, hi) in bounds {
+            if let Some(p) = props.get_mut(field).and_then(|p| p.as_object_mut()) {
+                p.insert("minimum".into(), lo);
+                p.insert("maximum".into(), hi);
+            }
+        }
+    }
+    s
+}
+
+fn napi_schema(gen: &mut SchemaGenerator) -> Schema {
+    with_bounds::<NapiConfig>(
+        gen,
+        NAPI_BOUNDS
+            .iter()
+            .map(|(f, lo, hi)| (*f, (*lo).into(), (*hi).into())),
+    )
+}
+
+fn bsd_schema(gen: &mut SchemaGenerator) -> Schema {
+    with_bounds::<BsdConfig>(
+        gen,
+        BSD_BOUNDS
+            .iter()
+            .map(|(f, lo, hi)| (*f, (*lo).into(), (*hi).into())),
+    )
+}
+
+/// `lo..=hi` or an error naming the field.
+fn range<T: PartialOrd + std::fmt::Display>(
+    field: String,
+    v: T,
+    lo: T,
+    hi: T,
+    note: &str,
+) -> Result<(), Error> {
+    if v < lo || v > hi {
+        return Err(cfg_err(
+            field,
+            format!("got {v}; allowed: {lo} to {hi}{note}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_napi(n: &NapiConfig, path: &str) -> Result<(), Error> {
+    let values = [
+        n.weight as u64,
+        n.budget as u64,
+        n.budget_usecs as u64,
+        n.defer_hard_irqs as u64,
+        n.gro_flush_timeout_ns,
+        n.netdev_max_backlog as u64,
+        n.irq_suspend_timeout_ns,
+    ];
+    for ((field, lo, hi), v) in NAPI_BOUNDS.iter().zip(values) {
+        let note = match *field {
+            "weight" | "budget" | "budget_usecs" => " (Linux: 64, 300, 2000)",
+            "irq_suspend_timeout_ns" | "gro_flush_timeout_ns" => " (0 = off; 10 s)",
+            _ => "",
+        };
+        range(format!("{path}.{field}"), v, *lo, *hi, note)?;
+    }
+    Ok(())
+}
+
+fn check_bsd(b: &BsdConfig, path: &str) -> Result<(), Error> {
+    let values = [
+        b.rx_process_limit as i64,
+        b.poll_hz as i64,
+        b.poll_burst as i64,
+    ];
+    for ((field, lo, hi), v) in BSD_BOUNDS.iter().zip(values) {
+        range(format!("{path}.{field}"), v, *lo, *hi, "")?;
+    }
+    if b.rx_process_limit == 0 {
+        return Err(cfg_err(
+            format!("{path}.rx_process_limit"),
+            "got 0; allowed: -1 (unlimited) or 1 to 1000000",
+        ));
+    }
+    Ok(())
+}
+
+impl TcpSysctls {
+    fn validate(&self, path: &str) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        range(f("mss_bytes"), self.mss_bytes, 536, 8960, "")?;
+        range(
+            f("rmem_default"),
+            self.rmem_default,
+            1072,
+            MAX_BUF_BYTES,
+            "",
+        )?;
+        range(f("wmem_default"), self.wmem_default, 536, MAX_BUF_BYTES, "")?;
+        range(f("wmem_max"), self.wmem_max, 536, MAX_BUF_BYTES, "")?;
+        if self.rmem_default < 2 * self.mss_bytes
+            || self.wmem_default < self.mss_bytes
+            || self.wmem_max < self.wmem_default
+        {
+            return Err(cfg_err(
+                path,
+                "need rmem_default >= 2 x mss_bytes, wmem_default >= mss_bytes and wmem_max >= wmem_default",
+            ));
+        }
+        if self.skb_truesize_bytes != 0
+            && !(self.mss_bytes..=self.rmem_default / 2).contains(&self.skb_truesize_bytes)
+        {
+            return Err(cfg_err(
+                f("skb_truesize_bytes"),
+                format!(
+                    "got {}; allowed: 0 (payload accounting) or mss_bytes ({}) to rmem_default/2 ({})",
+                    self.skb_truesize_bytes,
+                    self.mss_bytes,
+                    self.rmem_default / 2
+                ),
+            ));
+        }
+        range(f("adv_win_scale"), self.adv_win_scale, 1, 8, "")?;
+        range(f("delack_us"), self.delack_us, 0, 1_000_000, " (1 s)")?;
+        range(
+            f("rto_min_ms"),
+            self.rto_min_ms,
+            1,
+            120_000,
+            " (TCP_RTO_MAX 120 s)",
+        )?;
+        Ok(())
+    }
+}
+
+impl HostCfg {
+    /// Check this host's own fields and its NICs; `path` is `hosts[i]`.
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        if profile::by_name(&self.profile).is_none() {
+            let profiles: Vec<&str> = profile::presets().iter().map(|p| p.name).collect();
+            return Err(cfg_err(
+                f("profile"),
+                format!("got {:?}; allowed: {}", self.profile, names_list(&profiles)),
+            ));
+        }
+        if let Some(mhz) = self.cpu_mhz {
+            range(f("cpu_mhz"), mhz, 100, 10_000, "")?;
+        }
+        range(f("cores"), self.cores, 1, MAX_CORES, "")?;
+        check_napi(&self.napi, &f("napi"))?;
+        // Without an application that busy-polls with prefer_busy_poll
+        // irq_suspend_timeout is accepted and does nothing, as in Linux (a
+        // sweep may turn busy polling on and off under one host setup).
+        if self.napi.irq_suspend_timeout_ns > 0 && !drivers::arch(self.driver).napi() {
+            return Err(cfg_err(
+                f("napi.irq_suspend_timeout_ns"),
+                format!(
+                    "IRQ suspension is a NAPI feature; driver is {:?}: set driver = \"napi\" or irq_suspend_timeout_ns = 0",
+                    self.driver.as_str()
+                ),
+            ));
+        }
+        if self.nics.is_empty() {
+            return Err(cfg_err(f("nics"), "a host needs at least one NIC"));
+        }
+        self.tcp.validate(&f("tcp"))?;
+        for (fi, r) in self.forward.iter().enumerate() {
+            for (side, nic) in [("from", &r.from), ("to", &r.to)] {
+                if !self.nics.iter().any(|n| &n.name == nic) {
+                    return Err(cfg_err(
+                        f(&format!("forward[{fi}].{side}")),
+                        format!(
+                            "got {nic:?}; allowed: a NIC of this host: {}",
+                            self.nics
+                                .iter()
+                                .map(|n| n.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+            if r.from == r.to {
+                return Err(cfg_err(
+                    f(&format!("forward[{fi}]")),
+                    "from and to must differ",
+                ));
+            }
+        }
+        check_bsd(&self.bsd, &f("bsd"))?;
+        range(f("txqueuelen"), self.txqueuelen, 0, 100_000, "")?;
+        let mut nic_names = BTreeSet::new();
+        for (ni, nic) in self.nics.iter().enumerate() {
+            let np = format!("{path}.nics[{ni}]");
+            if !nic_names.insert(nic.name.clone()) || nic.name.contains('.') || nic.name.is_empty()
+            {
+                return Err(cfg_err(
+                    format!("{np}.name"),
+                    format!(
+                        "got {:?}; NIC names must be unique on a host, non-empty, without '.'",
+                        nic.name
+                    ),
+                ));
+            }
+            nic.validate(&np, self.cores)?;
+        }
+        Ok(())
+    }
+}
+
+impl NicCfg {
+    /// The chip preset (validated).
+    pub fn chip(&self) -> Option<&'static ChipProfile> {
+        chip::by_name(&self.chip)
+    }
+
+    /// Check this NIC on a host with `cores` cores; `path` is `hosts[i].nics[j]`.
+    pub fn validate(&self, path: &str, cores: u32) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        let Some(c) = self.chip() else {
+            let chips: Vec<&str> = chip::presets().iter().map(|c| c.name).collect();
+            return Err(cfg_err(
+                f("chip"),
+                format!("got {:?}; allowed: {}", self.chip, names_list(&chips)),
+            ));
+        };
+        for (field, v) in [("rx_ring", self.rx_ring), ("tx_ring", self.tx_ring)] {
+            if v < 8 || v > c.max_ring || v % 8 != 0 {
+                return Err(cfg_err(
+                    f(field),
+                    format!(
+                        "got {v}; allowed: a multiple of 8 from 8 to {} for chip {}",
+                        c.max_ring, c.name
+                    ),
+                ));
+            }
+        }
+        if self.queues == 0 || self.queues > c.max_queues {
+            return Err(cfg_err(
+                f("queues"),
+                format!(
+                    "got {}; allowed: 1 to {} for chip {}",
+                    self.queues, c.max_queues, c.name
+                ),
+            ));
+        }
+        let mode = self.interrupt_mode.unwrap_or(if c.msix {
+            IntModeCfg::Msix
+        } else {
+            IntModeCfg::Intx
+        });
+        if mode == IntModeCfg::Msix && !c.msix {
+            return Err(cfg_err(
+                f("interrupt_mode"),
+                format!(
+                    "got \"msix\"; chip {} has no MSI-X: allowed: intx, msi",
+                    c.name
+                ),
+            ));
+        }
+        if self.queues > 1 && mode != IntModeCfg::Msix {
+            return Err(cfg_err(
+                f("queues"),
+                format!(
+                    "got {}; more than one queue needs interrupt_mode = \"msix\"",
+                    self.queues
+                ),
+            ));
+        }
+        if let Some(line) = self.irq_line {
+            if mode != IntModeCfg::Intx {
+                return Err(cfg_err(f("irq_line"), "only legacy INTx lines can be shared; remove irq_line or set interrupt_mode = \"intx\""));
+            }
+            range(f("irq_line"), line, 0, 255, "")?;
+        }
+        if ![2, 4, 8].contains(&self.rdmts_divisor) {
+            return Err(cfg_err(
+                f("rdmts_divisor"),
+                format!("got {}; allowed: 2, 4, 8", self.rdmts_divisor),
+            ));
+        }
+        if self.irq_core >= cores {
+            return Err(cfg_err(
+                f("irq_core"),
+                format!(
+                    "got {}; the host has {} core(s): allowed 0 to {}",
+                    self.irq_core,
+                    cores,
+                    cores - 1
+                ),
+            ));
+        }
+        self.moderation.validate(&f("moderation"), c)
+    }
+}

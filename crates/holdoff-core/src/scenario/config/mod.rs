@@ -1,0 +1,456 @@
+//! Scenario files: the TOML schema, its defaults and its validation.
+//!
+//! A scenario names hosts (cost profile, cores, driver, NICs), traffic
+//! generator ports, the links between ports, the applications, the duration
+//! and the seed. It is validated once; each part checks its own fields
+//! (`host`, `moderation`, `traffic`) and this module checks the run-wide
+//! fields and the cross-references (unique names, link endpoints, an
+//! application's host and peer). Errors name the full field path, the bad
+//! value and what is allowed. `holdoff schema` prints the JSON Schema derived
+//! from these types; every numeric bound checked here is also written into it
+//! (`minimum`/`maximum`), so the two agree.
+//!
+//! Units are in the field names: `_ms`, `_us`, `_ns`, `_bytes`, `_pps`,
+//! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
+
+pub mod host;
+mod locate;
+pub mod moderation;
+pub mod traffic;
+
+use crate::error::Error;
+use crate::host::drivers;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+pub use host::{ForwardRule, HostCfg, IntModeCfg, NicCfg, TcpSysctls};
+pub use moderation::{ModerationCfg, PythonCfg};
+pub use traffic::{
+    parse_rate, AppCfg, GeneratorCfg, LinkCfg, Pattern, SizeWeight, RATE_MAX_BPS, RATE_MIN_BPS,
+};
+
+/// Longest run [ms]: one hour.
+pub const MAX_DURATION_MS: u64 = 3_600_000;
+
+/// A complete experiment.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short identifier used in outputs.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Master seed; every random stream derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time [ms], 1 to 3600000 (1 hour).
+    #[schemars(range(min = 1, max = 3_600_000))]
+    pub duration_ms: u64,
+    /// Time-series sampling interval [us], 1 to 3600000000 (1 hour).
+    #[serde(default = "default_sample_interval_us")]
+    #[schemars(range(min = 1, max = 3_600_000_000u64))]
+    pub sample_interval_us: u64,
+    pub hosts: Vec<HostCfg>,
+    #[serde(default)]
+    pub generators: Vec<GeneratorCfg>,
+    pub links: Vec<LinkCfg>,
+    #[serde(default)]
+    pub apps: Vec<AppCfg>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval_us() -> u64 {
+    10_000
+}
+
+/// A TOML error: a syntax error stays a parse error (it names the line); a
+/// value of the wrong type or an unknown name becomes a field error naming
+/// the field path (found from the error's position) and keeping the line.
+fn type_error(text: &str, e: toml::de::Error) -> Error {
+    let parse = |e: &toml::de::Error| Error::Parse {
+        message: e.to_string().trim_end().to_string(),
+    };
+    if text.parse::<toml::Table>().is_err() {
+        return parse(&e);
+    }
+    let Some(span) = e.span() else {
+        return parse(&e);
+    };
+    let Some(field) = locate::field_at(text, span.clone(), quoted_value(e.message())) else {
+        return parse(&e);
+    };
+    let span = locate::offset_of(text, &field).unwrap_or(span.start)..span.end;
+    let line = text[..span.start].matches('\n').count() + 1;
+    let column = span.start - text[..span.start].rfind('\n').map_or(0, |i| i + 1) + 1;
+    Error::Config {
+        field,
+        message: format!(
+            "{} (line {line}, column {column})",
+            plain_type_message(e.message())
+        ),
+    }
+}
+
+/// The value a serde message quotes: "invalid value: integer `-5`, ..." or
+/// "unknown variant `rx`, ...".
+fn quoted_value(m: &str) -> Option<&str> {
+    let (_, rest) = m.split_once('`')?;
+    Some(rest.split_once('`')?.0)
+}
+
+/// serde's "invalid value: integer `-5`, expected u32" as "got -5;
+/// expected an integer from 0 to 4294967295".
+fn plain_type_message(m: &str) -> String {
+    let ranges: [(&str, &str); 6] = [
+        ("u8", "0 to 255"),
+        ("u16", "0 to 65535"),
+        ("u32", "0 to 4294967295"),
+        ("u64", "0 to 18446744073709551615"),
+        ("i32", "-2147483648 to 2147483647"),
+        ("i64", "-9223372036854775808 to 9223372036854775807"),
+    ];
+    for prefix in ["invalid value: integer `", "invalid type: integer `"] {
+        if let Some(rest) = m.strip_prefix(prefix) {
+            if let Some((v, expected)) = rest.split_once("`, expected ") {
+                if let Some((_, r)) = ranges.iter().find(|(t, _)| *t == expected) {
+                    return format!("got {v}; expected an integer from {r}");
+                }
+            }
+        }
+    }
+    m.to_string()
+}
+
+pub(crate) fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> Error {
+    Error::Config {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+pub(crate) fn names_list(v: &[&str]) -> String {
+    v.join(", ")
+}
+
+impl Scenario {
+    /// Parse TOML text and validate it.
+    pub fn from_toml(text: &str) -> Result<Scenario, Error> {
+        let s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Check every field and cross-reference; the first problem is returned.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.validate_run()?;
+        let mut names = BTreeSet::new();
+        self.validate_hosts(&mut names)?;
+        self.validate_generators(&mut names)?;
+        self.validate_links()?;
+        self.validate_apps(&mut names)?;
+        self.validate_sinks()
+    }
+
+    /// The run-wide fields.
+    fn validate_run(&self) -> Result<(), Error> {
+        if self.name.trim().is_empty() {
+            return Err(cfg_err("name", "must not be empty"));
+        }
+        if self.duration_ms == 0 || self.duration_ms > MAX_DURATION_MS {
+            return Err(cfg_err(
+                "duration_ms",
+                format!("got {}; allowed: 1 to 3600000 (1 hour)", self.duration_ms),
+            ));
+        }
+        if self.sample_interval_us == 0 || self.sample_interval_us > MAX_DURATION_MS * 1000 {
+            return Err(cfg_err(
+                "sample_interval_us",
+                format!(
+                    "got {}; allowed: 1 to 3600000000 (1 hour)",
+                    self.sample_interval_us
+                ),
+            ));
+        }
+        if self.hosts.is_empty() {
+            return Err(cfg_err("hosts", "at least one host is required"));
+        }
+        Ok(())
+    }
+
+    fn validate_hosts(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
+        for (hi, h) in self.hosts.iter().enumerate() {
+            if !names.insert(h.name.clone()) || h.name.contains('.') || h.name.is_empty() {
+                return Err(cfg_err(
+                    format!("hosts[{hi}].name"),
+                    format!(
+                        "got {:?}; names must be unique, non-empty and contain no '.'",
+                        h.name
+                    ),
+                ));
+            }
+            h.validate(&format!("hosts[{hi}]"))?;
+        }
+        Ok(())
+    }
+
+    fn validate_generators(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
+        for (gi, g) in self.generators.iter().enumerate() {
+            if !names.insert(g.name.clone()) || g.name.contains('.') || g.name.is_empty() {
+                return Err(cfg_err(
+                    format!("generators[{gi}].name"),
+                    format!("got {:?}; generator names must be unique among hosts and generators, without '.'", g.name),
+                ));
+            }
+            traffic::validate_generator(g, &format!("generators[{gi}]"))?;
+        }
+        Ok(())
+    }
+
+    /// Links: endpoints exist, each port used once, every port linked.
+    fn validate_links(&self) -> Result<(), Error> {
+        let mut used = BTreeSet::new();
+        for (li, l) in self.links.iter().enumerate() {
+            for (side, ep) in [("a", &l.a), ("b", &l.b)] {
+                let field = format!("links[{li}].{side}");
+                if !self.endpoint_exists(ep) {
+                    return Err(cfg_err(
+                        field,
+                        format!(
+                            "got {ep:?}; allowed: a generator name or \"host.nic\": {}",
+                            self.endpoint_names().join(", ")
+                        ),
+                    ));
+                }
+                if !used.insert(ep.clone()) {
+                    return Err(cfg_err(
+                        field,
+                        format!("{ep:?} is already linked; a port takes one link"),
+                    ));
+                }
+            }
+            l.validate(&format!("links[{li}]"))?;
+        }
+        for ep in self.endpoint_names() {
+            if !used.contains(&ep) {
+                return Err(cfg_err(
+                    "links",
+                    format!("port {ep:?} has no link; every NIC and generator needs one"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_apps(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
+        for (ai, a) in self.apps.iter().enumerate() {
+            let f = |x: &str| format!("apps[{ai}].{x}");
+            if !names.insert(a.name().to_string()) {
+                return Err(cfg_err(
+                    f("name"),
+                    format!("got {:?}; names must be unique", a.name()),
+                ));
+            }
+            a.validate(&format!("apps[{ai}]"))?;
+            self.validate_app_refs(a, &f)?;
+        }
+        Ok(())
+    }
+
+    /// An application's host, core and peer.
+    fn validate_app_refs(&self, a: &AppCfg, f: &dyn Fn(&str) -> String) -> Result<(), Error> {
+        let Some(h) = self.hosts.iter().find(|h| h.name == a.host()) else {
+            return Err(cfg_err(
+                f("host"),
+                format!(
+                    "got {:?}; allowed: {}",
+                    a.host(),
+                    self.host_names().join(", ")
+                ),
+            ));
+        };
+        if a.core() >= h.cores {
+            return Err(cfg_err(
+                f("core"),
+                format!(
+                    "got {}; host {:?} has {} core(s)",
+                    a.core(),
+                    h.name,
+                    h.cores
+                ),
+            ));
+        }
+        // Every two-host application needs a direct link to its peer.
+        if let Some(to) = a.peer() {
+            if self.route(a.host(), to).is_none() {
+                return Err(cfg_err(
+                    f("to"),
+                    format!(
+                        "got {to:?}; must be another host directly linked to {:?}",
+                        a.host()
+                    ),
+                ));
+            }
+        }
+        if let AppCfg::Rpc {
+            to,
+            server_busy_poll_usecs,
+            ..
+        } = a
+        {
+            if *server_busy_poll_usecs > 0 {
+                let server = self.hosts.iter().find(|h| h.name == *to);
+                if let Some(sh) = server.filter(|sh| !drivers::arch(sh.driver).napi()) {
+                    return Err(cfg_err(
+                        f("server_busy_poll_usecs"),
+                        format!(
+                            "busy polling calls the NAPI poll; host {:?} uses driver {:?}: set driver = \"napi\" there",
+                            sh.name,
+                            sh.driver.as_str()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_sinks(&self) -> Result<(), Error> {
+        let sinks: Vec<&str> = self
+            .apps
+            .iter()
+            .filter(|a| matches!(a, AppCfg::UdpSink { .. }))
+            .map(|a| a.host())
+            .collect();
+        let uniq: BTreeSet<&str> = sinks.iter().copied().collect();
+        if uniq.len() != sinks.len() {
+            return Err(cfg_err("apps", "at most one udp_sink per host"));
+        }
+        Ok(())
+    }
+
+    fn host_names(&self) -> Vec<String> {
+        self.hosts.iter().map(|h| h.name.clone()).collect()
+    }
+
+    /// Every port name: "host.nic" and generator names, in declaration order.
+    pub fn endpoint_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for h in &self.hosts {
+            for n in &h.nics {
+                v.push(format!("{}.{}", h.name, n.name));
+            }
+        }
+        for g in &self.generators {
+            v.push(g.name.clone());
+        }
+        v
+    }
+
+    fn endpoint_exists(&self, ep: &str) -> bool {
+        self.endpoint_names().iter().any(|e| e == ep)
+    }
+
+    /// The (local port, remote port) names linking host `from` to host `to`.
+    pub fn route(&self, from: &str, to: &str) -> Option<(String, String)> {
+        if from == to {
+            return None;
+        }
+        for l in &self.links {
+            for (x, y) in [(&l.a, &l.b), (&l.b, &l.a)] {
+                if x.split_once('.').map(|p| p.0) == Some(from)
+                    && y.split_once('.').map(|p| p.0) == Some(to)
+                {
+                    return Some((x.clone(), y.clone()));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse_exactly() {
+        assert_eq!(parse_rate("10M"), Some(10_000_000));
+        assert_eq!(parse_rate("1G"), Some(1_000_000_000));
+        assert_eq!(parse_rate("2.5G"), Some(2_500_000_000));
+        assert_eq!(parse_rate("100G"), Some(100_000_000_000));
+        assert_eq!(parse_rate("123456"), Some(123_456));
+        assert_eq!(parse_rate("fast"), None);
+        assert_eq!(parse_rate("G"), None);
+    }
+
+    #[test]
+    fn type_errors_name_the_field_path() {
+        let text =
+            line_of_three("kind = \"rpc\"\nname = \"x\"\nhost = \"a\"\nto = \"b\"\nthink_us = -5");
+        let line = text.lines().position(|l| l == "think_us = -5").unwrap() + 1;
+        match Scenario::from_toml(&text) {
+            Err(Error::Config { field, message }) => {
+                assert_eq!(field, "apps[0].think_us");
+                assert!(message.contains("got -5"), "{message}");
+                assert!(message.contains(&format!("line {line}")), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The third host's NIC: counters of nested arrays restart per host.
+        let text = line_of_three("kind = \"udp_sink\"\nname = \"s\"\nhost = \"a\"");
+        // (the last NIC written is host c's eth0)
+        let bad = {
+            let mut parts: Vec<&str> = text.rsplitn(2, "chip = \"82546\"").collect();
+            parts.reverse();
+            parts.join("chip = \"82546\"\nrx_ring = \"big\"")
+        };
+        match Scenario::from_toml(&bad) {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "hosts[2].nics[0].rx_ring"),
+            other => panic!("{other:?}"),
+        }
+        // A syntax error stays a parse error naming the line.
+        let err = Scenario::from_toml("name = = 1").unwrap_err();
+        assert!(matches!(err, Error::Parse { .. }), "{err:?}");
+    }
+
+    /// Three hosts in a line a - b - c: a and c are not directly linked.
+    fn line_of_three(app: &str) -> String {
+        let host = |n: &str, nics: &[&str]| {
+            let mut t = format!("[[hosts]]\nname = \"{n}\"\nprofile = \"ideal\"\n");
+            for nic in nics {
+                t += &format!("[[hosts.nics]]\nname = \"{nic}\"\nchip = \"82546\"\n");
+            }
+            t
+        };
+        format!(
+            "name = \"line\"\nduration_ms = 1\n{}{}{}\
+             [[links]]\na = \"a.eth0\"\nb = \"b.eth0\"\nrate = \"1G\"\n\
+             [[links]]\na = \"b.eth1\"\nb = \"c.eth0\"\nrate = \"1G\"\n\
+             [[apps]]\n{app}\n",
+            host("a", &["eth0"]),
+            host("b", &["eth0", "eth1"]),
+            host("c", &["eth0"]),
+        )
+    }
+
+    #[test]
+    fn every_two_host_app_needs_a_direct_link_to_its_peer() {
+        // Without the check, building the world would fail on a missing
+        // route; each kind must be refused with the field named instead.
+        for kind in ["ping", "netpipe", "iperf", "rpc"] {
+            let bad = line_of_three(&format!(
+                "kind = \"{kind}\"\nname = \"x\"\nhost = \"a\"\nto = \"c\""
+            ));
+            let err = Scenario::from_toml(&bad).expect_err(kind).to_string();
+            assert!(err.contains("apps[0].to"), "{kind}: {err}");
+            assert!(err.contains("directly linked"), "{kind}: {err}");
+            let good = line_of_three(&format!(
+                "kind = \"{kind}\"\nname = \"x\"\nhost = \"a\"\nto = \"b\""
+            ));
+            Scenario::from_toml(&good).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! Traffic tables: `[[generators]]` (the model type lives in
+//! `apps::generator`; its checks live here), `[[links]]` and `[[apps]]`.
+//! Each checks its own fields; errors name the full field path
+//! (`apps[2].streams`) and the allowed values. Cross-references (hosts,
+//! peers, ports) are checked by the scenario (`super`).
+//!
+//! Units are in the field names: `_us`, `_ns`, `_bytes`, `_pps`.
+
+use super::cfg_err;
+use super::host::{one, yes};
+pub use crate::apps::generator::{GeneratorCfg, Pattern, SizeWeight};
+use crate::apps::generator::{MAX_FRAME, MAX_RATE_PPS, MAX_TIME_US, MIN_FRAME};
+use crate::error::Error;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Largest application message or write [bytes]: 1 GiB.
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
+/// Most parallel iperf connections (iperf -P) [count].
+pub const MAX_STREAMS: u32 = 128;
+
+/// A full-duplex link between two ports: "host.nic" or a generator name.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub a: String,
+    pub b: String,
+    /// Line rate: 10M, 100M, 1G, 2.5G, 10G, 25G, 40G, 100G, or a number of bit/s.
+    #[serde(default = "default_rate")]
+    pub rate: String,
+    /// One-way propagation delay [ns], 0 to 1000000000 (1 s: more than a
+    /// geostationary satellite hop).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1_000_000_000u64))]
+    pub propagation_ns: u64,
+}
+
+fn default_rate() -> String {
+    "1G".into()
+}
+
+/// An application on a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppCfg {
+    /// Receives every UDP frame that reaches its host and reads it from the socket.
+    UdpSink {
+        name: String,
+        host: String,
+        /// Socket receive buffer [bytes] (Linux default rmem_default 212992), at most 1 GiB.
+        #[serde(default = "default_rcvbuf")]
+        #[schemars(range(min = 0, max = 1_073_741_824u32))]
+        rcvbuf_bytes: u32,
+        /// Core the application runs on (below the host's `cores`).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
+    /// ICMP echo requests to another modelled host; records each round trip.
+    Ping {
+        name: String,
+        host: String,
+        /// Target host name (must be linked to `host`).
+        to: String,
+        /// Time between requests [us] (ping -i; default 1 s), 1 to 3600000000.
+        #[serde(default = "default_ping_interval")]
+        #[schemars(range(min = 1, max = 3_600_000_000u64))]
+        interval_us: u64,
+        /// ICMP payload [bytes] (ping -s; default 56), 0 to 8972 (9000-byte MTU).
+        #[serde(default = "default_ping_size")]
+        #[schemars(range(min = 0, max = 8972))]
+        size_bytes: u32,
+        /// Requests to send; default: until the end of the run.
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        count: Option<u64>,
+        /// First request at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
+    /// NetPIPE 3.x NPtcp between `host` (transmitter) and `to` (receiver) over
+    /// one TCP connection; the run ends when NetPIPE finishes.
+    Netpipe {
+        name: String,
+        host: String,
+        to: String,
+        /// First message size [bytes] (NPtcp -l; default 1), 1 to `end_bytes`.
+        #[serde(default = "d_np_start")]
+        #[schemars(range(min = 1, max = 1_073_741_824u64))]
+        start_bytes: u64,
+        /// Last message size [bytes] (NPtcp -u; default 8388608), at most 1 GiB.
+        #[serde(default = "d_np_end")]
+        #[schemars(range(min = 1, max = 1_073_741_824u64))]
+        end_bytes: u64,
+        /// Perturbation [bytes] (NPtcp -p; default 3).
+        #[serde(default = "d_np_pert")]
+        #[schemars(range(min = 0, max = 1_073_741_824u64))]
+        perturbation_bytes: u64,
+        /// TCP_NODELAY on both sockets (NPtcp sets it).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        /// NPtcp starts at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
+    /// Request/response over one TCP connection (netperf TCP_RR-like):
+    /// `host` sends a request, `to` answers, one transaction outstanding.
+    Rpc {
+        name: String,
+        host: String,
+        to: String,
+        /// Request size [bytes], 1 to 1 GiB.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_073_741_824u64))]
+        request_bytes: u64,
+        /// Response size [bytes], 1 to 1 GiB.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_073_741_824u64))]
+        response_bytes: u64,
+        /// Pause between a response and the next request [us] (0 = back to back).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        think_us: u64,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        /// TCP_NODELAY (default on, as request/response benchmarks set it).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+        /// Server CPU time per request between reading it and writing the
+        /// response [us] (application class on the server's core; 0 = none; at most 1 s).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000))]
+        server_think_us: u64,
+        /// Server epoll busy polling (EPIOCSPARAMS `busy_poll_usecs`) [us]:
+        /// instead of sleeping for the next request the server spins on its
+        /// core polling its NAPI instance for up to this long (0 = off; at most 1 s).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000))]
+        server_busy_poll_usecs: u64,
+        /// Packets per busy poll (EPIOCSPARAMS `busy_poll_budget`; Linux
+        /// `BUSY_POLL_BUDGET` = 8 when unset) [packets], 1 to 65535.
+        #[serde(default = "d_busy_budget")]
+        #[schemars(range(min = 1, max = 65_535))]
+        server_busy_poll_budget: u32,
+        /// EPIOCSPARAMS `prefer_busy_poll`: the busy-polled NAPI instance
+        /// keeps its IRQ masked (needed for `irq_suspend_timeout_ns`).
+        #[serde(default)]
+        server_prefer_busy_poll: bool,
+    },
+    /// iperf-like bulk TCP transfer from `host` to `to`.
+    Iperf {
+        name: String,
+        host: String,
+        to: String,
+        /// Parallel connections (iperf -P), 1 to 128 (iperf2's and iperf3's own limit is 128).
+        #[serde(default = "one")]
+        #[schemars(range(min = 1, max = 128))]
+        streams: u32,
+        /// Bytes per write call (iperf -l; default 128 KiB), 1 to 1 GiB.
+        #[serde(default = "d_iperf_len")]
+        #[schemars(range(min = 1, max = 1_073_741_824u64))]
+        write_bytes: u64,
+        /// First write at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        #[serde(default)]
+        nodelay: bool,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
+}
+
+fn d_np_start() -> u64 {
+    1
+}
+fn d_np_end() -> u64 {
+    8_388_608
+}
+fn d_np_pert() -> u64 {
+    3
+}
+fn d_rpc() -> u64 {
+    64
+}
+fn d_busy_budget() -> u32 {
+    crate::host::driver::BUSY_POLL_BUDGET
+}
+fn d_iperf_len() -> u64 {
+    131_072
+}
+
+fn default_rcvbuf() -> u32 {
+    212_992
+}
+fn default_ping_interval() -> u64 {
+    1_000_000
+}
+fn default_ping_size() -> u32 {
+    56
+}
+
+impl AppCfg {
+    pub fn name(&self) -> &str {
+        match self {
+            AppCfg::UdpSink { name, .. }
+            | AppCfg::Ping { name, .. }
+            | AppCfg::Netpipe { name, .. }
+            | AppCfg::Iperf { name, .. }
+            | AppCfg::Rpc { name, .. } => name,
+        }
+    }
+    pub fn host(&self) -> &str {
+        match self {
+            AppCfg::UdpSink { host, .. }
+            | AppCfg::Ping { host, .. }
+            | AppCfg::Netpipe { host, .. }
+            | AppCfg::Iperf { host, .. }
+            | AppCfg::Rpc { host, .. } => host,
+        }
+    }
+    pub fn core(&self) -> u32 {
+        match self {
+            AppCfg::UdpSink { core, .. }
+            | AppCfg::Ping { core, .. }
+            | AppCfg::Netpipe { core, .. }
+            | AppCfg::Iperf { core, .. }
+            | AppCfg::Rpc { core, .. } => *core,
+        }
+    }
+    /// The peer host of a two-host application.
+    pub fn peer(&self) -> Option<&str> {
+        match self {
+            AppCfg::Ping { to, .. }
+            | AppCfg::Netpipe { to, .. }
+            | AppCfg::Iperf { to, .. }
+            | AppCfg::Rpc { to, .. } => Some(to),
+            AppCfg::UdpSink { .. } => None,
+        }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AppCfg::UdpSink { .. } => "udp_sink",
+            AppCfg::Ping { .. } => "ping",
+            AppCfg::Netpipe { .. } => "netpipe",
+            AppCfg::Iperf { .. } => "iperf",
+            AppCfg::Rpc { .. } => "rpc",
+        }
+    }
+
+    /// Check this application's own fields (not its references to hosts);
+    /// `path` is `apps[i]`.
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        let time = |field: &str, v: u64| range(f(field), v, 0, MAX_TIME_US, " us (1 hour)");
+        let size = |field: &str, v: u64| range(f(field), v, 1, MAX_MESSAGE_BYTES, " bytes (1 GiB)");
+        match self {
+            AppCfg::UdpSink { rcvbuf_bytes, .. } => {
+                range(
+                    f("rcvbuf_bytes"),
+                    *rcvbuf_bytes as u64,
+                    0,
+                    1 << 30,
+                    " bytes (1 GiB)",
+                )?;
+            }
+            AppCfg::Ping {
+                interval_us,
+                size_bytes,
+                count,
+                start_us,
+                ..
+            } => {
+                range(
+                    f("interval_us"),
+                    *interval_us,
+                    1,
+                    MAX_TIME_US,
+                    " us (1 hour)",
+                )?;
+                range(f("size_bytes"), *size_bytes as u64, 0, 8972, "")?;
+                if let Some(c) = count {
+                    range(f("count"), *c, 0, MAX_TIME_US, "")?;
+                }
+                time("start_us", *start_us)?;
+            }
+            AppCfg::Netpipe {
+                start_bytes,
+                end_bytes,
+                perturbation_bytes,
+                start_us,
+                ..
+            } => {
+                size("start_bytes", *start_bytes)?;
+                size("end_bytes", *end_bytes)?;
+                if end_bytes < start_bytes {
+                    return Err(cfg_err(
+                        f("end_bytes"),
+                        format!("got {end_bytes}; must be at least start_bytes ({start_bytes}): NetPIPE refuses an empty size range"),
+                    ));
+                }
+                range(
+                    f("perturbation_bytes"),
+                    *perturbation_bytes,
+                    0,
+                    MAX_MESSAGE_BYTES,
+                    " bytes (1 GiB)",
+                )?;
+                time("start_us", *start_us)?;
+            }
+            AppCfg::Rpc {
+                request_bytes,
+                response_bytes,
+                think_us,
+                start_us,
+                server_think_us,
+                server_busy_poll_usecs,
+                server_busy_poll_budget,
+                server_prefer_busy_poll,
+                ..
+            } => {
+                size("request_bytes", *request_bytes)?;
+                size("response_bytes", *response_bytes)?;
+                time("think_us", *think_us)?;
+                time("start_us", *start_us)?;
+                range(
+                    f("server_think_us"),
+                    *server_think_us,
+                    0,
+                    1_000_000,
+                    " (1 s)",
+                )?;
+                range(
+                    f("server_busy_poll_usecs"),
+                    *server_busy_poll_usecs,
+                    0,
+                    1_000_000,
+                    " (0 = off; 1 s)",
+                )?;
+                range(
+                    f("server_busy_poll_budget"),
+                    *server_busy_poll_budget as u64,
+                    1,
+                    65_535,
+                    " (Linux default 8)",
+                )?;
+                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
+                    return Err(cfg_err(
+                        f("server_prefer_busy_poll"),
+                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
+                    ));
+                }
+            }
+            AppCfg::Iperf {
+                streams,
+                write_bytes,
+                start_us,
+                ..
+            } => {
+                range(
+                    f("streams"),
+                    *streams as u64,
+                    1,
+                    MAX_STREAMS as u64,
+                    " (iperf -P)",
+                )?;
+                size("write_bytes", *write_bytes)?;
+                time("start_us", *start_us)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `lo..=hi` or an error naming the field.
+fn range(field: String, v: u64, lo: u64, hi: u64, note: &str) -> Result<(), Error> {
+    if v < lo || v > hi {
+        return Err(cfg_err(
+            field,
+            format!("got {v}; allowed: {lo} to {hi}{note}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Check a generator's own fields; `path` is `generators[i]`.
+pub fn validate_generator(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
+    let f = |x: &str| format!("{path}.{x}");
+    match (g.rate_pps, g.load) {
+        (Some(_), Some(_)) | (None, None) => {
+            return Err(cfg_err(
+                f("rate_pps"),
+                "give exactly one of rate_pps or load",
+            ));
+        }
+        (Some(r), None) if !(r > 0.0 && r <= MAX_RATE_PPS) => {
+            return Err(cfg_err(
+                f("rate_pps"),
+                format!("got {r}; allowed: > 0 and <= 1e9"),
+            ));
+        }
+        (None, Some(l)) if !(l > 0.0 && l <= 1.0) => {
+            return Err(cfg_err(
+                f("load"),
+                format!("got {l}; allowed: > 0 and <= 1 (fraction of line rate)"),
+            ));
+        }
+        (Some(_), None) | (None, Some(_)) => {}
+    }
+    match (&g.frame_bytes, &g.frame_sizes) {
+        (Some(_), Some(_)) => {
+            return Err(cfg_err(
+                f("frame_sizes"),
+                "give frame_bytes or frame_sizes, not both",
+            ));
+        }
+        (Some(b), None) => {
+            range(
+                f("frame_bytes"),
+                *b as u64,
+                MIN_FRAME as u64,
+                MAX_FRAME as u64,
+                "",
+            )?;
+        }
+        (None, Some(v)) => {
+            if v.is_empty() || v.iter().all(|s| s.weight == 0) {
+                return Err(cfg_err(
+                    f("frame_sizes"),
+                    "needs at least one entry with weight > 0",
+                ));
+            }
+            for (i, s) in v.iter().enumerate() {
+                range(
+                    f(&format!("frame_sizes[{i}].bytes")),
+                    s.bytes as u64,
+                    MIN_FRAME as u64,
+                    MAX_FRAME as u64,
+                    "",
+                )?;
+            }
+        }
+        (None, None) => {}
+    }
+    if let Some(on) = g.on_us {
+        range(f("on_us"), on, 1, MAX_TIME_US, " us (1 hour)")?;
+    }
+    if let Some(off) = g.off_us {
+        range(f("off_us"), off, 0, MAX_TIME_US, " us (1 hour)")?;
+    }
+    if g.pattern == Pattern::OnOff && (g.on_us.unwrap_or(0) == 0 || g.off_us.is_none()) {
+        return Err(cfg_err(
+            f("on_us"),
+            "pattern \"on-off\" needs on_us > 0 and off_us",
+        ));
+    }
+    range(f("start_us"), g.start_us, 0, MAX_TIME_US, " us (1 hour)")?;
+    if let Some(stop) = g.stop_us {
+        range(f("stop_us"), stop, 1, MAX_TIME_US, " us (1 hour)")?;
+        if stop <= g.start_us {
+            return Err(cfg_err(
+                f("stop_us"),
+                format!("got {stop}; must be later than start_us ({})", g.start_us),
+            ));
+        }
+    }
+    if g.flows == 0 {
+        return Err(cfg_err(f("flows"), "got 0; allowed: 1 to 65535"));
+    }
+    Ok(())
+}
+
+/// Parse a link rate: "10M", "1G", "2.5G", "100G" or plain bit/s.
+pub fn parse_rate(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'G' | 'g' => (&s[..s.len() - 1], 1_000_000_000u64),
+        'M' | 'm' => (&s[..s.len() - 1], 1_000_000),
+        'K' | 'k' => (&s[..s.len() - 1], 1_000),
+        _ => (s, 1),
+    };
+    // Allow one decimal point ("2.5G") with exact integer arithmetic.
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num, ""),
+    };
+    if int.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut v: u64 = int.parse().ok()?;
+    v = v.checked_mul(mult)?;
+    let mut scale = mult;
+    for d in frac.bytes() {
+        scale /= 10;
+        if scale == 0 {
+            return None;
+        }
+        v = v.checked_add((d - b'0') as u64 * scale)?;
+    }
+    Some(v)
+}
+
+/// The allowed range of link rates [bit/s]: 10 Mbit/s to 100 Gbit/s.
+pub const RATE_MIN_BPS: u64 = 10_000_000;
+pub const RATE_MAX_BPS: u64 = 100_000_000_000;
+
+impl LinkCfg {
+    /// Check the link's own fields; `path` is `links[i]`.
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
+        match parse_rate(&self.rate) {
+            Some(r) if (RATE_MIN_BPS..=RATE_MAX_BPS).contains(&r) => {}
+            _ => {
+                return Err(cfg_err(
+                    format!("{path}.rate"),
+                    format!(
+                        "got {:?}; allowed: 10M to 100G, e.g. \"10M\", \"1G\", \"2.5G\", \"100G\"",
+                        self.rate
+                    ),
+                ));
+            }
+        }
+        range(
+            format!("{path}.propagation_ns"),
+            self.propagation_ns,
+            0,
+            1_000_000_000,
+            " ns (1 s)",
+        )
+    }
+}
