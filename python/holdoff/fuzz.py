@@ -442,8 +442,7 @@ class _Pool:
             return self._died()
         ready, _, _ = select.select([p.stdout], [], [], TIMEOUT_S)
         if not ready:
-            p.kill()
-            p.wait()
+            _reap(p)
             self.proc = None
             return {"kind": "failure", "detail": f"hang: no answer within {TIMEOUT_S:.0f} s"}
         line = p.stdout.readline()
@@ -457,6 +456,7 @@ class _Pool:
         p = self.proc
         p.wait()
         err = p.stderr.read() if p.stderr else ""
+        _reap(p)
         self.proc = None
         tail = err.strip().splitlines()[-3:]
         return {
@@ -466,9 +466,21 @@ class _Pool:
 
     def close(self) -> None:
         if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
+            _reap(self.proc)
             self.proc = None
+
+
+def _reap(p: subprocess.Popen[str]) -> None:
+    """Kill a worker (if still running), wait for it and close its pipes."""
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+    for f in (p.stdin, p.stdout, p.stderr):
+        if f is not None:
+            try:
+                f.close()
+            except BrokenPipeError:
+                pass
 
 
 def fuzz(
