@@ -2,9 +2,10 @@
 //!
 //! Models: the per-chip facts the simulator needs: which throttle register
 //! and unit the chip has (ITR in 256 ns, 82574/82575 EITR in 256 ns,
-//! 82576+ EITR in 1 us), whether RADV/TADV exist, how many queues and MSI-X
-//! vectors, the on-chip packet buffer sizes, DMA latency and the chip's own
-//! descriptor-processing rate limits.
+//! 82576+ EITR in 1 us), which delay-timer registers (RDTR, RADV, TIDV,
+//! TADV) and TX descriptor IDE bit it has (`RegisterMap`), how many queues
+//! and MSI-X vectors, the on-chip packet buffer sizes, DMA latency and the
+//! chip's own descriptor-processing rate limits.
 //!
 //! Simplifies: one fixed DMA latency per frame; rate limits as a minimum time
 //! per descriptor.
@@ -14,6 +15,86 @@
 
 use crate::units::Nanos;
 use serde::Serialize;
+
+/// Whether a moderation register (or the TX descriptor IDE bit) exists on a
+/// chip, as the model treats it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RegPresence {
+    /// In the chip's register map; writes take effect.
+    Present,
+    /// Not in the chip's register map: writes are ignored (and recorded by
+    /// the port as an `IgnoredWrite`).
+    Absent,
+    /// Not in the chip's datasheet register map, but the model keeps the
+    /// 8254x behaviour as a what-if so that delay-timer experiments run on
+    /// this chip: a non-zero write takes effect and is recorded as a note
+    /// (the real chip would ignore it).
+    WhatIf,
+}
+
+impl RegPresence {
+    /// Whether the model holds and applies writes to this register.
+    pub const fn modelled(self) -> bool {
+        !matches!(self, RegPresence::Absent)
+    }
+}
+
+/// The interrupt-moderation registers a chip implements (besides its throttle
+/// register, given by `ChipProfile::throttle`: ITR at 0x000C4 in 256 ns, or
+/// per-vector EITR at 0x01680 + 4n in 256 ns or 1 us).
+///
+/// Sources: 8254x SDM §13.4.30 (RDTR, 0x02820), §13.4.31 (RADV, 0x0282C,
+/// 82540 and later), §13.4.41 (TIDV, 0x03820: applies to descriptors with
+/// RS and IDE set), §13.4.44 (TADV, 0x0382C, 82540 and later); 82574 /
+/// 82583V datasheet §9.2.6 (the same delay timers, TADV §9.2.6.12); I210
+/// datasheet §7.1.2.2 and §8.10 (the receive queue registers: no RDTR or
+/// RADV), §8.8.14 (EITR, the only moderation register), its transmit
+/// register descriptions (no TIDV or TADV) and advanced TX descriptor (no
+/// IDE bit; OpenBSD if_em.c: the 82575 class "lack the IDE bit").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RegisterMap {
+    /// RX packet timer RDTR [1.024 us].
+    pub rdtr: RegPresence,
+    /// RX absolute timer RADV [1.024 us].
+    pub radv: RegPresence,
+    /// TX packet timer TIDV [1.024 us].
+    pub tidv: RegPresence,
+    /// TX absolute timer TADV [1.024 us].
+    pub tadv: RegPresence,
+    /// The TX descriptor format the drivers use has the IDE bit (TIDV/TADV
+    /// act only on descriptors with IDE set).
+    pub tx_ide: RegPresence,
+}
+
+impl RegisterMap {
+    /// 8254x (82540 and later) and 82574: the full legacy delay-timer set.
+    pub const E1000: RegisterMap = RegisterMap {
+        rdtr: RegPresence::Present,
+        radv: RegPresence::Present,
+        tidv: RegPresence::Present,
+        tadv: RegPresence::Present,
+        tx_ide: RegPresence::Present,
+    };
+
+    /// igb class (82576, I350, I210, I211): moderation through EITR only.
+    /// RADV and TADV are absent (writes ignored). RDTR, TIDV and the IDE bit
+    /// are not in the I210 register map / advanced descriptor either, but the
+    /// model keeps them as a what-if (ASSUMPTION, seed-scenario question 4:
+    /// the OpenBSD IDE variant asks what TIDV would do on this chip; a RDTR
+    /// write acts in INTx/MSI mode as on an 8254x).
+    pub const IGB: RegisterMap = RegisterMap {
+        rdtr: RegPresence::WhatIf,
+        radv: RegPresence::Absent,
+        tidv: RegPresence::WhatIf,
+        tadv: RegPresence::Absent,
+        tx_ide: RegPresence::WhatIf,
+    };
+
+    /// RADV and TADV both exist (what `ChipProfile::has_abs_timers` says).
+    pub const fn has_abs_timers(&self) -> bool {
+        self.radv.modelled() && self.tadv.modelled()
+    }
+}
 
 /// Which throttle register the chip has and its unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -35,8 +116,11 @@ pub struct ChipProfile {
     /// Driver family that normally binds it: "lem", "em" or "igb" (informational).
     pub family: &'static str,
     pub throttle: ThrottleKind,
-    /// RADV and TADV registers exist (82540 and later).
+    /// RADV and TADV registers exist (82540 and later); equals
+    /// `regs.has_abs_timers()` (checked by a test).
     pub has_abs_timers: bool,
+    /// The delay-timer registers and the IDE bit (see `RegisterMap`).
+    pub regs: RegisterMap,
     /// MSI-X supported.
     pub msix: bool,
     /// Maximum RX/TX queue pairs (= MSI-X queue vectors).
@@ -74,6 +158,7 @@ impl ChipProfile {
         throttle: ThrottleKind::Itr256ns,
         // 8254x SDM §13.4.31/§13.4.44: RADV and TADV "not on 82542/82543/82544".
         has_abs_timers: true,
+        regs: RegisterMap::E1000,
         // 8254x SDM: PCI/PCI-X parts, INTx only (no MSI-X capability).
         msix: false,
         // 8254x SDM: one RX and one TX descriptor ring.
@@ -109,6 +194,7 @@ impl ChipProfile {
         throttle: ThrottleKind::Itr256ns,
         // 8254x SDM §13.4.31/§13.4.44: RADV/TADV present on 82540 and later.
         has_abs_timers: true,
+        regs: RegisterMap::E1000,
         // 8254x SDM: INTx only.
         msix: false,
         // 8254x SDM: one RX and one TX ring per port.
@@ -145,6 +231,7 @@ impl ChipProfile {
         // 82574 keeps the 8254x delay timers (same register set as 82583V,
         // datasheet §9.2.6.12 TADV).
         has_abs_timers: true,
+        regs: RegisterMap::E1000,
         // 82574 datasheet: MSI-X with 5 vectors (RX0, RX1, TX0, TX1, other);
         // Linux e1000e FLAG_HAS_MSIX for 82574.
         msix: true,
@@ -180,6 +267,7 @@ impl ChipProfile {
         // if_em.c: 82575/6 "lack the IDE bit"), so TIDV/TADV cannot act.
         // See seed-scenarios.md §6 question 4.
         has_abs_timers: false,
+        regs: RegisterMap::IGB,
         // 82576 datasheet; Linux igb uses MSI-X on it.
         msix: true,
         // 82576 datasheet: 16 RX/16 TX queues. Note: Linux igb caps RSS at
@@ -211,6 +299,7 @@ impl ChipProfile {
         // ASSUMPTION: as the 82576 (EITR only, no IDE in advanced TX
         // descriptors; seed-scenarios.md §6 question 4).
         has_abs_timers: false,
+        regs: RegisterMap::IGB,
         // I350 datasheet; Linux igb uses MSI-X.
         msix: true,
         // Linux igb: I350 falls through to IGB_MAX_RX_QUEUES = 8 RSS queues.
@@ -243,6 +332,7 @@ impl ChipProfile {
         // ASSUMPTION: as the 82576; OpenBSD if_em.c does not set IDE on
         // em_i210 (seed-scenarios.md card 4 and §6 question 4).
         has_abs_timers: false,
+        regs: RegisterMap::IGB,
         // I210 datasheet §8.8.14 via algorithms.md §1.1: EITR0..EITR4, i.e.
         // five MSI-X vectors.
         msix: true,
@@ -274,6 +364,7 @@ impl ChipProfile {
         throttle: ThrottleKind::Eitr1us,
         // ASSUMPTION: as the I210.
         has_abs_timers: false,
+        regs: RegisterMap::IGB,
         // I211 shares the I210's MSI-X interrupt block; Linux igb uses MSI-X.
         msix: true,
         // Linux igb: IGB_MAX_RX_QUEUES_I211 = 2 (the datasheet's figure of 4

@@ -32,18 +32,25 @@
 //! EICR per-queue bits are represented by RXT0/TXDW on the queue's vector; no
 //! link state changes (LSC) during a run.
 //!
+//! Register writes (`apply_params`), the registers as the chip holds them
+//! (`registers()`) and the record of writes the chip ignores
+//! (`ignored_writes()`) live in `registers.rs`.
+//!
 //! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
 //! `*_1024ns`), times [ns], sizes [bytes].
 
 pub mod chip;
+mod registers;
 pub mod timers;
 
+pub use registers::{IgnoredWrite, Registers};
+
 use crate::engine::Timer;
-use crate::moderation::ModerationParams;
 use crate::packet::{DropReason, Packet};
-use crate::units::{eitr_us_to_nanos, itr_256ns_to_nanos, ticks_1024ns_to_nanos, Nanos, SimTime};
+use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
-use chip::{ChipProfile, ThrottleKind};
+use chip::ChipProfile;
+use registers::{DelayRegs, WriteLog};
 use timers::{DelayOutcome, DelayPair};
 
 /// ICR bit: transmit descriptor written back.
@@ -232,6 +239,10 @@ pub struct NicPort {
     radv: Nanos,
     tidv: Nanos,
     tadv: Nanos,
+    /// RDTR/RADV/TIDV/TADV as written [1.024 us] (for `registers()`).
+    delay_regs: DelayRegs,
+    /// Writes ignored, inert or applied as a what-if (see `registers`).
+    write_log: WriteLog,
     pub stats: PortStats,
     log: Option<Vec<RegOp>>,
 }
@@ -319,6 +330,8 @@ impl NicPort {
             radv: Nanos::ZERO,
             tidv: Nanos::ZERO,
             tadv: Nanos::ZERO,
+            delay_regs: DelayRegs::default(),
+            write_log: WriteLog::default(),
             stats: PortStats::default(),
             log: None,
         }
@@ -370,79 +383,6 @@ impl NicPort {
     }
 
     // ------------------------------------------------------------- registers
-
-    /// Apply moderation settings (register writes). Values in the unit the
-    /// chip does not use are converted (1 us = 1000/256 ITR units, truncated).
-    pub fn apply_params(
-        &mut self,
-        now: SimTime,
-        p: &ModerationParams,
-        vector: Option<u16>,
-        out: &mut NicOut,
-    ) {
-        if let Some(v) = p.rdtr_1024ns {
-            self.rdtr = ticks_1024ns_to_nanos(v);
-        }
-        if self.chip.has_abs_timers {
-            if let Some(v) = p.radv_1024ns {
-                self.radv = ticks_1024ns_to_nanos(v);
-            }
-            if let Some(v) = p.tadv_1024ns {
-                self.tadv = ticks_1024ns_to_nanos(v);
-            }
-        }
-        if let Some(v) = p.tidv_1024ns {
-            self.tidv = ticks_1024ns_to_nanos(v);
-        }
-        let interval = match (self.chip.throttle, p.itr_256ns, p.eitr_us) {
-            (ThrottleKind::Eitr1us, _, Some(us)) => Some((us, eitr_us_to_nanos(us))),
-            (ThrottleKind::Eitr1us, Some(itr), None) => {
-                let us = (itr as u64 * 256 / 1000) as u32;
-                Some((us, eitr_us_to_nanos(us)))
-            }
-            (_, Some(itr), _) => Some((itr, itr_256ns_to_nanos(itr))),
-            (_, None, Some(us)) => {
-                let itr = (us as u64 * 1000 / 256) as u32;
-                Some((itr, itr_256ns_to_nanos(itr)))
-            }
-            (_, None, None) => None,
-        };
-        if let Some((reg, ns)) = interval {
-            let range = match vector {
-                Some(v) => v as usize..v as usize + 1,
-                None => 0..self.vectors.len(),
-            };
-            for vi in range {
-                self.write_throttle(now, vi as u16, reg, ns, out);
-            }
-        }
-    }
-
-    /// Write the throttle register of one vector. ITR: the new interval
-    /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
-    /// write also zeroes the counter, so pending causes assert at once
-    /// (I210 datasheet §8.8.14).
-    fn write_throttle(
-        &mut self,
-        now: SimTime,
-        vector: u16,
-        reg: u32,
-        interval: Nanos,
-        out: &mut NicOut,
-    ) {
-        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
-        let v = &mut self.vectors[vector as usize];
-        v.reg = reg;
-        v.interval = interval;
-        if resets_counter {
-            v.next_allowed = now;
-            v.spacing_floor = Nanos::ZERO;
-            v.timer.cancel();
-            if v.pending() != 0 {
-                Self::assert(v, vector, now, out);
-            }
-        }
-    }
 
     /// Read ICR of a vector (read-to-clear). Drops an INTx line.
     pub fn read_icr(&mut self, vector: u16) -> u32 {

@@ -1,0 +1,407 @@
+//! The port's moderation registers as the chip holds them, and the record of
+//! writes the chip (or the driver's descriptor format) ignores.
+//!
+//! Models: register writes through `NicPort::apply_params` (ITR/EITR,
+//! RDTR, RADV, TIDV, TADV) against the chip's `RegisterMap`:
+//! - a write to a register the chip lacks (`RegPresence::Absent`, e.g. RADV
+//!   on the I210) is dropped;
+//! - a write to a register the model keeps as a what-if
+//!   (`RegPresence::WhatIf`, e.g. TIDV on the I210) acts as on an 8254x;
+//! - a delay-timer write that cannot act (MSI-X mode bypasses the delay
+//!   timers; TIDV/TADV without IDE on the TX descriptors; RADV with RDTR = 0,
+//!   TADV with TIDV = 0) is held but inert;
+//! - a throttle value given in the other unit is converted with truncation
+//!   (1 us = 1000/256 ITR units).
+//!
+//! Each such case is recorded once per register (`IgnoredWrite`), so the
+//! record is bounded (at most one entry per register, 7 registers) whatever
+//! the run length; the first case seen for a register is the one kept.
+//! Zero writes are not recorded: 0 turns a timer off, which is what an
+//! absent or inert register amounts to.
+//!
+//! Simplifies: values wider than the register field are held whole (the
+//! scenario layer validates the ranges).
+//!
+//! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
+//! `eitr_256ns`, `*_1024ns`). Sources: see `chip::RegisterMap`.
+
+use super::chip::{RegPresence, ThrottleKind};
+use super::{IntMode, NicOut, NicPort};
+use crate::moderation::ModerationParams;
+use crate::units::{eitr_us_to_nanos, itr_256ns_to_nanos, ticks_1024ns_to_nanos, Nanos, SimTime};
+use serde::Serialize;
+
+/// The moderation registers of one port as the chip holds them now, in
+/// hardware units. `None` (null in JSON): the chip has no such register (or,
+/// for the throttle, the port uses the other throttle register).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Registers {
+    /// ITR (0x000C4) interval [256 ns]: 8254x, and the 82574 outside MSI-X mode.
+    pub itr_256ns: Option<u32>,
+    /// Per-vector EITR interval [256 ns]: the 82574 in MSI-X mode.
+    pub eitr_256ns: Option<Vec<u32>>,
+    /// Per-vector EITR interval field (bits 14:2) [1 us]: igb class.
+    pub eitr_us: Option<Vec<u32>>,
+    /// RX packet timer RDTR [1.024 us].
+    pub rdtr_1024ns: Option<u32>,
+    /// RX absolute timer RADV [1.024 us].
+    pub radv_1024ns: Option<u32>,
+    /// TX packet timer TIDV [1.024 us].
+    pub tidv_1024ns: Option<u32>,
+    /// TX absolute timer TADV [1.024 us].
+    pub tadv_1024ns: Option<u32>,
+    /// The driver sets IDE on TX descriptors (TIDV/TADV act only then).
+    pub ide: Option<bool>,
+    /// The delay timers act (false in MSI-X mode, which bypasses them).
+    pub delay_timers_active: bool,
+}
+
+/// A register write (or descriptor setting) that the chip or the driver
+/// ignores, holds without effect, converts lossily, or that the model applies
+/// only as a what-if.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IgnoredWrite {
+    /// The register: "ITR", "EITR", "RDTR", "RADV", "TIDV", "TADV" or "IDE".
+    pub register: &'static str,
+    /// The `ModerationParams` (or `PortConfig`) field the value came in:
+    /// "itr_256ns", "eitr_us", "rdtr_1024ns", "radv_1024ns", "tidv_1024ns",
+    /// "tadv_1024ns" or "set_ide".
+    pub field: &'static str,
+    /// The value written, in the field's unit (`set_ide`: 1).
+    pub value: u32,
+    /// What the register holds after the write, in the register's unit;
+    /// `None`: the write was dropped.
+    pub held: Option<u32>,
+    /// Why, with the source.
+    pub reason: String,
+}
+
+/// Register slots for the once-per-register record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reg {
+    Itr,
+    Eitr,
+    Rdtr,
+    Radv,
+    Tidv,
+    Tadv,
+    Ide,
+}
+
+impl Reg {
+    pub(super) const fn name(self) -> &'static str {
+        match self {
+            Reg::Itr => "ITR",
+            Reg::Eitr => "EITR",
+            Reg::Rdtr => "RDTR",
+            Reg::Radv => "RADV",
+            Reg::Tidv => "TIDV",
+            Reg::Tadv => "TADV",
+            Reg::Ide => "IDE",
+        }
+    }
+}
+
+/// Raw delay-timer register values [1.024 us] as written (for `registers()`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct DelayRegs {
+    pub rdtr: u32,
+    pub radv: u32,
+    pub tidv: u32,
+    pub tadv: u32,
+}
+
+/// The once-per-register record of ignored writes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct WriteLog {
+    /// Bit `Reg as u8` set: that register already has an entry.
+    seen: u8,
+    entries: Vec<IgnoredWrite>,
+}
+
+impl WriteLog {
+    fn note(
+        &mut self,
+        reg: Reg,
+        field: &'static str,
+        value: u32,
+        held: Option<u32>,
+        reason: impl FnOnce() -> String,
+    ) {
+        let bit = 1u8 << reg as u8;
+        if self.seen & bit == 0 {
+            self.seen |= bit;
+            self.entries.push(IgnoredWrite {
+                register: reg.name(),
+                field,
+                value,
+                held,
+                reason: reason(),
+            });
+        }
+    }
+}
+
+/// Source of the "delay timers bypassed in MSI-X mode" rule.
+const MSIX_BYPASS: &str = "in MSI-X mode the delay timers are bypassed (82574 and 82576 \
+     in MSI-X mode raise the queue cause at write-back)";
+
+impl NicPort {
+    /// The moderation registers as the chip holds them now.
+    pub fn registers(&self) -> Registers {
+        let regs = &self.chip.regs;
+        let opt = |p: RegPresence, v: u32| p.modelled().then_some(v);
+        let throttle: Vec<u32> = self.vectors.iter().map(|v| v.reg).collect();
+        let (mut itr, mut eitr_256, mut eitr_us) = (None, None, None);
+        match (self.chip.throttle, self.cfg.mode) {
+            (ThrottleKind::Eitr1us, _) => eitr_us = Some(throttle),
+            (ThrottleKind::Eitr256ns, IntMode::Msix) => eitr_256 = Some(throttle),
+            _ => itr = Some(throttle[0]),
+        }
+        Registers {
+            itr_256ns: itr,
+            eitr_256ns: eitr_256,
+            eitr_us,
+            rdtr_1024ns: opt(regs.rdtr, self.delay_regs.rdtr),
+            radv_1024ns: opt(regs.radv, self.delay_regs.radv),
+            tidv_1024ns: opt(regs.tidv, self.delay_regs.tidv),
+            tadv_1024ns: opt(regs.tadv, self.delay_regs.tadv),
+            ide: regs.tx_ide.modelled().then_some(self.cfg.set_ide),
+            delay_timers_active: self.delay_timers_active(),
+        }
+    }
+
+    /// Writes the chip or driver ignored, held without effect, converted
+    /// lossily or applied only as a what-if: at most one entry per register,
+    /// in the order first seen.
+    pub fn ignored_writes(&self) -> &[IgnoredWrite] {
+        &self.write_log.entries
+    }
+
+    /// The throttle register this port writes.
+    fn throttle_reg(&self) -> Reg {
+        match (self.chip.throttle, self.cfg.mode) {
+            (ThrottleKind::Itr256ns, _) => Reg::Itr,
+            (ThrottleKind::Eitr256ns, IntMode::Msix) | (ThrottleKind::Eitr1us, _) => Reg::Eitr,
+            (ThrottleKind::Eitr256ns, _) => Reg::Itr,
+        }
+    }
+
+    /// Apply moderation settings (register writes). Values in the unit the
+    /// chip does not use are converted (1 us = 1000/256 ITR units, truncated).
+    /// Writes to registers the chip lacks are dropped; see `ignored_writes`.
+    pub fn apply_params(
+        &mut self,
+        now: SimTime,
+        p: &ModerationParams,
+        vector: Option<u16>,
+        out: &mut NicOut,
+    ) {
+        if let Some(v) = p.rdtr_1024ns {
+            if self.write_delay(Reg::Rdtr, "rdtr_1024ns", v) {
+                self.delay_regs.rdtr = v;
+                self.rdtr = ticks_1024ns_to_nanos(v);
+            }
+        }
+        if let Some(v) = p.radv_1024ns {
+            if self.write_delay(Reg::Radv, "radv_1024ns", v) {
+                self.delay_regs.radv = v;
+                self.radv = ticks_1024ns_to_nanos(v);
+            }
+        }
+        if let Some(v) = p.tadv_1024ns {
+            if self.write_delay(Reg::Tadv, "tadv_1024ns", v) {
+                self.delay_regs.tadv = v;
+                self.tadv = ticks_1024ns_to_nanos(v);
+            }
+        }
+        if let Some(v) = p.tidv_1024ns {
+            if self.write_delay(Reg::Tidv, "tidv_1024ns", v) {
+                self.delay_regs.tidv = v;
+                self.tidv = ticks_1024ns_to_nanos(v);
+            }
+        }
+        self.note_inert_absolute_timers(p);
+        if let Some((reg, ns)) = self.throttle_value(p) {
+            let range = match vector {
+                Some(v) => v as usize..v as usize + 1,
+                None => 0..self.vectors.len(),
+            };
+            for vi in range {
+                self.write_throttle(now, vi as u16, reg, ns, out);
+            }
+        }
+    }
+
+    /// Check a delay-timer write against the register map, record it if it is
+    /// ignored, inert or a what-if, and say whether the model applies it.
+    fn write_delay(&mut self, reg: Reg, field: &'static str, v: u32) -> bool {
+        let map = &self.chip.regs;
+        let presence = match reg {
+            Reg::Rdtr => map.rdtr,
+            Reg::Radv => map.radv,
+            Reg::Tidv => map.tidv,
+            // Only the four delay timers come here.
+            _ => map.tadv,
+        };
+        if v == 0 {
+            return presence.modelled();
+        }
+        let chip = self.chip.name;
+        let name = reg.name();
+        let tx = matches!(reg, Reg::Tidv | Reg::Tadv);
+        if presence == RegPresence::Absent {
+            self.write_log.note(reg, field, v, None, || {
+                format!(
+                    "{chip} has no {name} register (igb class: the I210 datasheet register \
+                     map has EITR as its only moderation register, §8.8.14); the write is ignored"
+                )
+            });
+        } else if !self.delay_timers_active() {
+            self.write_log.note(reg, field, v, Some(v), || {
+                format!("{MSIX_BYPASS}: {name} holds {v} but does not act")
+            });
+        } else if tx && !self.cfg.set_ide {
+            self.write_log.note(reg, field, v, Some(v), || {
+                format!(
+                    "set_ide = false: the driver's TX descriptors carry no IDE bit, so {name} \
+                     never delays TXDW (8254x SDM §13.4.41); {name} holds {v} but does not act"
+                )
+            });
+        } else if presence == RegPresence::WhatIf {
+            self.write_log.note(reg, field, v, Some(v), || {
+                format!(
+                    "{chip} has no {name} register (igb class: EITR is its only moderation \
+                     register, I210 datasheet §8.8.14); the model applies {name} = {v} as an \
+                     8254x would (a what-if), the real chip would ignore it"
+                )
+            });
+            if tx && self.chip.regs.tx_ide == RegPresence::WhatIf {
+                self.write_log.note(Reg::Ide, "set_ide", 1, Some(1), || {
+                    format!(
+                        "{chip}'s advanced TX descriptors have no IDE bit (OpenBSD if_em.c: \
+                         the 82575 class \"lack the IDE bit\"); the model honours set_ide = true \
+                         as a what-if so that TIDV acts"
+                    )
+                });
+            }
+        }
+        presence.modelled()
+    }
+
+    /// RADV with RDTR = 0, or TADV with TIDV = 0, cannot act: a packet delay
+    /// of 0 raises the cause at once and halts the absolute timer (8254x SDM
+    /// §13.4.30, §13.4.44). Checked after the writes of one `apply_params`.
+    fn note_inert_absolute_timers(&mut self, p: &ModerationParams) {
+        if !self.delay_timers_active() {
+            return;
+        }
+        let d = self.delay_regs;
+        if p.radv_1024ns.is_some() && self.chip.regs.radv.modelled() && d.radv != 0 && d.rdtr == 0 {
+            self.write_log
+                .note(Reg::Radv, "radv_1024ns", d.radv, Some(d.radv), || {
+                    format!(
+                        "RDTR = 0 raises RXT0 for every packet and halts the absolute timer \
+                     (8254x SDM §13.4.30), so RADV holds {} but does not act",
+                        d.radv
+                    )
+                });
+        }
+        if p.tadv_1024ns.is_some()
+            && self.chip.regs.tadv.modelled()
+            && self.cfg.set_ide
+            && d.tadv != 0
+            && d.tidv == 0
+        {
+            self.write_log
+                .note(Reg::Tadv, "tadv_1024ns", d.tadv, Some(d.tadv), || {
+                    format!(
+                        "TIDV = 0 raises TXDW for every descriptor and halts the absolute timer \
+                     (8254x SDM §13.4.44), so TADV holds {} but does not act",
+                        d.tadv
+                    )
+                });
+        }
+    }
+
+    /// The throttle register value and interval a write sets, converting a
+    /// value given in the other unit (truncated), or `None` if the write sets
+    /// no throttle. Records lossy conversions and a value given in both units.
+    fn throttle_value(&mut self, p: &ModerationParams) -> Option<(u32, Nanos)> {
+        let reg = self.throttle_reg();
+        let chip = self.chip.name;
+        match (self.chip.throttle, p.itr_256ns, p.eitr_us) {
+            (ThrottleKind::Eitr1us, itr, Some(us)) => {
+                if let Some(itr) = itr {
+                    self.write_log.note(reg, "itr_256ns", itr, Some(us), || {
+                        format!("{chip} counts EITR in 1 us and eitr_us = {us} was also given; itr_256ns is ignored")
+                    });
+                }
+                Some((us, eitr_us_to_nanos(us)))
+            }
+            (ThrottleKind::Eitr1us, Some(itr), None) => {
+                let ns = itr as u64 * 256;
+                let us = (ns / 1000) as u32;
+                if ns != us as u64 * 1000 {
+                    self.write_log.note(reg, "itr_256ns", itr, Some(us), || {
+                        format!(
+                            "{chip} counts EITR in 1 us (I210 datasheet §8.8.14): itr_256ns = \
+                             {itr} ({ns} ns) is held as eitr_us = {us} (truncated)"
+                        )
+                    });
+                }
+                Some((us, eitr_us_to_nanos(us)))
+            }
+            (_, Some(itr), eitr) => {
+                if let Some(us) = eitr {
+                    self.write_log.note(reg, "eitr_us", us, Some(itr), || {
+                        format!("{chip} counts its throttle in 256 ns and itr_256ns = {itr} was also given; eitr_us is ignored")
+                    });
+                }
+                Some((itr, itr_256ns_to_nanos(itr)))
+            }
+            (_, None, Some(us)) => {
+                let ns = us as u64 * 1000;
+                let itr = (ns / 256) as u32;
+                if ns != itr as u64 * 256 {
+                    let name = reg.name();
+                    self.write_log.note(reg, "eitr_us", us, Some(itr), || {
+                        format!(
+                            "{chip} counts {name} in 256 ns (8254x SDM §13.4.18): eitr_us = {us} \
+                             is held as itr_256ns = {itr} ({} ns, truncated)",
+                            itr as u64 * 256
+                        )
+                    });
+                }
+                Some((itr, itr_256ns_to_nanos(itr)))
+            }
+            (_, None, None) => None,
+        }
+    }
+
+    /// Write the throttle register of one vector. ITR: the new interval
+    /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
+    /// write also zeroes the counter, so pending causes assert at once
+    /// (I210 datasheet §8.8.14).
+    fn write_throttle(
+        &mut self,
+        now: SimTime,
+        vector: u16,
+        reg: u32,
+        interval: Nanos,
+        out: &mut NicOut,
+    ) {
+        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
+        let v = &mut self.vectors[vector as usize];
+        v.reg = reg;
+        v.interval = interval;
+        if resets_counter {
+            v.next_allowed = now;
+            v.spacing_floor = Nanos::ZERO;
+            v.timer.cancel();
+            if v.pending() != 0 {
+                Self::assert(v, vector, now, out);
+            }
+        }
+    }
+}
