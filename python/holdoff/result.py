@@ -66,7 +66,9 @@ GENERATOR_COLUMNS = ["generator", "sent_packets", "sent_bytes", "offered_bps"]
 #: EITR one row per vector).
 REGISTER_COLUMNS = ["port", "register", "vector", "value", "in_effect"]
 #: The registers a port reports (``summary.ports[i].registers``), in datasheet order.
-REGISTERS = (*REGISTER_KEYS, "ide")
+REGISTERS = ("itr_256ns", "eitr_256ns", *REGISTER_KEYS[1:], "ide")
+#: Registers that the delay-timer unit drives (bypassed in MSI-X mode).
+DELAY_TIMERS = ("rdtr_1024ns", "radv_1024ns", "tidv_1024ns", "tadv_1024ns")
 #: Columns of :meth:`RunResult.timeseries_long`.
 TIMESERIES_LONG_COLUMNS = ["t_us", "entity", "metric", "value"]
 #: Columns of :attr:`RunResult.latency`.
@@ -201,17 +203,21 @@ class RunResult:
         One row per (port, register) of :data:`REGISTERS`, EITR one row per
         vector (``vector`` is NA for the port-wide registers); see
         :data:`REGISTER_COLUMNS`. ``value`` is in the register's own unit
-        (its name says which; ``ide`` is 1 when set); ``in_effect`` is False,
-        with ``value`` NA, for a register the chip does not have. Empty when
-        the report carries no registers.
+        (its name says which; ``ide`` is 1 when set). ``in_effect`` is False,
+        with ``value`` NA, for a register the chip does not have, and False
+        with the value held for a delay timer that the port's interrupt mode
+        bypasses (MSI-X: ``delay_timers_active`` false in the report). Empty
+        when the report carries no registers.
         """
         rows = []
         for port in self.summary.get("ports", []):
             registers = port.get("registers")
             if not isinstance(registers, Mapping):
                 continue
+            timers_act = bool(registers.get("delay_timers_active", True))
             for name in REGISTERS:
                 value = registers.get(name)
+                acts = timers_act or name not in DELAY_TIMERS
                 values = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
                 for vector, item in values:
                     rows.append(
@@ -220,7 +226,7 @@ class RunResult:
                             "register": name,
                             "vector": vector,
                             "value": None if item is None else int(item),
-                            "in_effect": item is not None,
+                            "in_effect": item is not None and acts,
                         }
                     )
         frame = pd.DataFrame.from_records(rows, columns=REGISTER_COLUMNS)

@@ -196,6 +196,7 @@ PORT_TABLE = columns(
 REGISTER_TABLE = columns(
     ["port"],
     ("itr_256ns", "ITR\n×256 ns", register),
+    ("eitr_256ns", "EITR\n×256 ns", register),
     ("eitr_us", "EITR\nµs", register),
     *(
         (f"{r.lower()}_1024ns", f"{r}\n×1.024 µs", register)
@@ -205,7 +206,8 @@ REGISTER_TABLE = columns(
 )
 REGISTER_NOTE = (
     f"values as the chip holds them at the end of the run; {NOT_IN_EFFECT} = the chip has "
-    "no such register, not in effect"
+    "no such register, not in effect; (held) = the chip holds the value but it does not act "
+    "(MSI-X bypasses the delay timers)"
 )
 
 #: Busy polling, IRQ suspension and deferral counters of a vector (``napi_*`` columns).
@@ -278,11 +280,14 @@ def _registers(registers: pd.DataFrame) -> Table:
     """One row per port, one column per register (EITR: one line per vector)."""
     cells: dict[Any, dict[str, list[tuple[Any, str]]]] = {}
     for record in registers.to_dict("records"):
-        value = record["value"] if record["in_effect"] else None
+        value = record["value"]
         if record["register"] == "ide" and not is_missing(value):
             value = bool(value)
+        shown = register(value)
+        if not record["in_effect"] and not is_missing(value):
+            shown += " (held)"
         port = cells.setdefault(record["port"], {})
-        port.setdefault(record["register"], []).append((record["vector"], register(value)))
+        port.setdefault(record["register"], []).append((record["vector"], shown))
     rows = [
         [str(name), *(_register_cell(port.get(c.key, [])) for c in REGISTER_TABLE[1:])]
         for name, port in cells.items()

@@ -161,6 +161,10 @@ impl ModeratorConfig for E1000LegacyCfg {
         ])
     }
 
+    fn config_field(&self, param: &str) -> Option<&'static str> {
+        super::e1000_timer_field(param)
+    }
+
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
         Box::new(E1000Legacy::new(
             self.interrupt_throttle_rate,

@@ -322,6 +322,10 @@ impl ModeratorConfig for E1000ItrCfg {
         ])
     }
 
+    fn config_field(&self, param: &str) -> Option<&'static str> {
+        super::e1000_timer_field(param)
+    }
+
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         Box::new(
             E1000Itr::new(self.driver, self.interrupt_throttle_rate)

@@ -101,6 +101,26 @@ pub trait ModeratorConfig {
     fn validate(&self, port: &PortCaps) -> Result<(), FieldError>;
     /// The algorithm for one vector of a validated config.
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator>;
+    /// The config field (in this kind's table) that sets the register
+    /// parameter `param` (a `ModerationParams` field name such as
+    /// `radv_1024ns`), if the user sets it directly; `None` when only the
+    /// algorithm writes it. Lets a warning about a register name the field.
+    fn config_field(&self, param: &str) -> Option<&'static str> {
+        let _ = param;
+        None
+    }
+}
+
+/// `config_field` of the kinds whose delay timers take the Linux e1000
+/// module-parameter names (`RxIntDelay` ... as `rx_int_delay` ...).
+pub(crate) fn e1000_timer_field(param: &str) -> Option<&'static str> {
+    match param {
+        "rdtr_1024ns" => Some("rx_int_delay"),
+        "radv_1024ns" => Some("rx_abs_int_delay"),
+        "tidv_1024ns" => Some("tx_int_delay"),
+        "tadv_1024ns" => Some("tx_abs_int_delay"),
+        _ => None,
+    }
 }
 
 /// Counters since the previous call, for one interrupt vector.

@@ -103,6 +103,23 @@ impl ModeratorConfig for StaticCfg {
         Ok(())
     }
 
+    fn config_field(&self, param: &str) -> Option<&'static str> {
+        match param {
+            // The throttle value came from whichever of the three was given.
+            "itr_256ns" | "eitr_us" => match (self.itr_per_s, self.itr_256ns, self.eitr_us) {
+                (Some(_), _, _) => Some("itr_per_s"),
+                (None, Some(_), _) => Some("itr_256ns"),
+                (None, None, Some(_)) => Some("eitr_us"),
+                (None, None, None) => None,
+            },
+            "rdtr_1024ns" => Some("rdtr_1024ns"),
+            "radv_1024ns" => Some("radv_1024ns"),
+            "tidv_1024ns" => Some("tidv_1024ns"),
+            "tadv_1024ns" => Some("tadv_1024ns"),
+            _ => None,
+        }
+    }
+
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let (itr, eitr) = match (self.itr_per_s, self.itr_256ns, self.eitr_us) {
             (Some(r), _, _) => match ctx.throttle {

@@ -10,6 +10,7 @@ use super::world::{NapiStats, World};
 use crate::apps::AppKind;
 use crate::error::Error;
 use crate::metrics::LatencyHist;
+use crate::nic::Registers;
 use crate::packet::DropReason;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,6 +32,9 @@ pub struct Summary {
     pub sim_time_ns: u64,
     /// Set when the run stopped early because a moderation algorithm failed.
     pub aborted: Option<AbortOut>,
+    /// Configured values the chip or driver ignores, holds without effect or
+    /// converts, each naming the field (see `warnings`).
+    pub warnings: Vec<WarningOut>,
     pub events_processed: u64,
     pub ledger: LedgerOut,
     pub drops: BTreeMap<&'static str, u64>,
@@ -39,6 +43,15 @@ pub struct Summary {
     pub apps: Vec<AppOut>,
     pub generators: Vec<GenOut>,
     pub tcp: Vec<ConnOut>,
+}
+
+/// A configured value that is not in effect as written: the scenario field
+/// it came from and why (the chip lacks the register, a mode bypasses it,
+/// the driver never sets the bit it needs, a unit conversion truncates it).
+#[derive(Serialize)]
+pub struct WarningOut {
+    pub field: String,
+    pub message: String,
 }
 
 #[derive(Serialize)]
@@ -86,6 +99,9 @@ pub struct PortOut {
     pub rx_missed: u64,
     pub interrupts: u64,
     pub vectors: Vec<VectorOut>,
+    /// The moderation registers as the chip holds them at the end of the
+    /// run, in hardware units; null for a register the chip does not have.
+    pub registers: Registers,
     pub rx_ring_max_occupancy: u32,
     /// Decisions of a periodic or per-interrupt algorithm (empty for static).
     pub moderation_trace: Vec<TraceOut>,
@@ -286,6 +302,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 rx_missed: p.stats.rx_missed,
                 interrupts: vectors.iter().map(|v| v.interrupts).sum(),
                 vectors,
+                registers: p.registers(),
                 moderation_trace: w
                     .trace(pi)
                     .iter()
@@ -470,6 +487,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             at_ns: t.as_ns(),
             reason: r.to_string(),
         }),
+        warnings: warnings(w),
         events_processed: w.events_processed(),
         ledger,
         drops,
@@ -479,6 +497,51 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
         generators,
         tcp,
     })
+}
+
+/// One warning per register write that the NIC recorded as not in effect
+/// as written (`nic::IgnoredWrite`), naming the scenario field that set it:
+/// the moderation table's own field when the user sets that register
+/// directly (`ModeratorConfig::config_field`), the `moderation` table when
+/// the algorithm wrote it, `set_ide` for the descriptor bit.
+fn warnings(w: &World) -> Vec<WarningOut> {
+    let s = w.scenario();
+    let nics = s
+        .hosts
+        .iter()
+        .enumerate()
+        .flat_map(|(hi, h)| (0..h.nics.len()).map(move |ni| (hi, ni)));
+    let mut out = Vec::new();
+    for (pi, ((hi, ni), p)) in nics.zip(w.ports()).enumerate() {
+        let nic = &s.hosts[hi].nics[ni];
+        let base = format!("hosts[{hi}].nics[{ni}]");
+        for iw in p.ignored_writes() {
+            let (field, by) = if iw.field == "set_ide" {
+                (format!("{base}.set_ide"), String::new())
+            } else {
+                match nic
+                    .moderation
+                    .algo()
+                    .ok()
+                    .and_then(|a| a.config_field(iw.field))
+                {
+                    Some(f) => (format!("{base}.moderation.{f}"), String::new()),
+                    None => (
+                        format!("{base}.moderation"),
+                        format!(" (written by the {} algorithm)", w.moderator(pi, 0).name()),
+                    ),
+                }
+            };
+            out.push(WarningOut {
+                field,
+                message: format!(
+                    "{} = {} [{}]{by}: {}",
+                    iw.register, iw.value, iw.field, iw.reason
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// Serialise the whole report.
