@@ -9,7 +9,7 @@ PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
 DEV_STAMP := $(VENV)/.holdoff-dev
 
-.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core clean
+.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,12 @@ fmt: ## format Rust and Python code
 typecheck: ## mypy --strict on the Python package, stubtest of the native module
 	$(PYTHON) -m mypy
 	$(PYTHON) -m mypy.stubtest holdoff._core
+
+fuzz: ## the scenario fuzzer, longer than CI's 300 cases (CASES=..., SEED=...)
+	$(PYTHON) -m holdoff.fuzz --cases $(or $(CASES),5000) --seed $(or $(SEED),1) --out fuzz-failures
+
+calibrate: ## re-run every profile fit (scripts/calibrate_*.py); each prints its fit and residuals
+	@set -e; for f in scripts/calibrate_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(PYTHON) "$$f"; done
 
 bench: ## simulated packets per wall second on the fixed bench scenario
 	$(PYTHON) -m holdoff bench --repeat 5
