@@ -190,7 +190,8 @@ fn napi_defer_hard_irqs_keeps_the_irq_masked_and_polls_from_the_timer() {
     // poll (work done) keeps the IRQ masked and arms a 50 us re-poll timer;
     // the second frame raises no interrupt and is picked up by that timer
     // poll: its latency is (t1 + 50 us) - 10 us, where t1 = the first frame's
-    // landing time (algorithms.md §10, napi_complete_done).
+    // landing time (Linux `net/core/dev.c` napi_complete_done,
+    // commit 6f8b12d661d0 "net: napi: add hard irqs deferral feature").
     let dma = chip::by_name("82546").unwrap().rx_dma_ns.as_ns();
     let t1 = 672 + dma;
     let scenario = |napi: &str| {

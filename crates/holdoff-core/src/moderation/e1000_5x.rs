@@ -1,7 +1,7 @@
 //! Linux e1000 5.x (2004) `InterruptThrottleRate`: static, off, or the
 //! watchdog-driven "dynamic ITR" (DITR).
 //!
-//! Models (algorithms.md §2; e1000 5.2.52-k3 `e1000_main.c` watchdog and
+//! Models (Linux e1000 5.2.52-k3 `e1000_main.c` `e1000_watchdog` and
 //! `e1000_param.c`): the watchdog runs every 2 s (first run at interface
 //! up). In dynamic mode it takes the 2-second deltas of the good-octets
 //! counters (low 32 bits, GOTCL/GORCL) and writes
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn parameter_validation_follows_e1000_param_c() {
-        // algorithms.md §2 "Option validation".
+        // `e1000_check_options` (5.2.52-k3 `e1000_param.c`).
         let table = [
             (None, ItrMode::Dynamic),
             (Some(1), ItrMode::Dynamic),
@@ -270,7 +270,8 @@ mod tests {
 
     #[test]
     fn ditr_formula_reproduces_the_seed_trace() {
-        // Seed 001 log lines: goc(10558=5299+5258) dif(41) -> 2023, ritr 1930;
+        // Log of the linux-kernel post "abysmal e1000 performance (DITR)",
+        // 25 May 2004: goc(10558=5299+5258) dif(41) -> 2023, ritr 1930;
         // goc(9996=5228+4768) dif(459) -> 2275, ritr 1717; goc(0) -> 8000, ritr 488.
         // The counters are in bytes; the log prints them /10000, so feed
         // byte counts whose quotients match the log's parts.
@@ -285,7 +286,7 @@ mod tests {
         assert_eq!(ditr(0, 0), (0, 0, 8000));
         assert_eq!(ints_per_s_to_itr_256ns(8000), 488);
         // Symmetric traffic -> 2000/s (ITR 1953); one-directional -> 8000/s;
-        // 3:1 -> dif/goc = 1/2 -> 5000/s (algorithms.md §2 example).
+        // 3:1 -> dif/goc = 1/2 -> 5000/s (from the formula).
         assert_eq!(ditr(1_000_000, 1_000_000).2, 2000);
         assert_eq!(ints_per_s_to_itr_256ns(2000), 1953);
         assert_eq!(ditr(1_000_000, 0).2, 8000);

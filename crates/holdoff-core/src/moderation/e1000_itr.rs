@@ -2,7 +2,7 @@
 //! latency-class dynamic ITR (modes 1 and 3) and the "simplified" goc/dif
 //! mode (4).
 //!
-//! Models (algorithms.md §3; e1000 7.3.21-k8 `e1000_main.c`
+//! Models (Linux e1000 7.3.21-k8 `e1000_main.c`
 //! `e1000_update_itr`/`e1000_set_itr`/watchdog, `e1000_param.c`; e1000e
 //! `netdev.c`/`param.c`):
 //!
@@ -535,7 +535,7 @@ mod tests {
 
     #[test]
     fn option_check_follows_param_c() {
-        // algorithms.md §3.1 table; e1000_param.c@30c0923 (e1000) and
+        // e1000_check_options in e1000_param.c@30c0923 (e1000) and
         // e1000e param.c "Interrupt Throttling Rate" blocks.
         use Driver::*;
         let table = [
@@ -592,7 +592,7 @@ mod tests {
 
     #[test]
     fn update_itr_transitions_follow_the_thresholds() {
-        // algorithms.md §3.3, one row per branch (class, packets, bytes).
+        // e1000_update_itr (7.3.21-k8), one row per branch (class, packets, bytes).
         let table = [
             // packets == 0: unchanged.
             (Lowest, 0, 0, Lowest),
@@ -639,7 +639,7 @@ mod tests {
 
     #[test]
     fn ramp_matches_the_documented_sequences() {
-        // algorithms.md §3.4 "Resulting sequences": 4000 -> 20000 goes 9000,
+        // e1000_set_itr ramp min(itr + new/4, new): 4000 -> 20000 goes 9000,
         // 14000, 19000, 20000; 20000 -> 70000 goes 37500, 55000, 70000;
         // decreases are immediate.
         let mut r = 4000;
@@ -665,7 +665,7 @@ mod tests {
 
     #[test]
     fn initial_registers_and_invocation_per_mode() {
-        // §3.1: configure writes 1e9/(itr*256) iff itr_setting != 0;
+        // e1000_configure_rx: configure writes 1e9/(itr*256) iff itr_setting != 0;
         // timers TIDV 8, TADV 32, RDTR 0, RADV 8.
         let m = E1000Itr::new(Driver::E1000, None);
         let p = m.initial();
@@ -698,7 +698,7 @@ mod tests {
 
     #[test]
     fn conservative_mode_never_reaches_70000() {
-        // §3.4 step 3/4: with itr_setting 3 a lowest class is turned into low
+        // e1000_set_itr: with itr_setting 3 a lowest class is turned into low
         // before the max, so ping traffic (1 packet of 98 B each way: the
         // "packets <= 2 and bytes < 512" test) stays at 20000 = the start
         // value, and nothing is written.
@@ -721,7 +721,7 @@ mod tests {
 
     #[test]
     fn non_gigabit_link_pins_4000() {
-        // §3.4 step 2: speed != 1000 -> new_itr 4000 (a decrease: at once).
+        // e1000_set_itr: speed != 1000 -> new_itr 4000 (a decrease: at once).
         let mut m = E1000Itr::new(Driver::E1000, Some(1)).with_link_mbps(100);
         let p = m.on_sample(&sample(100, (1, 98), (1, 98))).unwrap();
         assert_eq!(p.itr_256ns, Some(976));
@@ -730,7 +730,7 @@ mod tests {
 
     #[test]
     fn simplified_mode_uses_the_goc_dif_formula_every_watchdog() {
-        // §3.1 mode 4 -> §2 formula; symmetric 2-s traffic -> 2000/s (1953),
+        // Mode 4 -> the 5.x e1000_watchdog formula; symmetric 2-s traffic -> 2000/s (1953),
         // idle -> 8000/s (488); written on every run.
         let mut m = E1000Itr::new(Driver::E1000, Some(4));
         let s = Sample {
@@ -766,7 +766,7 @@ mod tests {
 
     #[test]
     fn idle_ping_bulk_ping_sequence_mode_3() {
-        // Default (mode 3), hand-derived from §3.3/§3.4. Each row: the
+        // Default (mode 3), hand-derived from e1000_update_itr/e1000_set_itr. Each row: the
         // interrupt's TX and RX totals -> the ITR written (None = no write).
         //  1 idle (0 packets): classes stay 0, clamped to low -> 20000 = itr.
         //  2 ping 1x98 B each way: low, "<= 2 pkts, < 512 B" -> lowest -> low.

@@ -84,7 +84,9 @@ fn default_txqueuelen() -> u32 {
     1000
 }
 
-/// TCP settings of a host. Defaults: Linux 2.6.6 (seed-scenarios.md card 1).
+/// TCP settings of a host. Defaults: Linux 2.6.6 (`net/ipv4/tcp.c`
+/// `sysctl_tcp_rmem`/`sysctl_tcp_wmem`, `net/ipv4/tcp_input.c`), the kernel
+/// of the linux-kernel post "abysmal e1000 performance (DITR)", 25 May 2004.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSysctls {

@@ -15,7 +15,7 @@
 //! lands on the polled ring (noticed at the next poll-iteration boundary,
 //! one iteration = the profile's `poll_overhead_ns`). The decisions of
 //! `napi_complete_done`, `busy_poll_stop` and epoll's IRQ suspension are
-//! the pure functions of `host::driver` (algorithms.md §10;
+//! the pure functions of `host::driver` (Linux 6.13 `net/core/dev.c`;
 //! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
 //! interrupt exits, so it preempts application work on its core.
 //!
