@@ -130,10 +130,13 @@ impl Default for E1000LegacyCfg {
     }
 }
 
-/// The four delay timers of e1000/e1000e `e1000_param.c`: each 0 to 0xFFFF
-/// [1.024 us] (16-bit RDTR/RADV/TIDV/TADV fields).
-pub(crate) fn check_delay_timers(timers: [(&str, u32); 4]) -> Result<(), FieldError> {
-    for (field, v) in timers {
+/// The four delay timers of e1000/e1000e `e1000_param.c`, in register order
+/// (RDTR, RADV, TIDV, TADV): each 0 to 0xFFFF [1.024 us] (16-bit fields);
+/// an error names the module-parameter field (`super::E1000_TIMERS`).
+/// Shared by `e1000-5x` and `e1000-itr`, whose parameters have the same
+/// names and bounds (only the defaults differ).
+pub(crate) fn check_delay_timers(timers: [u32; 4]) -> Result<(), FieldError> {
+    for ((_, field), v) in super::E1000_TIMERS.iter().zip(timers) {
         check_range(
             field,
             v,
@@ -145,6 +148,30 @@ pub(crate) fn check_delay_timers(timers: [(&str, u32); 4]) -> Result<(), FieldEr
     Ok(())
 }
 
+/// The register settings of the four delay timers in register order (RDTR,
+/// RADV, TIDV, TADV) [1.024 us], ITR left as it is.
+pub(crate) fn delay_timer_params([rdtr, radv, tidv, tadv]: [u32; 4]) -> ModerationParams {
+    ModerationParams {
+        rdtr_1024ns: Some(rdtr),
+        radv_1024ns: Some(radv),
+        tidv_1024ns: Some(tidv),
+        tadv_1024ns: Some(tadv),
+        ..Default::default()
+    }
+}
+
+impl E1000LegacyCfg {
+    /// RxIntDelay, RxAbsIntDelay, TxIntDelay, TxAbsIntDelay [1.024 us].
+    fn timers(&self) -> [u32; 4] {
+        [
+            self.rx_int_delay,
+            self.rx_abs_int_delay,
+            self.tx_int_delay,
+            self.tx_abs_int_delay,
+        ]
+    }
+}
+
 impl ModeratorConfig for E1000LegacyCfg {
     fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
         if port.throttle != Throttle::Itr256ns {
@@ -153,12 +180,7 @@ impl ModeratorConfig for E1000LegacyCfg {
                 format!("\"e1000-5x\" drives the 8254x ITR register; chip {} has EITR: use an e1000-family chip (82540, 82546)", port.chip),
             ));
         }
-        check_delay_timers([
-            ("rx_int_delay", self.rx_int_delay),
-            ("rx_abs_int_delay", self.rx_abs_int_delay),
-            ("tx_int_delay", self.tx_int_delay),
-            ("tx_abs_int_delay", self.tx_abs_int_delay),
-        ])
+        check_delay_timers(self.timers())
     }
 
     fn config_field(&self, param: &str) -> Option<&'static str> {
@@ -166,12 +188,13 @@ impl ModeratorConfig for E1000LegacyCfg {
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let [rdtr, radv, tidv, tadv] = self.timers();
         Box::new(E1000Legacy::new(
             self.interrupt_throttle_rate,
-            self.rx_int_delay,
-            self.rx_abs_int_delay,
-            self.tx_int_delay,
-            self.tx_abs_int_delay,
+            rdtr,
+            radv,
+            tidv,
+            tadv,
         ))
     }
 }
@@ -189,13 +212,7 @@ impl E1000Legacy {
     pub fn new(itr_param: Option<u32>, rdtr: u32, radv: u32, tidv: u32, tadv: u32) -> Self {
         E1000Legacy {
             mode: itr_mode(itr_param),
-            timers: ModerationParams {
-                rdtr_1024ns: Some(rdtr),
-                radv_1024ns: Some(radv),
-                tidv_1024ns: Some(tidv),
-                tadv_1024ns: Some(tadv),
-                ..Default::default()
-            },
+            timers: delay_timer_params([rdtr, radv, tidv, tadv]),
             last: None,
         }
     }

@@ -50,7 +50,7 @@
 //! Units: rates [int/s]; ITR [256 ns]; bytes [bytes]; timers [1.024 us].
 //! Integer arithmetic is C's (truncating) throughout.
 
-use super::e1000_5x::{check_delay_timers, ditr_step};
+use super::e1000_5x::{check_delay_timers, delay_timer_params, ditr_step};
 use super::{
     BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
     Sample, TraceRow,
@@ -189,18 +189,44 @@ pub fn check_option(driver: Driver, param: Option<u32>) -> ItrOption {
 }
 
 /// `e1000_update_itr` with the bulk -> low byte threshold as a parameter
-/// (e1000/e1000e 6000, igb 1500). `packets == 0` keeps the class.
+/// (e1000/e1000e 6000, igb 1500) on one direction's totals: `packets == 0`
+/// keeps the class, else `bpp = bytes / packets` and [`latency_transition`].
 pub fn update_class(
     class: LatencyClass,
     packets: u64,
     bytes: u64,
     bulk_to_low_bytes: u64,
 ) -> LatencyClass {
-    use LatencyClass::*;
     if packets == 0 {
         return class;
     }
-    let bpp = bytes / packets;
+    latency_transition(class, bytes, bytes / packets, packets, bulk_to_low_bytes)
+}
+
+/// The latency-class transition table, written once for the three drivers
+/// whose arithmetic is the same: Linux e1000/e1000e `e1000_update_itr`, igb
+/// `igb_update_itr` and FreeBSD em `em_newitr` / igc `igc_neweitr` (2024).
+/// All three compare the same inputs against the same constants with the
+/// same strict `<`/`>`; e1000's "packets <= 2" in the low class is FreeBSD's
+/// "packets < 3" on integers. What differs is kept by the callers:
+///
+/// - `bulk_to_low_bytes`: the bulk -> low byte test, 6000 in e1000/e1000e,
+///   1500 in igb and FreeBSD.
+/// - The inputs: Linux classifies each direction on its own totals after a
+///   `packets == 0` guard ([`update_class`]); FreeBSD feeds the larger of
+///   the TX and RX figures (`super::freebsd_aim::aim_inputs`, where `bpp`
+///   is the larger per-direction average, not `bytes / packets`), with no
+///   packet guard, and has a fourth class (`disabled`) handled before this.
+/// - What follows: e1000 clamps each direction's class in conservative mode,
+///   igb the maximum of both, FreeBSD trims `lowest` when `enable_aim == 1`.
+pub fn latency_transition(
+    class: LatencyClass,
+    bytes: u64,
+    bpp: u64,
+    packets: u64,
+    bulk_to_low_bytes: u64,
+) -> LatencyClass {
+    use LatencyClass::*;
     match class {
         Lowest => {
             if bpp > 8000 {
@@ -312,14 +338,21 @@ impl Default for E1000ItrCfg {
     }
 }
 
+impl E1000ItrCfg {
+    /// RxIntDelay, RxAbsIntDelay, TxIntDelay, TxAbsIntDelay [1.024 us].
+    fn timers(&self) -> [u32; 4] {
+        [
+            self.rx_int_delay,
+            self.rx_abs_int_delay,
+            self.tx_int_delay,
+            self.tx_abs_int_delay,
+        ]
+    }
+}
+
 impl ModeratorConfig for E1000ItrCfg {
     fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
-        check_delay_timers([
-            ("rx_int_delay", self.rx_int_delay),
-            ("rx_abs_int_delay", self.rx_abs_int_delay),
-            ("tx_int_delay", self.tx_int_delay),
-            ("tx_abs_int_delay", self.tx_abs_int_delay),
-        ])
+        check_delay_timers(self.timers())
     }
 
     fn config_field(&self, param: &str) -> Option<&'static str> {
@@ -327,14 +360,10 @@ impl ModeratorConfig for E1000ItrCfg {
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let [rdtr, radv, tidv, tadv] = self.timers();
         Box::new(
             E1000Itr::new(self.driver, self.interrupt_throttle_rate)
-                .with_timers(
-                    self.rx_int_delay,
-                    self.rx_abs_int_delay,
-                    self.tx_int_delay,
-                    self.tx_abs_int_delay,
-                )
+                .with_timers(rdtr, radv, tidv, tadv)
                 .with_link_mbps(ctx.link_mbps),
         )
     }
@@ -370,13 +399,7 @@ impl E1000Itr {
             tx_class: LatencyClass::Lowest,
             rx_class: LatencyClass::Lowest,
             link_mbps: 1000,
-            timers: ModerationParams {
-                rdtr_1024ns: Some(DEFAULT_RDTR),
-                radv_1024ns: Some(DEFAULT_RADV),
-                tidv_1024ns: Some(DEFAULT_TIDV),
-                tadv_1024ns: Some(DEFAULT_TADV),
-                ..Default::default()
-            },
+            timers: delay_timer_params([DEFAULT_RDTR, DEFAULT_RADV, DEFAULT_TIDV, DEFAULT_TADV]),
             last: None,
         }
     }
@@ -384,13 +407,7 @@ impl E1000Itr {
     /// Override the delay timers (RxIntDelay, RxAbsIntDelay, TxIntDelay,
     /// TxAbsIntDelay) [1.024 us].
     pub fn with_timers(mut self, rdtr: u32, radv: u32, tidv: u32, tadv: u32) -> Self {
-        self.timers = ModerationParams {
-            rdtr_1024ns: Some(rdtr),
-            radv_1024ns: Some(radv),
-            tidv_1024ns: Some(tidv),
-            tadv_1024ns: Some(tadv),
-            ..Default::default()
-        };
+        self.timers = delay_timer_params([rdtr, radv, tidv, tadv]);
         self
     }
 
@@ -518,19 +535,14 @@ impl Moderator for E1000Itr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::LatencyClass::*;
     use super::*;
     use crate::units::SimTime;
 
+    /// One interrupt's sample at `t_us` [us].
     fn sample(t_us: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
-        Sample {
-            now: SimTime(t_us * 1000),
-            tx_packets: tx.0,
-            tx_bytes: tx.1,
-            rx_packets: rx.0,
-            rx_bytes: rx.1,
-            interrupts: 1,
-        }
+        testutil::sample(t_us * 1000, tx, rx)
     }
 
     #[test]

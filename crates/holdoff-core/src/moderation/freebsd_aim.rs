@@ -72,6 +72,7 @@
 //! Units: bytes, packets, rates [int/s]; ITR [256 ns]; EITR raw [0.25 us],
 //! `eitr_us` [1 us].
 
+use super::e1000_itr::{latency_transition, LatencyClass};
 use super::{
     check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
     PortCaps, Sample, Throttle, TraceRow,
@@ -91,6 +92,8 @@ pub const INTS_DEFAULT: u32 = 8000;
 pub const EITR_QVECTOR_MASK: u32 = 0x7FFC;
 /// EITR bit 31 "counter ignore": a write does not reset the counters.
 pub const EITR_CNT_IGNR: u32 = 0x8000_0000;
+/// `em_newitr` bulk -> low byte threshold (as igb; Linux e1000: 6000) [bytes].
+pub const BULK_TO_LOW_BYTES: u64 = 1_500;
 
 /// Which register the rate is written to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +111,29 @@ pub enum Latency {
     Lowest = 1,
     Low = 2,
     Bulk = 3,
+}
+
+impl Latency {
+    /// The Linux class this one stands for; `None` for `disabled`, which
+    /// Linux does not have.
+    pub const fn class(self) -> Option<LatencyClass> {
+        match self {
+            Latency::Disabled => None,
+            Latency::Lowest => Some(LatencyClass::Lowest),
+            Latency::Low => Some(LatencyClass::Low),
+            Latency::Bulk => Some(LatencyClass::Bulk),
+        }
+    }
+}
+
+impl From<LatencyClass> for Latency {
+    fn from(c: LatencyClass) -> Self {
+        match c {
+            LatencyClass::Lowest => Latency::Lowest,
+            LatencyClass::Low => Latency::Low,
+            LatencyClass::Bulk => Latency::Bulk,
+        }
+    }
 }
 
 /// Driver and link settings the algorithm reads.
@@ -268,53 +294,24 @@ pub fn aim_inputs(
 }
 
 /// One step of the latency state machine (AIM enabled), including the
-/// `enable_aim == 1` trim of `lowest` to `low`.
+/// `enable_aim == 1` trim of `lowest` to `low`. The lowest/low/bulk
+/// transitions are Linux e1000's table with igb's 1500-byte bulk -> low test
+/// ([`latency_transition`], where the shared arithmetic is documented);
+/// FreeBSD adds the `disabled` bootstrap, feeds it the larger direction's
+/// figures ([`aim_inputs`]) and runs it even when `packets` is 0.
 pub fn next_latency(cur: Latency, enable_aim: u32, bytes: u32, bpp: u32, packets: u32) -> Latency {
-    use Latency::*;
-    let next = match cur {
-        Disabled => Low,
-        Lowest => {
-            if bpp > 8000 {
-                Bulk
-            } else if packets < 5 && bytes > 512 {
-                Low
-            } else {
-                Lowest
-            }
-        }
-        Low => {
-            if bytes > 10_000 {
-                if bpp > 8000 || packets < 10 || bpp > 1200 {
-                    Bulk
-                } else if packets > 35 {
-                    Lowest
-                } else {
-                    Low
-                }
-            } else if bpp > 2000 {
-                Bulk
-            } else if packets < 3 && bytes < 512 {
-                Lowest
-            } else {
-                Low
-            }
-        }
-        Bulk => {
-            if bytes > 25_000 {
-                if packets > 35 {
-                    Low
-                } else {
-                    Bulk
-                }
-            } else if bytes < 1500 {
-                Low
-            } else {
-                Bulk
-            }
-        }
+    let next = match cur.class() {
+        None => Latency::Low,
+        Some(class) => Latency::from(latency_transition(
+            class,
+            u64::from(bytes),
+            u64::from(bpp),
+            u64::from(packets),
+            BULK_TO_LOW_BYTES,
+        )),
     };
-    if enable_aim == 1 && next == Lowest {
-        Low
+    if enable_aim == 1 && next == Latency::Lowest {
+        Latency::Low
     } else {
         next
     }
@@ -572,18 +569,10 @@ impl Moderator for FreebsdAim {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::rx;
     use super::*;
     use crate::units::{ints_per_s_to_itr_256ns, SimTime};
     use Latency::*;
-
-    fn rx(packets: u64, bytes: u64) -> Sample {
-        Sample {
-            rx_packets: packets,
-            rx_bytes: bytes,
-            interrupts: 1,
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn rate_to_register_conversions() {

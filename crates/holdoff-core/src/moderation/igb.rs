@@ -404,9 +404,9 @@ impl Moderator for Igb {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::sample;
     use super::LatencyClass::*;
     use super::*;
-    use crate::units::SimTime;
 
     #[test]
     fn config_refuses_what_igb_set_coalesce_refuses() {
@@ -434,17 +434,6 @@ mod tests {
         assert_eq!(cfg(3).validate(&itr_port).unwrap_err().field, "kind");
     }
 
-    fn sample(k: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
-        Sample {
-            now: SimTime(k * 100_000),
-            tx_packets: tx.0,
-            tx_bytes: tx.1,
-            rx_packets: rx.0,
-            rx_bytes: rx.1,
-            interrupts: 1,
-        }
-    }
-
     /// One interrupt's traffic: ((tx packets, tx bytes), (rx packets, rx bytes)).
     type Step = ((u64, u64), (u64, u64));
 
@@ -453,7 +442,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(k, &(tx, rx))| {
-                m.on_sample(&sample(k as u64, tx, rx))
+                m.on_sample(&sample(k as u64 * 100_000, tx, rx))
                     .and_then(|p| p.eitr_us)
             })
             .collect()

@@ -332,18 +332,13 @@ impl Moderator for Ixl {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::Latency::*;
     use super::*;
-    use crate::units::SimTime;
 
+    /// Interrupt `k` (100 us apart) with `bytes` of RX in full 1514-B frames.
     fn rx(k: u64, bytes: u64) -> Sample {
-        Sample {
-            now: SimTime(k * 100_000),
-            rx_bytes: bytes,
-            rx_packets: bytes.div_ceil(1514),
-            interrupts: 1,
-            ..Default::default()
-        }
+        testutil::sample(k * 100_000, (0, 0), (bytes.div_ceil(1514), bytes))
     }
 
     #[test]

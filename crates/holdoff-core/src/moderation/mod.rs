@@ -22,6 +22,8 @@ pub mod freebsd_aim;
 pub mod igb;
 pub mod ixl;
 pub mod static_policy;
+#[cfg(test)]
+mod testutil;
 
 use crate::units::SimTime;
 pub use dim::DimCfg;
@@ -111,16 +113,24 @@ pub trait ModeratorConfig {
     }
 }
 
+/// The four delay timers of the e1000 kinds in register order (RDTR, RADV,
+/// TIDV, TADV): the `ModerationParams` field and the config field, which
+/// takes the Linux e1000 module-parameter name (`RxIntDelay` ... as
+/// `rx_int_delay` ...).
+pub(crate) const E1000_TIMERS: [(&str, &str); 4] = [
+    ("rdtr_1024ns", "rx_int_delay"),
+    ("radv_1024ns", "rx_abs_int_delay"),
+    ("tidv_1024ns", "tx_int_delay"),
+    ("tadv_1024ns", "tx_abs_int_delay"),
+];
+
 /// `config_field` of the kinds whose delay timers take the Linux e1000
-/// module-parameter names (`RxIntDelay` ... as `rx_int_delay` ...).
+/// module-parameter names ([`E1000_TIMERS`]).
 pub(crate) fn e1000_timer_field(param: &str) -> Option<&'static str> {
-    match param {
-        "rdtr_1024ns" => Some("rx_int_delay"),
-        "radv_1024ns" => Some("rx_abs_int_delay"),
-        "tidv_1024ns" => Some("tx_int_delay"),
-        "tadv_1024ns" => Some("tx_abs_int_delay"),
-        _ => None,
-    }
+    E1000_TIMERS
+        .iter()
+        .find(|(p, _)| *p == param)
+        .map(|(_, field)| *field)
 }
 
 /// Counters since the previous call, for one interrupt vector.
