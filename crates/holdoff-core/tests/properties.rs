@@ -65,6 +65,7 @@ fn scenario() -> impl Strategy<Value = OneHost> {
                 seed,
                 moderation,
                 rx_ring: ring,
+                ..OneHost::default()
             }
         })
 }
