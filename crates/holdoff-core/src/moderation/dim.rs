@@ -519,10 +519,7 @@ impl Dim {
     }
 
     fn params(&self) -> ModerationParams {
-        ModerationParams {
-            eitr_us: Some(self.current().usec as u32),
-            ..Default::default()
-        }
+        ModerationParams::eitr(self.current().usec as u32)
     }
 }
 

@@ -251,10 +251,7 @@ impl Moderator for E1000Legacy {
         }
         let (itr, row) = ditr_step(s);
         self.last = Some(row);
-        Some(ModerationParams {
-            itr_256ns: Some(itr),
-            ..Default::default()
-        })
+        Some(ModerationParams::itr(itr))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -264,8 +261,8 @@ impl Moderator for E1000Legacy {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::*;
-    use crate::units::SimTime;
 
     #[test]
     fn parameter_validation_follows_e1000_param_c() {
@@ -326,12 +323,7 @@ mod tests {
                 at_start: true
             }
         );
-        let s = Sample {
-            now: SimTime(2_000_000_000),
-            rx_bytes: 50_000_000,
-            tx_bytes: 50_000_000,
-            ..Default::default()
-        };
+        let s = testutil::watchdog_octets(50_000_000, 50_000_000);
         assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
         assert_eq!(m.last_decision().unwrap().values[2], ("rate_per_s", 2000));
     }

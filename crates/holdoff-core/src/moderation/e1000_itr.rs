@@ -275,6 +275,20 @@ pub fn update_itr(class: LatencyClass, packets: u64, bytes: u64) -> LatencyClass
     update_class(class, packets, bytes, BULK_TO_LOW_BYTES)
 }
 
+/// The trace columns the Linux latency-class drivers share (e1000
+/// `e1000_set_itr`, igb `igb_set_itr`/`igb_update_ring_itr`): the sample's
+/// per-direction totals and the two direction classes, in this order.
+pub fn class_trace(s: &Sample, tx: LatencyClass, rx: LatencyClass) -> Vec<(&'static str, i64)> {
+    vec![
+        ("tx_packets", s.tx_packets as i64),
+        ("tx_bytes", s.tx_bytes as i64),
+        ("rx_packets", s.rx_packets as i64),
+        ("rx_bytes", s.rx_bytes as i64),
+        ("tx_class", tx as i64),
+        ("rx_class", rx as i64),
+    ]
+}
+
 /// The `set_itr_now` step: an increase goes up by a quarter of the target
 /// (`target >> 2`) at most; a decrease is applied at once [int/s].
 pub fn ramp(current: u32, target: u32) -> u32 {
@@ -453,21 +467,17 @@ impl E1000Itr {
             None
         };
         let itr_reg = ints_per_s_to_itr_256ns(self.itr);
+        let mut values = class_trace(s, self.tx_class, self.rx_class);
+        values.extend([
+            ("class", current as i64),
+            ("target_per_s", new_itr as i64),
+            ("rate_per_s", self.itr as i64),
+            ("itr_256ns", itr_reg as i64),
+            ("written", written.is_some() as i64),
+        ]);
         self.last = Some(TraceRow {
             t_ns: s.now.as_ns(),
-            values: vec![
-                ("tx_packets", s.tx_packets as i64),
-                ("tx_bytes", s.tx_bytes as i64),
-                ("rx_packets", s.rx_packets as i64),
-                ("rx_bytes", s.rx_bytes as i64),
-                ("tx_class", self.tx_class as i64),
-                ("rx_class", self.rx_class as i64),
-                ("class", current as i64),
-                ("target_per_s", new_itr as i64),
-                ("rate_per_s", self.itr as i64),
-                ("itr_256ns", itr_reg as i64),
-                ("written", written.is_some() as i64),
-            ],
+            values,
         });
         written
     }
@@ -522,10 +532,7 @@ impl Moderator for E1000Itr {
             ItrMode::Simplified => self.simplified(s),
             ItrMode::Off | ItrMode::Static(_) => return None,
         };
-        Some(ModerationParams {
-            itr_256ns: Some(itr),
-            ..Default::default()
-        })
+        Some(ModerationParams::itr(itr))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -538,7 +545,6 @@ mod tests {
     use super::super::testutil;
     use super::LatencyClass::*;
     use super::*;
-    use crate::units::SimTime;
 
     /// One interrupt's sample at `t_us` [us].
     fn sample(t_us: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
@@ -745,12 +751,7 @@ mod tests {
         // Mode 4 -> the 5.x e1000_watchdog formula; symmetric 2-s traffic -> 2000/s (1953),
         // idle -> 8000/s (488); written on every run.
         let mut m = E1000Itr::new(Driver::E1000, Some(4));
-        let s = Sample {
-            now: SimTime(2_000_000_000),
-            tx_bytes: 50_000_000,
-            rx_bytes: 50_000_000,
-            ..Default::default()
-        };
+        let s = testutil::watchdog_octets(50_000_000, 50_000_000);
         assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
         assert_eq!(
             m.on_sample(&Sample::default()).unwrap().itr_256ns,

@@ -252,22 +252,8 @@ pub const fn register_word(target: AimTarget, rate: u32) -> u32 {
 /// The register settings a register word stands for.
 pub const fn params_for(target: AimTarget, reg: u32) -> ModerationParams {
     match target {
-        AimTarget::EmItr => ModerationParams {
-            itr_256ns: Some(reg),
-            eitr_us: None,
-            rdtr_1024ns: None,
-            radv_1024ns: None,
-            tidv_1024ns: None,
-            tadv_1024ns: None,
-        },
-        AimTarget::IgbEitr => ModerationParams {
-            itr_256ns: None,
-            eitr_us: Some((reg & EITR_QVECTOR_MASK) >> 2),
-            rdtr_1024ns: None,
-            radv_1024ns: None,
-            tidv_1024ns: None,
-            tadv_1024ns: None,
-        },
+        AimTarget::EmItr => ModerationParams::itr(reg),
+        AimTarget::IgbEitr => ModerationParams::eitr((reg & EITR_QVECTOR_MASK) >> 2),
     }
 }
 

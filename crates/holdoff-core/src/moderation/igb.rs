@@ -56,7 +56,7 @@
 //!
 //! Units: `itr_val` raw [0.25 us]; output [1 us]; bytes [bytes].
 
-use super::e1000_itr::{update_class, LatencyClass};
+use super::e1000_itr::{class_trace, update_class, LatencyClass};
 use super::{
     BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
     Sample, Throttle, TraceRow,
@@ -347,10 +347,7 @@ impl Moderator for Igb {
     fn initial(&self) -> ModerationParams {
         // Nothing is written at configure time: EITR keeps its reset value 0
         // until the first interrupt writes `itr_val`.
-        ModerationParams {
-            eitr_us: Some(0),
-            ..Default::default()
-        }
+        ModerationParams::eitr(0)
     }
 
     fn invocation(&self) -> Invocation {
@@ -375,26 +372,19 @@ impl Moderator for Igb {
                 IgbPath::RingAverage => self.ring_path(s),
             }
         };
+        let mut values = class_trace(s, self.tx_class, self.rx_class);
+        values.extend([
+            ("class", class),
+            ("avg_wire_size", avg),
+            ("itr_val_raw", self.itr_val as i64),
+            ("pending", self.set_itr as i64),
+            ("eitr_us_written", written.map_or(-1, |v| v as i64)),
+        ]);
         self.last = Some(TraceRow {
             t_ns: s.now.as_ns(),
-            values: vec![
-                ("tx_packets", s.tx_packets as i64),
-                ("tx_bytes", s.tx_bytes as i64),
-                ("rx_packets", s.rx_packets as i64),
-                ("rx_bytes", s.rx_bytes as i64),
-                ("tx_class", self.tx_class as i64),
-                ("rx_class", self.rx_class as i64),
-                ("class", class),
-                ("avg_wire_size", avg),
-                ("itr_val_raw", self.itr_val as i64),
-                ("pending", self.set_itr as i64),
-                ("eitr_us_written", written.map_or(-1, |v| v as i64)),
-            ],
+            values,
         });
-        written.map(|us| ModerationParams {
-            eitr_us: Some(us),
-            ..Default::default()
-        })
+        written.map(ModerationParams::eitr)
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {

@@ -281,10 +281,7 @@ impl Moderator for Ixl {
 
     fn initial(&self) -> ModerationParams {
         // `ixl_configure_{rx,tx}_itr` writes the tunables.
-        ModerationParams {
-            eitr_us: Some(ixl_itr_to_us(self.effective_itr())),
-            ..Default::default()
-        }
+        ModerationParams::eitr(ixl_itr_to_us(self.effective_itr()))
     }
 
     fn invocation(&self) -> Invocation {
@@ -319,10 +316,7 @@ impl Moderator for Ixl {
                 ("written", written as i64),
             ],
         });
-        written.then_some(ModerationParams {
-            eitr_us: Some(us),
-            ..Default::default()
-        })
+        written.then_some(ModerationParams::eitr(us))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {

@@ -161,6 +161,32 @@ pub struct ModerationParams {
     pub tadv_1024ns: Option<u32>,
 }
 
+impl ModerationParams {
+    /// A write of the ITR interval alone [256 ns]; other registers as they are.
+    pub const fn itr(itr_256ns: u32) -> Self {
+        ModerationParams {
+            itr_256ns: Some(itr_256ns),
+            eitr_us: None,
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        }
+    }
+
+    /// A write of the EITR interval alone [1 us]; other registers as they are.
+    pub const fn eitr(eitr_us: u32) -> Self {
+        ModerationParams {
+            itr_256ns: None,
+            eitr_us: Some(eitr_us),
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        }
+    }
+}
+
 /// When the driver calls the algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Invocation {

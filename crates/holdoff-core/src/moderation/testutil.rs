@@ -23,3 +23,14 @@ pub(crate) fn sample(now_ns: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
 pub(crate) fn rx(packets: u64, bytes: u64) -> Sample {
     sample(0, (0, 0), (packets, bytes))
 }
+
+/// The first watchdog sample of the e1000 DITR formula: the good-octets
+/// deltas of the 2 s since interface up, at t = 2 s.
+pub(crate) fn watchdog_octets(tx_bytes: u64, rx_bytes: u64) -> Sample {
+    Sample {
+        now: SimTime(2_000_000_000),
+        tx_bytes,
+        rx_bytes,
+        ..Sample::default()
+    }
+}
