@@ -1,5 +1,6 @@
 //! Test helpers shared by the moderation algorithms' unit tests: building a
-//! [`Sample`] from per-direction totals.
+//! [`Sample`] from per-direction totals (per-interrupt algorithms) or from
+//! 2-s octet deltas (the e1000 watchdog).
 //!
 //! Models nothing; only the tests use it. Units: time [ns], bytes [bytes].
 
