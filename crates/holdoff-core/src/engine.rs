@@ -16,10 +16,12 @@
 //! near a threshold from moving them at every event). Both moves keep the
 //! `(time, sequence)` order: heap to wheel in sorted order, wheel to heap in
 //! pop order with fresh sequence numbers. It is not the default: on the
-//! one-host bench scenario it measured about 10 % slower than the plain heap
-//! (although it stays in its heap there), while with 16 and 64 hosts it is
-//! 1.3x to 1.9x faster (`benches/engine.rs`, `sim_hosts`). Switching the
-//! simulator over is a change of the queue's type in `scenario::world`.
+//! one-host bench scenario it measured 10 to 17 % slower than the plain heap
+//! (although its queue, at most 9 events there, stays in its heap: the cause
+//! is not yet found), while with 16 and 64 hosts the simulator ran 1.2x to
+//! 3x faster with it (`benches/engine.rs` group `sim_hosts`, and `holdoff
+//! bench` on replicated scenarios, on a shared 2-core machine). Switching
+//! the simulator over is a change of the queue's type in `scenario::world`.
 //!
 //! The wheel is used as a radix queue, keyed by the event time [ns] in base
 //! 64 (6 bits per level, 11 levels cover the whole 64-bit key, so no
