@@ -79,9 +79,10 @@ impl RegisterMap {
     /// igb class (82576, I350, I210, I211): moderation through EITR only.
     /// RADV and TADV are absent (writes ignored). RDTR, TIDV and the IDE bit
     /// are not in the I210 register map / advanced descriptor either, but the
-    /// model keeps them as a what-if (ASSUMPTION, seed-scenario question 4:
-    /// the OpenBSD IDE variant asks what TIDV would do on this chip; a RDTR
-    /// write acts in INTx/MSI mode as on an 8254x).
+    /// model keeps them as a what-if (ASSUMPTION: the `*-ide` scenarios of
+    /// the bundled openbsd-2025-txmit case ask what TIDV would do on an I210
+    /// whose descriptors honoured IDE; a RDTR write acts in INTx/MSI mode as
+    /// on an 8254x).
     pub const IGB: RegisterMap = RegisterMap {
         rdtr: RegPresence::WhatIf,
         radv: RegPresence::Absent,

@@ -399,7 +399,7 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // EITR in 256 ns and the same delay timers (82574/82583V datasheet
     // §9.2.6); igb class: EITR in 1 us is the only moderation register (I210
     // datasheet §8.8.14), RADV/TADV absent; RDTR, TIDV and IDE kept as a
-    // what-if (the OpenBSD IDE variant of seed 004 relies on TIDV on i210).
+    // what-if (the openbsd-2025-txmit case's `*-ide` scenarios rely on TIDV on i210).
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
     let igb = [WhatIf, Absent, WhatIf, Absent, WhatIf];
