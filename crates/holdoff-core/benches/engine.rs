@@ -43,12 +43,12 @@ fn bench_hosts(c: &mut Criterion) {
         let text = hosts(n, 10);
         let mut w = api::build(&text, None).expect("replicated scenario is valid");
         w.run();
-        g.throughput(Throughput::Elements(w.ledger.injected));
+        g.throughput(Throughput::Elements(w.ledger().injected));
         g.bench_function(format!("{n}"), |b| {
             b.iter(|| {
                 let mut w = api::build(&text, None).expect("valid");
                 w.run();
-                std::hint::black_box(w.ledger.injected)
+                std::hint::black_box(w.ledger().injected)
             })
         });
     }
