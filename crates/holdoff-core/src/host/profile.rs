@@ -59,6 +59,13 @@ pub struct HostProfile {
     pub lock_ns: Nanos,
     /// Masking or unmasking an interrupt line in the I/O APIC [ns].
     pub apic_mask_ns: Nanos,
+    /// Receiving a TCP segment without payload (a pure ACK) [ns]; `None`:
+    /// the same as `rx_packet_ns`. Set where `rx_packet_ns` is fitted to
+    /// bulk-data rates and so holds payload work a pure ACK does not do.
+    pub rx_ack_ns: Option<Nanos>,
+    /// Sending a TCP segment without payload (a pure ACK) [ns]; `None`: the
+    /// same as `tx_packet_ns`.
+    pub tx_ack_ns: Option<Nanos>,
 }
 
 impl HostProfile {
@@ -82,6 +89,8 @@ impl HostProfile {
         context_switch_ns: Nanos(0),
         lock_ns: Nanos(0),
         apic_mask_ns: Nanos(0),
+        rx_ack_ns: None,
+        tx_ack_ns: None,
     };
 
     /// 2004 NetBurst Xeon / Pentium 4 (~3 GHz, 800 MHz FSB) with a PCI-X
@@ -155,6 +164,8 @@ impl HostProfile {
         // ASSUMPTION: I/O APIC redirection-entry update = index write + data
         // write + read-back to flush, i.e. about one uncached read.
         apic_mask_ns: Nanos(1000),
+        rx_ack_ns: None,
+        tx_ack_ns: None,
     };
 
     /// 2006 dual-core / dual-socket Opteron (K8, ~2.2 GHz) with a PCI-X em
@@ -220,6 +231,8 @@ impl HostProfile {
         // read-back, taken under the single global APIC spin lock that the
         // freebsd-net post of 2006-10-20 describes.
         apic_mask_ns: Nanos(1000),
+        rx_ack_ns: None,
+        tx_ack_ns: None,
     };
 
     /// PC Engines APU2: AMD GX-412TC SoC (4 x Jaguar, 1.0 GHz nominal), Intel
@@ -274,6 +287,8 @@ impl HostProfile {
         // ASSUMPTION: as the older hosts, ~one uncached read; rarely used
         // because OpenBSD em(4) takes MSI on these chips.
         apic_mask_ns: Nanos(1000),
+        rx_ack_ns: None,
+        tx_ack_ns: None,
     };
 
     /// Modern ~3 GHz server Xeon (Skylake-SP class and later) with PCIe NICs,
@@ -326,7 +341,28 @@ impl HostProfile {
         // ASSUMPTION: I/O APIC access still uncached but on a faster uncore;
         // half the 2004 value. MSI-X NICs rarely need it.
         apic_mask_ns: Nanos(500),
+        rx_ack_ns: None,
+        tx_ack_ns: None,
     };
+
+    /// Receiving one TCP segment with `payload` bytes, up to its hand-off
+    /// to the socket (no copy) [ns].
+    #[inline]
+    pub fn rx_tcp_ns(&self, payload: u32) -> Nanos {
+        match (payload, self.rx_ack_ns) {
+            (0, Some(ack)) => ack,
+            _ => self.rx_packet_ns,
+        }
+    }
+
+    /// Sending one TCP segment with `payload` bytes (no copy) [ns].
+    #[inline]
+    pub fn tx_tcp_ns(&self, payload: u32) -> Nanos {
+        match (payload, self.tx_ack_ns) {
+            (0, Some(ack)) => ack,
+            _ => self.tx_packet_ns,
+        }
+    }
 
     /// Copy cost of `bytes` bytes [ns], rounded down.
     #[inline]
@@ -348,11 +384,14 @@ impl HostProfile {
         if self.cpu_mhz == 0 || clock_mhz == 0 || clock_mhz == self.cpu_mhz {
             return self;
         }
-        static CACHE: OnceLock<Mutex<BTreeMap<(&'static str, u32), &'static HostProfile>>> =
+        // Keyed by the profile's address: a profile with scenario cost
+        // overrides (`with_costs`) shares its preset's name.
+        static CACHE: OnceLock<Mutex<BTreeMap<(usize, u32), &'static HostProfile>>> =
             OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
         let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry((self.name, clock_mhz)).or_insert_with(|| {
+        let key = (self as *const HostProfile as usize, clock_mhz);
+        map.entry(key).or_insert_with(|| {
             let f = |n: Nanos| Nanos(n.as_ns() * self.cpu_mhz as u64 / clock_mhz as u64);
             // Leaked once per (preset, clock): profiles are shared, immutable
             // and live for the whole process.
@@ -370,6 +409,43 @@ impl HostProfile {
                 wakeup_ns: f(self.wakeup_ns),
                 context_switch_ns: f(self.context_switch_ns),
                 lock_ns: f(self.lock_ns),
+                rx_ack_ns: self.rx_ack_ns.map(f),
+                tx_ack_ns: self.tx_ack_ns.map(f),
+                ..self.clone()
+            }))
+        })
+    }
+}
+
+/// Per-packet costs a scenario sets in place of its profile's [ns at the
+/// profile's nominal clock], in this order: `rx_packet_ns`, `tx_packet_ns`,
+/// `rx_ack_ns`, `tx_ack_ns`; `None` keeps the profile's value.
+pub type CostOverrides = [Option<u64>; 4];
+
+impl HostProfile {
+    /// The profile with some per-packet costs replaced (calibration fits
+    /// and what-if runs; see `CostOverrides`). No override: the profile
+    /// itself. Results are cached per (preset, overrides), so each distinct
+    /// set is built once per process.
+    pub fn with_costs(&'static self, o: &CostOverrides) -> &'static HostProfile {
+        use std::collections::BTreeMap;
+        use std::sync::{Mutex, OnceLock};
+        if o.iter().all(Option::is_none) {
+            return self;
+        }
+        type Key = (usize, CostOverrides);
+        static CACHE: OnceLock<Mutex<BTreeMap<Key, &'static HostProfile>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (self as *const HostProfile as usize, *o);
+        map.entry(key).or_insert_with(|| {
+            let [rx, tx, rx_ack, tx_ack] = *o;
+            // Leaked once per distinct override set, as `at_clock` does.
+            Box::leak(Box::new(HostProfile {
+                rx_packet_ns: rx.map_or(self.rx_packet_ns, Nanos),
+                tx_packet_ns: tx.map_or(self.tx_packet_ns, Nanos),
+                rx_ack_ns: rx_ack.map(Nanos).or(self.rx_ack_ns),
+                tx_ack_ns: tx_ack.map(Nanos).or(self.tx_ack_ns),
                 ..self.clone()
             }))
         })

@@ -41,6 +41,7 @@ impl Rig {
             mode,
             set_ide,
             rdmts_shift: 1,
+            legacy_itr: chip.legacy_itr,
         };
         let port = NicPort::new(chip, cfg, LinkDir::new(BitsPerSec::GIGABIT, Nanos(0)));
         let mut r = Rig {
@@ -300,6 +301,7 @@ fn rx_fifo_overrun_when_frames_outrun_the_descriptor_engine() {
         throttle: ThrottleKind::Itr256ns,
         has_abs_timers: true,
         regs: RegisterMap::E1000,
+        legacy_itr: chip::LegacyItr::Native,
         msix: false,
         max_queues: 1,
         max_ring: 4096,
@@ -772,4 +774,110 @@ fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
         ]
     );
     assert_eq!(r.port.registers().tidv_1024ns, Some(8));
+}
+
+// ------------------------------------------------ legacy ITR on EITR chips
+
+#[test]
+fn legacy_itr_write_is_honoured_or_ignored_as_the_port_says() {
+    use chip::LegacyItr::{Honoured, Ignored, Native};
+    // OpenBSD em(4) writes only the legacy ITR (0x000C4) = 488 (8000/s).
+    // Table: (chip, mode, chip default, behaviour run, EITR/ITR interval in
+    // effect [ns], ITR warning: None = no entry, Some(held) = entry holding
+    // `held` (None inside = dropped)), then the interrupts taken by 200
+    // frames 5 us apart (1 ms) with RDTR = 0 (every frame an immediate
+    // cause) and an instant driver.
+    // - 82546 (8254x SDM §13.4.18): ITR is native, 488 x 256 ns = 124.928 us.
+    //   A throttled vector asserts at d, d + I, d + 2I, ... (d = DMA) while
+    //   causes are pending; the last frame lands at 995 us + d, so the
+    //   assertions are k = 0 ..= ceil(995 us / I): ceil(995 / I) + 1.
+    // - i210 honoured: EITR[0] = 488 x 256 ns held in 1 us, truncated to
+    //   124 us (I210 datasheet §8.8.14: 1 us granularity); same count.
+    // - i210 ignored: EITR[0] keeps its reset value 0: no throttle, so every
+    //   frame is its own interrupt: 200.
+    // - in MSI-X mode the write is an EITR value in the other unit
+    //   (converted, as before), whatever `legacy_itr` says.
+    type Row = (
+        &'static str,
+        IntMode,
+        LegacyItr,
+        LegacyItr,
+        u64,
+        Option<Option<u32>>,
+    );
+    let rows: [Row; 6] = [
+        ("82546", IntMode::Intx, Native, Native, 124_928, None),
+        (
+            "i210",
+            IntMode::Msi,
+            Honoured,
+            Honoured,
+            124_000,
+            Some(Some(488)),
+        ),
+        ("i210", IntMode::Msi, Honoured, Ignored, 0, Some(None)),
+        ("i211", IntMode::Intx, Honoured, Ignored, 0, Some(None)),
+        (
+            "i350",
+            IntMode::Msi,
+            Honoured,
+            Honoured,
+            124_000,
+            Some(Some(488)),
+        ),
+        ("i210", IntMode::Msix, Honoured, Ignored, 124_000, None),
+    ];
+    for (name, mode, default, run, interval, itr_note) in rows {
+        // 124.928 us -> 9 interrupts, 124 us -> 10, no throttle -> 200.
+        let ints = match interval {
+            0 => 200,
+            i => 995_000u64.div_ceil(i) + 1,
+        };
+        let c = chip_named(name);
+        assert_eq!(c.legacy_itr, default, "{name} default");
+        let mut r = Rig::new(c, mode, false, 256);
+        r.port.cfg.legacy_itr = run;
+        r.auto_service = true;
+        r.params(ModerationParams {
+            itr_256ns: Some(488),
+            rdtr_1024ns: Some(0),
+            ..Default::default()
+        });
+        let what = format!("{name} {mode:?} {}", run.name());
+        assert_eq!(r.port.throttle(0).0.as_ns(), interval, "{what}: interval");
+        let itr = ignored(&r.port, "ITR");
+        match itr_note {
+            None => assert!(itr.is_empty(), "{what}: {itr:?}"),
+            Some(held) => {
+                assert_eq!(itr.len(), 1, "{what}");
+                assert_eq!((itr[0].field, itr[0].value), ("itr_256ns", 488), "{what}");
+                assert_eq!(itr[0].held, held, "{what}");
+                assert!(
+                    itr[0].reason.contains(run.name()),
+                    "{what}: {}",
+                    itr[0].reason
+                );
+            }
+        }
+        for i in 0..200 {
+            r.rx_at(i * 5_000);
+        }
+        r.run_to(1_200_000);
+        assert_eq!(r.port.interrupts(0), ints, "{what}: interrupts");
+    }
+}
+
+#[test]
+fn every_eitr_class_preset_has_a_legacy_itr_choice_and_no_other_does() {
+    // The property is meaningful exactly where the throttle is EITR in 1 us
+    // (igb class); the 8254x and the 82574 have ITR at 0x000C4 themselves.
+    for c in chip::presets() {
+        let native = c.legacy_itr == chip::LegacyItr::Native;
+        assert_eq!(native, c.throttle != ThrottleKind::Eitr1us, "{}", c.name);
+    }
+    // Seed 004's ~8000 interrupts/s under OpenBSD em(4), which writes only
+    // 0x000C4, is what the APU2 chips' default must reproduce.
+    for name in ["i210", "i211"] {
+        assert_eq!(chip_named(name).legacy_itr, chip::LegacyItr::Honoured);
+    }
 }
