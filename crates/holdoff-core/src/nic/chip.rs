@@ -79,17 +79,20 @@ impl RegisterMap {
     };
 
     /// igb class (82576, I350, I210, I211): moderation through EITR only.
-    /// RADV and TADV are absent (writes ignored). RDTR, TIDV and the IDE bit
-    /// are not in the I210 register map / advanced descriptor either, but the
-    /// model keeps them as a what-if (ASSUMPTION, seed-scenario question 4:
-    /// the OpenBSD IDE variant asks what TIDV would do on this chip; a RDTR
-    /// write acts in INTx/MSI mode as on an 8254x).
+    /// RADV, TIDV and TADV are absent (writes ignored and recorded): the I210
+    /// transmit registers go from TDT straight to TXDCTL, and the advanced TX
+    /// descriptor has no IDE bit (OpenBSD if_em.c: the 82575 class "lack the
+    /// IDE bit"), so no TX delay timer can act. RDTR is not in the I210
+    /// register map either, but the model keeps it as a what-if (ASSUMPTION:
+    /// a RDTR write acts in INTx/MSI mode as on an 8254x; RDTR = 0, what
+    /// every driver in the cases writes, is the same as no RDTR). For a TX
+    /// delay what-if use a chip that has the timers (82574).
     pub const IGB: RegisterMap = RegisterMap {
         rdtr: RegPresence::WhatIf,
         radv: RegPresence::Absent,
-        tidv: RegPresence::WhatIf,
+        tidv: RegPresence::Absent,
         tadv: RegPresence::Absent,
-        tx_ide: RegPresence::WhatIf,
+        tx_ide: RegPresence::Absent,
     };
 
     /// RADV and TADV both exist (what `ChipProfile::has_abs_timers` says).

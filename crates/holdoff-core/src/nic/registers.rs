@@ -3,10 +3,10 @@
 //!
 //! Models: register writes through `NicPort::apply_params` (ITR/EITR,
 //! RDTR, RADV, TIDV, TADV) against the chip's `RegisterMap`:
-//! - a write to a register the chip lacks (`RegPresence::Absent`, e.g. RADV
-//!   on the I210) is dropped;
+//! - a write to a register the chip lacks (`RegPresence::Absent`, e.g. RADV,
+//!   TIDV, TADV on the I210) is dropped;
 //! - a write to a register the model keeps as a what-if
-//!   (`RegPresence::WhatIf`, e.g. TIDV on the I210) acts as on an 8254x;
+//!   (`RegPresence::WhatIf`, RDTR on the I210) acts as on an 8254x;
 //! - a delay-timer write that cannot act (MSI-X mode bypasses the delay
 //!   timers; TIDV/TADV without IDE on the TX descriptors; RADV with RDTR = 0,
 //!   TADV with TIDV = 0) is held but inert;

@@ -400,11 +400,12 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // (ITR), §13.4.30/31 (RDTR, RADV), §13.4.41/44 (TIDV, TADV); 82574:
     // EITR in 256 ns and the same delay timers (82574/82583V datasheet
     // §9.2.6); igb class: EITR in 1 us is the only moderation register (I210
-    // datasheet §8.8.14), RADV/TADV absent; RDTR, TIDV and IDE kept as a
-    // what-if (the OpenBSD IDE variant of seed 004 relies on TIDV on i210).
+    // datasheet §8.8.14), RADV, TIDV, TADV and the IDE bit absent (no TIDV
+    // or TADV between TDT and TXDCTL; advanced descriptors without IDE);
+    // RDTR kept as a what-if.
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
-    let igb = [WhatIf, Absent, WhatIf, Absent, WhatIf];
+    let igb = [WhatIf, Absent, Absent, Absent, Absent];
     let table: [Row; 7] = [
         ("82540", ThrottleKind::Itr256ns, e1000),
         ("82546", ThrottleKind::Itr256ns, e1000),
@@ -483,7 +484,7 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
             },
         ),
         (
-            // igb class: EITR in 1 us, no RADV/TADV (null).
+            // igb class: EITR in 1 us, no RADV/TIDV/TADV/IDE (null).
             "i210",
             IntMode::Msi,
             Registers {
@@ -492,9 +493,9 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
                 eitr_us: Some(vec![0]),
                 rdtr_1024ns: Some(0),
                 radv_1024ns: None,
-                tidv_1024ns: Some(0),
+                tidv_1024ns: None,
                 tadv_1024ns: None,
-                ide: Some(true),
+                ide: None,
                 delay_timers_active: true,
             },
         ),
@@ -743,15 +744,17 @@ fn held_but_inert_writes_are_recorded_with_the_register_value() {
 }
 
 #[test]
-fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
-    // The I210 has neither TIDV nor an IDE bit in its advanced descriptor;
-    // the model keeps the 8254x rule as a what-if: with set_ide the TXDW
-    // cause waits TIDV = 8 ticks (8 x 1.024 us) after write-back, exactly as
-    // on the 82546 (tx_with_ide_waits_for_tidv_without_ide_is_immediate).
+fn tidv_on_i210_is_ignored_and_tx_completions_are_immediate() {
+    // The I210 has no TIDV (its transmit registers go from TDT to TXDCTL)
+    // and its advanced descriptors no IDE bit: a TIDV write is dropped and
+    // recorded, and TXDW is raised at write-back whatever set_ide says: one
+    // 64-B frame, TX DMA + 672 ns on the wire, then the cause at once
+    // (on an 82546 with IDE it would wait 8 x 1.024 us more).
     let c = chip_named("i210");
     let mut r = Rig::new(c, IntMode::Msi, true, 256);
     r.params(ModerationParams {
         tidv_1024ns: Some(8),
+        tadv_1024ns: Some(8),
         ..Default::default()
     });
     assert!(r.port.tx_post(0, pkt(0)));
@@ -759,7 +762,7 @@ fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
     r.drain();
     r.run_to(1_000_000);
     let done = c.tx_dma_ns.as_ns() + 672;
-    assert_eq!(r.assert_times(), vec![done + 8 * 1024]);
+    assert_eq!(r.assert_times(), vec![done]);
     let regs: Vec<_> = r
         .port
         .ignored_writes()
@@ -768,12 +771,10 @@ fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
         .collect();
     assert_eq!(
         regs,
-        vec![
-            ("TIDV", "tidv_1024ns", Some(8)),
-            ("IDE", "set_ide", Some(1))
-        ]
+        vec![("TADV", "tadv_1024ns", None), ("TIDV", "tidv_1024ns", None)]
     );
-    assert_eq!(r.port.registers().tidv_1024ns, Some(8));
+    assert_eq!(r.port.registers().tidv_1024ns, None);
+    assert_eq!(r.port.registers().ide, None);
 }
 
 // ------------------------------------------------ legacy ITR on EITR chips
