@@ -49,7 +49,7 @@ use crate::engine::Timer;
 use crate::packet::{DropReason, Packet};
 use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
-use chip::ChipProfile;
+use chip::{ChipProfile, LegacyItr};
 use registers::{DelayRegs, WriteLog};
 use timers::{DelayOutcome, DelayPair};
 
@@ -90,6 +90,10 @@ pub struct PortConfig {
     pub set_ide: bool,
     /// RXDMT0 threshold as a right shift of the ring size (1 = 1/2, 2 = 1/4, 3 = 1/8).
     pub rdmts_shift: u32,
+    /// What the chip does with a legacy ITR (0x000C4) write in INTx/MSI
+    /// mode: the chip's default (`ChipProfile::legacy_itr`) unless the
+    /// scenario picks the other behaviour (see `chip::LegacyItr`).
+    pub legacy_itr: LegacyItr,
 }
 
 /// Something the port asks the world to schedule.

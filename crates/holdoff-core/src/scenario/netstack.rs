@@ -4,9 +4,11 @@
 //! process; TCP segments go to their connection's endpoint, whose output
 //! segments are sent and whose readers/writers are woken.
 //!
-//! Costs charged here (host profile): `tx_packet_ns` + one TDT write
-//! (`mmio_write_ns`) per packet sent, `wakeup_ns` per application woken.
-//! Receive costs (`rx_packet_ns`) are charged by the driver.
+//! Costs charged here (host profile): `tx_packet_ns` (`tx_ack_ns` for a
+//! pure ACK where the profile sets it) + one TDT write (`mmio_write_ns`)
+//! per packet sent, `wakeup_ns` per application woken.
+//! Receive costs (`rx_packet_ns`, `rx_ack_ns` for a pure ACK) are charged
+//! by the driver through `rx_cost`.
 
 use crate::apps::tcp_apps::{TcpIo, Wait};
 use crate::apps::{App, AppKind, AppSched};
@@ -75,10 +77,9 @@ pub fn flush_tcp(
 ) -> Nanos {
     let c = &conns[conn as usize];
     let mut cost = Nanos::ZERO;
-    let per_seg = prof.tx_packet_ns + prof.mmio_write_ns;
     let port = c.port[side as usize];
     for s in out.tcp.segs.drain(..) {
-        cost += per_seg;
+        cost += prof.tx_tcp_ns(s.len) + prof.mmio_write_ns;
         ledger.injected += 1;
         out.sends
             .push((t + cost, port, seg_packet(conn, &s, t + cost)));
@@ -130,6 +131,8 @@ impl StackSink for Stack<'_> {
     fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
         if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
             prof.forward_packet_ns
+        } else if pkt.kind == PktKind::Tcp {
+            prof.rx_tcp_ns(pkt.frame_bytes.saturating_sub(TCP_FRAME_OVERHEAD))
         } else {
             prof.rx_packet_ns
         }

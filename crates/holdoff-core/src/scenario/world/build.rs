@@ -21,9 +21,9 @@ use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
-use crate::nic::chip;
+use crate::nic::chip::{self, LegacyItr};
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
-use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LinkCfg, Scenario};
+use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LegacyItrCfg, LinkCfg, Scenario};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
@@ -140,7 +140,9 @@ impl World {
         let mut port_vec_line = Vec::new();
         let mut moderators = Vec::new();
         for (hi, h) in s.hosts.iter().enumerate() {
-            let base = profile::by_name(&h.profile).expect("validated profile");
+            let base = profile::by_name(&h.profile)
+                .expect("validated profile")
+                .with_costs(&h.costs.overrides());
             let prof = match h.cpu_mhz {
                 Some(mhz) => base.at_clock(mhz),
                 None => base,
@@ -180,6 +182,11 @@ impl World {
                     mode,
                     set_ide: n.set_ide,
                     rdmts_shift: n.rdmts_divisor.trailing_zeros(),
+                    legacy_itr: match n.legacy_itr {
+                        None => c.legacy_itr,
+                        Some(LegacyItrCfg::Honoured) => LegacyItr::Honoured,
+                        Some(LegacyItrCfg::Ignored) => LegacyItr::Ignored,
+                    },
                 };
                 let port = NicPort::new(c, cfg, egress);
                 let pidx = ports.len() as u16;
