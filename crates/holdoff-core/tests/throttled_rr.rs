@@ -15,8 +15,12 @@
 //! - A, own TX completion inside the window, identical clocks, cold start:
 //!   the windows lock in phase, every round trip takes exactly 2 I.
 //! - A with drifting clocks: the phase sweeps uniformly, a round trip takes
-//!   I outside a band of width W and 2 I inside it: mean = I / (1 - W / 2I),
-//!   so I <= mean <= I / (1 - R0 / 2I); the median and the minimum are I.
+//!   I outside a band of width W and 2 I inside it: mean = I / (1 - W / 2I)
+//!   with W close to R0 (a few us below it on the 2004 pair, whose
+//!   unthrottled run also pays TX-completion interrupts; a few tens of ns
+//!   above it on the I210 pair, whose throttled path also cleans the previous
+//!   TX completion), so I <= mean <= 1.01 I / (1 - R0 / 2I); the median and
+//!   the minimum are I.
 //! - B, own TX completion c after the window (2004 from about 14000/s): if
 //!   c > I + W only the one-interval pattern survives (median RTT = I);
 //!   if I < c < I + W a cold start settles where each window restarts at the
