@@ -427,9 +427,11 @@ impl NicPort {
         out: &mut NicOut,
     ) {
         let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
+        let period_ps = super::on_clock_ps(interval, self.clock_error_ppb);
         let v = &mut self.vectors[vector as usize];
         v.reg = reg;
         v.interval = interval;
+        v.period_ps = period_ps;
         if resets_counter {
             v.next_allowed = now;
             v.spacing_floor = Nanos::ZERO;

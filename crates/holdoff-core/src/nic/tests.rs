@@ -882,3 +882,44 @@ fn every_eitr_class_preset_has_a_legacy_itr_choice_and_no_other_does() {
         assert_eq!(chip_named(name).legacy_itr, chip::LegacyItr::Honoured);
     }
 }
+
+#[test]
+fn a_fast_reference_clock_ends_each_interval_early_and_the_fraction_accumulates() {
+    // ITR 1953 = 499 968 ns nominal. A clock 30 ppm fast counts it in
+    // 499 968 * (1 - 30e-6) = 499 953.00096 ns; with a cause pending at every
+    // end the assertions come 499 953 ns apart, and the 0.96 ps left over per
+    // interval adds a whole ns only after about a thousand intervals.
+    let mut r = Rig::e1000();
+    r.port.set_clock_error_ppb(30_000);
+    r.params(ModerationParams {
+        itr_256ns: Some(1953),
+        ..Default::default()
+    });
+    assert_eq!(
+        r.port.throttle(0),
+        (Nanos(499_968), 1953),
+        "registers keep the nominal value"
+    );
+    assert_eq!(r.port.throttle_period(0), Nanos(499_953));
+    // Nobody reads ICR: the cause stays pending and re-asserts at every end.
+    r.rx_at(0);
+    r.run_to(dma() + 10 * 499_968);
+    let t = r.assert_times();
+    assert!(t.len() >= 10);
+    for w in t.windows(2) {
+        assert_eq!(w[1] - w[0], 499_953);
+    }
+    // A slow clock (-30 ppm): 499 982.99904 ns, i.e. 499 982 ns plus a
+    // carry that reaches 1 ns at the second interval.
+    let mut r = Rig::e1000();
+    r.port.set_clock_error_ppb(-30_000);
+    r.params(ModerationParams {
+        itr_256ns: Some(1953),
+        ..Default::default()
+    });
+    r.rx_at(0);
+    r.run_to(dma() + 3 * 500_000);
+    let t = r.assert_times();
+    assert_eq!(t[1] - t[0], 499_982);
+    assert_eq!(t[2] - t[1], 499_983);
+}

@@ -28,6 +28,13 @@ use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
 use crate::wire::LinkDir;
+use rand::RngExt;
+
+/// Reference-clock tolerance of a NIC [parts per billion]: Intel's LAN
+/// design guides require the 25 MHz reference within +-50 ppm for IEEE 802.3
+/// and recommend +-30 ppm (82562EZ/82547GI Dual Footprint Design Guide,
+/// appendix A "Measuring LAN Reference Frequency").
+pub const NIC_CLOCK_PPB: i32 = 30_000;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Endpoint, link and route tables of a scenario, computed once so that
@@ -188,7 +195,12 @@ impl World {
                         Some(LegacyItrCfg::Ignored) => LegacyItr::Ignored,
                     },
                 };
-                let port = NicPort::new(c, cfg, egress);
+                let mut port = NicPort::new(c, cfg, egress);
+                // Each NIC counts its throttle on its own 25 MHz reference
+                // crystal: an error drawn once, uniform within Intel's
+                // recommended +-30 ppm (nic/mod.rs, "Clock").
+                let mut clock = rng_stream(s.seed, &format!("nic-clock/{name}"));
+                port.set_clock_error_ppb(clock.random_range(-NIC_CLOCK_PPB..=NIC_CLOCK_PPB));
                 let pidx = ports.len() as u16;
                 let mut lines = Vec::new();
                 for v in 0..port.num_vectors() as u16 {
