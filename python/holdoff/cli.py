@@ -288,7 +288,8 @@ def _store_warnings() -> Iterator[None]:
         finally:
             for w in caught:
                 if issubclass(w.category, CorruptEntryWarning):
-                    _stderr().print(Text(f"warning: {w.message}", style="yellow"))
+                    line = Text(f"warning: {w.message}", style="yellow")
+                    _stderr().print(line, soft_wrap=True)
                 else:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
@@ -311,7 +312,7 @@ def _interrupted_run(err: KeyboardInterrupt, json_output: bool) -> NoReturn:
             sys.stdout.flush()
         else:
             _stdout().print(render_summary(partial))
-    _stderr().print(Text(f"interrupted at t = {when} simulated", style="yellow"))
+    _stderr().print(Text(f"interrupted at t = {when} simulated", style="yellow"), soft_wrap=True)
     raise typer.Exit(130)
 
 
@@ -648,7 +649,9 @@ def sweep_command(
             Text(f"interrupted: {finished} points finished{left}; finished points {kept}")
         )
         if not no_store:
-            _stderr().print(Text(f"resume with the same command: {_this_command()}"))
+            _stderr().print(
+                Text(f"resume with the same command: {_this_command()}"), soft_wrap=True
+            )
         raise typer.Exit(130) from None
     except sw.SweepError as err:
         _fail(f"{file}: {err}", 2)
@@ -983,7 +986,7 @@ def reproduce_command(
                 + (f" ({', '.join(done)})" if done else "")
             )
         )
-        _stderr().print(Text(f"resume with: holdoff reproduce {' '.join(left)}"))
+        _stderr().print(Text(f"resume with: holdoff reproduce {' '.join(left)}"), soft_wrap=True)
         raise typer.Exit(130) from None
     if json_out:
         sys.stdout.write(json.dumps(rp.to_json(results), indent=2) + "\n")
