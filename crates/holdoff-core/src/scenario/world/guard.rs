@@ -44,6 +44,8 @@ const RATE_WINDOW_MAX: Nanos = Nanos(10_000_000);
 pub const QUEUE_FLOOR: usize = 4_000_000;
 /// Frame on the wire at minimum size: 64 bytes + preamble/SFD 8 + IFG 12 [bit].
 const MIN_FRAME_WIRE_BITS: f64 = 84.0 * 8.0;
+/// One event in this many is sampled for attribution and the queue peak.
+const SAMPLE_EVERY: u64 = 16;
 /// Event kinds tracked for attribution (the variants of `Ev`).
 const KINDS: usize = 11;
 
@@ -90,18 +92,21 @@ impl Guard {
         }
     }
 
-    /// The largest event queue seen at a check [events].
+    /// The largest event queue seen [events] (sampled: see `count`).
     pub(super) fn peak_queue(&self) -> usize {
         self.peak_queue
     }
 
-    /// Count one event (every event: cheap). Returns the limit it breaks.
-    #[inline]
-    pub(super) fn count(&mut self, now: SimTime, ev: &Ev) -> Option<Limit> {
-        let k = kind(ev);
-        self.kind_events[k] += 1;
-        self.kind_last[k] = *ev;
+    /// Count one event (every event, so it stays a few instructions), with
+    /// the number of events still queued. Returns the limit it breaks.
+    /// Event kinds, their entities and the queue peak are sampled, one event
+    /// in [`SAMPLE_EVERY`]: attribution needs a likely field, not a census.
+    #[inline(always)]
+    pub(super) fn count(&mut self, now: SimTime, ev: &Ev, queued: usize) -> Option<Limit> {
         self.window_events += 1;
+        if self.window_events.is_multiple_of(SAMPLE_EVERY) {
+            self.sample(ev, queued);
+        }
         if now == self.instant {
             self.instant_events += 1;
             if self.instant_events > self.limits.max_same_instant {
@@ -112,6 +117,14 @@ impl Guard {
             self.instant_events = 1;
         }
         None
+    }
+
+    #[inline(never)]
+    fn sample(&mut self, ev: &Ev, queued: usize) {
+        self.peak_queue = self.peak_queue.max(queued + 1);
+        let k = kind(ev);
+        self.kind_events[k] += 1;
+        self.kind_last[k] = *ev;
     }
 
     /// The periodic check (every few thousand events): rate and queue.
@@ -136,7 +149,8 @@ impl Guard {
         None
     }
 
-    /// The most frequent event kind of the current window and its last event.
+    /// The most frequent event kind of the current window and a recent event
+    /// of that kind.
     fn dominant(&self) -> Ev {
         let (k, _) = self
             .kind_events
@@ -197,8 +211,7 @@ impl World {
                 slots += (n.rx_ring as f64 + n.tx_ring as f64) * n.queues.max(1) as f64;
             }
         }
-        let rate =
-            EVENTS_PER_SOURCE_BOUND * (frames_per_s + ticks_per_s) + EVENT_RATE_FLOOR_PER_S;
+        let rate = EVENTS_PER_SOURCE_BOUND * (frames_per_s + ticks_per_s) + EVENT_RATE_FLOOR_PER_S;
         let queued = EVENTS_PER_SOURCE_BOUND * (slots + frames_in_flight);
         Limits {
             max_same_instant: MAX_EVENTS_SAME_INSTANT,
@@ -294,14 +307,14 @@ mod tests {
         let mut g = guard();
         let t = SimTime(5);
         for _ in 0..100 {
-            assert_eq!(g.count(t, &Ev::Sample), None);
+            assert_eq!(g.count(t, &Ev::Sample, 0), None);
         }
         // The 101st event at the same instant is one too many.
-        assert_eq!(g.count(t, &Ev::Sample), Some(Limit::SameInstant));
+        assert_eq!(g.count(t, &Ev::Sample, 0), Some(Limit::SameInstant));
         // Time advancing restarts the count.
         let mut g = guard();
         for i in 0..1000u64 {
-            assert_eq!(g.count(SimTime(i / 50), &Ev::Sample), None);
+            assert_eq!(g.count(SimTime(i / 50), &Ev::Sample, 0), None);
         }
     }
 
@@ -320,10 +333,14 @@ mod tests {
         for (events, dt, tripped) in cases {
             let mut g = guard();
             for _ in 0..events {
-                g.count(SimTime::ZERO, &Ev::Sample);
+                g.count(SimTime::ZERO, &Ev::Sample, 0);
             }
             let got = g.check(SimTime(dt), 0);
-            assert_eq!(got == Some(Limit::EventRate), tripped, "{events} in {dt} ns");
+            assert_eq!(
+                got == Some(Limit::EventRate),
+                tripped,
+                "{events} in {dt} ns"
+            );
         }
     }
 
@@ -333,18 +350,24 @@ mod tests {
         assert_eq!(g.check(SimTime(1), 1000), None);
         assert_eq!(g.check(SimTime(2), 1001), Some(Limit::QueueMemory));
         assert_eq!(g.peak_queue(), 1001);
+        // Sampled events count the popped event with those still queued.
+        let mut g = guard();
+        for i in 0..SAMPLE_EVERY {
+            g.count(SimTime(i), &Ev::Sample, 6);
+        }
+        assert_eq!(g.peak_queue(), 7);
     }
 
     #[test]
     fn window_resets_after_its_maximum_span() {
         let mut g = guard();
         for _ in 0..9000 {
-            g.count(SimTime::ZERO, &Ev::Sample);
+            g.count(SimTime::ZERO, &Ev::Sample, 0);
         }
         // 9000 events over 10 ms: 0.9e6/s, allowed; the window closes.
         assert_eq!(g.check(SimTime(10_000_000), 0), None);
         for _ in 0..900 {
-            g.count(SimTime(10_000_000), &Ev::Sample);
+            g.count(SimTime(10_000_000), &Ev::Sample, 0);
         }
         // 900 new events in the next 1 ms window: allowed (the old 9000
         // no longer count).
@@ -354,9 +377,11 @@ mod tests {
     #[test]
     fn the_dominant_kind_names_its_field() {
         let mut g = guard();
-        g.count(SimTime(1), &Ev::Sample);
-        for _ in 0..3 {
-            g.count(SimTime(2), &Ev::PollTick { host: 1 });
+        for _ in 0..SAMPLE_EVERY {
+            g.count(SimTime(1), &Ev::Sample, 0);
+        }
+        for _ in 0..3 * SAMPLE_EVERY {
+            g.count(SimTime(2), &Ev::PollTick { host: 1 }, 0);
         }
         assert!(matches!(g.dominant(), Ev::PollTick { host: 1 }));
     }

@@ -63,11 +63,11 @@ pub use moderation::ExternalFactory;
 pub use napi::NapiStats;
 
 use super::config::{AppCfg, Scenario};
-use crate::error::Error;
 use super::netstack::{flush_tcp, StackOut, TcpConn};
 use crate::apps::tcp_apps::Wait;
 use crate::apps::{App, AppKind, AppSched, Generator};
 use crate::engine::{rng_stream, EventQueue};
+use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
 use crate::host::drivers::DriverArch;
 use crate::host::profile::HostProfile;
@@ -153,9 +153,15 @@ pub struct Progress {
 pub struct RunStats {
     /// The control callback asked to stop: the run ends at this instant.
     pub interrupted: Option<SimTime>,
-    /// The longest event queue seen at a guard check [events].
+    /// The longest the event queue grew [events].
     pub peak_queued_events: usize,
 }
+
+/// Moderation trace rows kept per port: a per-interrupt algorithm decides
+/// thousands of times a second, so an hour-long run would otherwise hold
+/// gigabytes of trace (about 0.5 kB a row). Later decisions are counted,
+/// not kept, and the report warns.
+pub const MAX_TRACE_ROWS_PER_PORT: usize = 100_000;
 
 /// The guard's rate and queue checks (and the wall clock read for the
 /// control callback) run once per this many events.
@@ -213,8 +219,10 @@ pub struct World {
     qdisc: Vec<VecDeque<Packet>>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
-    /// Moderation decisions per port, in time order.
+    /// Moderation decisions per port, in time order (the first
+    /// `MAX_TRACE_ROWS_PER_PORT`; the rest are counted in `traces_dropped`).
     traces: Vec<Vec<TraceRow>>,
+    traces_dropped: Vec<u64>,
     mod_prev: Vec<Vec<ModPrev>>,
     /// Per port, per vector NAPI state.
     napi_state: Vec<Vec<NapiState>>,
@@ -358,7 +366,7 @@ impl World {
         let mut last_control = Instant::now();
         let mut since_check = 0u64;
         while let Some((now, ev)) = self.q.pop_until(self.end) {
-            if let Some(limit) = guard.count(now, &ev) {
+            if let Some(limit) = guard.count(now, &ev, self.q.len()) {
                 return Err(self.guard_error(&guard, limit, now));
             }
             self.handle(now, ev);
@@ -384,7 +392,7 @@ impl World {
                 }
             }
         }
-        stats.peak_queued_events = guard.peak_queue().max(self.q.len());
+        stats.peak_queued_events = guard.peak_queue();
         self.finish();
         Ok(stats)
     }
@@ -789,6 +797,49 @@ rate = "1G"
         };
         let msg = guarded_error(&mut w, limits);
         assert!(msg.contains("pending events"), "{msg}");
+    }
+
+    #[test]
+    fn a_full_moderation_trace_counts_later_decisions_and_the_report_warns() {
+        // DIM decides at every NAPI completion (`net_dim`); with the trace
+        // already full, every decision is counted instead of kept.
+        let toml = r#"
+name = "trace-cap"
+duration_ms = 5
+[[hosts]]
+name = "dut"
+profile = "p4-xeon-2004"
+driver = "napi"
+[[hosts.nics]]
+name = "eth0"
+chip = "i350"
+[hosts.nics.moderation]
+kind = "dim"
+[[generators]]
+name = "g0"
+rate_pps = 100000
+[[links]]
+a = "g0"
+b = "dut.eth0"
+rate = "1G"
+"#;
+        let s = Scenario::from_toml(toml).expect("valid scenario");
+        let mut w = World::build(&s, None).expect("builds");
+        let row = TraceRow {
+            t_ns: 0,
+            values: vec![],
+        };
+        w.traces[0] = vec![row; MAX_TRACE_ROWS_PER_PORT];
+        w.run();
+        assert_eq!(w.trace(0).len(), MAX_TRACE_ROWS_PER_PORT);
+        let dropped = w.trace_rows_dropped(0);
+        let ints = w.ports[0].interrupts(0);
+        assert!(
+            dropped > 0 && dropped <= ints,
+            "{dropped} dropped, {ints} interrupts"
+        );
+        let json = crate::scenario::report::to_json(&w).expect("report");
+        assert!(json.contains("later ones are not listed"), "warned");
     }
 
     #[test]
