@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -36,9 +37,15 @@ def holdoff_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "holdoff", *args]
 
 
-def interrupt_after(proc: subprocess.Popen[str], seconds: float) -> float:
-    """Sends SIGINT after ``seconds``; returns how long the process took to exit."""
-    time.sleep(seconds)
+def wait_for_progress(stream: IO[str]) -> str:
+    """The first progress line of a ``--progress`` run (the run is under way)."""
+    line = stream.readline()
+    assert "ms simulated" in line, line
+    return line
+
+
+def interrupt_now(proc: subprocess.Popen[str]) -> float:
+    """Sends SIGINT; returns how long the process took to exit."""
     assert proc.poll() is None, "finished before the signal"
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
@@ -53,13 +60,18 @@ def interrupt_after(proc: subprocess.Popen[str], seconds: float) -> float:
 def test_sigint_stops_holdoff_run_with_the_partial_summary(tmp_path: Path) -> None:
     scenario = long_quickstart(tmp_path)
     proc = subprocess.Popen(
-        holdoff_cmd("run", str(scenario)),
+        holdoff_cmd("run", str(scenario), "--progress"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    took = interrupt_after(proc, 1.5)
+    assert proc.stderr is not None
+    # The run has gone on for half a second of wall time at least.
+    first = wait_for_progress(proc.stderr)
+    time.sleep(0.5)
+    took = interrupt_now(proc)
     out, err = proc.communicate()
+    err = first + err
     assert proc.returncode == 130, err
     assert took < 2.0, f"exited {took:.2f} s after SIGINT"
     m = re.search(r"interrupted at t = ([\d,.]+) ms simulated", err)
@@ -168,3 +180,49 @@ def test_sigint_stops_a_sweep_keeps_finished_points_and_says_how_to_resume(
     summary = json.loads(resumed.stdout)
     assert summary["cached"] == len(finished)
     assert summary["computed"] == 16 - len(finished)
+
+
+def test_a_long_run_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        holdoff_cmd("run", str(long_quickstart(tmp_path))),
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        text=True,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal closed with the process
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    deadline = time.monotonic() + 60
+    try:
+        while b"ETA" not in b"".join(chunks):
+            assert proc.poll() is None and time.monotonic() < deadline, b"".join(chunks)
+            time.sleep(0.05)
+        interrupt_now(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+        reader.join(timeout=10)
+        os.close(master)
+    shown = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 130
+    # "\rt = 12,345.6 / 3,600,000.0 ms simulated (0%), 25.1x real time, ..., ETA 2 m 23 s"
+    assert re.search(
+        r"\rt = [\d,.]+ / 3,600,000\.0 ms simulated \(\d+%\), [\d.e+]+x real time", shown
+    ), shown
+    assert "interrupted at t = " in shown

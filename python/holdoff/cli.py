@@ -184,11 +184,17 @@ def _run(text: str, seed: int | None, progress: _ProgressLine | None = None) -> 
 
 
 class _ProgressLine:
-    """One updating line on stderr: simulated time, speed and ETA of a run."""
+    """One updating line on stderr: simulated time, speed and ETA of a run.
 
-    def __init__(self) -> None:
+    On a terminal the line is rewritten in place; elsewhere (``--progress``
+    into a file or pipe) a new line is written about once a second.
+    """
+
+    def __init__(self, terminal: bool) -> None:
         self.started = time.perf_counter()
+        self.terminal = terminal
         self.shown = False
+        self.last_line = 0.0
 
     def __call__(self, now_ns: int, end_ns: int, events: int) -> None:
         wall = max(time.perf_counter() - self.started, 1e-9)
@@ -201,9 +207,13 @@ class _ProgressLine:
             f"({100 * now_ns / max(end_ns, 1):.0f}%), {speed:.3g}x real time, "
             f"{events:,} events, ETA {_duration(eta)}"
         )
-        sys.stderr.write("\r" + line + "\x1b[K")
+        if self.terminal:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            self.shown = True
+        elif wall - self.last_line >= 1.0 or not self.last_line:
+            sys.stderr.write(line + "\n")
+            self.last_line = wall
         sys.stderr.flush()
-        self.shown = True
 
     def clear(self) -> None:
         if self.shown:
@@ -250,13 +260,24 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    show_progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="A progress line on stderr (simulated time, speed, ETA) for runs longer "
+            "than half a second [default: when stderr is a terminal].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and print its summary (or its JSON report)."""
     text = _read(file)
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
-    progress = _ProgressLine() if sys.stderr.isatty() and not json_output else None
+    if show_progress is None:
+        show_progress = sys.stderr.isatty() and not json_output
+    progress = _ProgressLine(sys.stderr.isatty()) if show_progress else None
     try:
         result = _run(text, seed, progress)
     except KeyboardInterrupt as err:
