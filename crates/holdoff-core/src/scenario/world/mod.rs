@@ -843,6 +843,52 @@ rate = "1G"
     }
 
     #[test]
+    fn a_ping_socket_holds_at_most_its_buffer_of_unread_replies() {
+        use crate::host::driver::StackSink;
+        use crate::packet::{DropReason, PktKind};
+        use crate::scenario::netstack::{Stack, PING_SOCKET_PACKETS};
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ping.toml"
+        ))
+        .expect("example");
+        let s = Scenario::from_toml(&text).expect("valid scenario");
+        let mut w = World::build(&s, None).expect("builds");
+        // 300 echo replies reach the ping process (app 0 on host 0) before it
+        // runs: the socket keeps 256, the rest are dropped as socket_full.
+        let reply = Packet {
+            created: SimTime::ZERO,
+            frame_bytes: 98,
+            seq: 0,
+            ack: 0,
+            wnd: 0,
+            flow: 0,
+            kind: PktKind::IcmpEchoReply,
+        };
+        let before = w.ledger.dropped[DropReason::SocketFull.index()];
+        let mut st = Stack {
+            host: 0,
+            prof: w.hosts[0].profile,
+            apps: &mut w.apps,
+            sched: &w.sched,
+            conns: &mut w.conns,
+            udp_sink: None,
+            forward_to: &w.forward_to,
+            ledger: &mut w.ledger,
+            out: &mut w.sout,
+        };
+        for _ in 0..300 {
+            st.deliver(SimTime::ZERO, 0, reply);
+        }
+        let AppKind::Ping(p) = &w.apps[0].kind else {
+            panic!("app 0 is the ping");
+        };
+        assert_eq!(p.replies.len(), PING_SOCKET_PACKETS);
+        let dropped = w.ledger.dropped[DropReason::SocketFull.index()] - before;
+        assert_eq!(dropped, (300 - PING_SOCKET_PACKETS) as u64);
+    }
+
+    #[test]
     fn a_stop_request_ends_the_run_at_that_instant() {
         // 5000 polling ticks alone: past the first control call (every
         // CHECK_EVERY_EVENTS events at most).
