@@ -1,5 +1,6 @@
 """Native core of holdoff (Rust, PyO3). Private: use the ``holdoff`` package instead."""
 
+from collections.abc import Callable
 from typing import Final
 
 __all__ = [
@@ -28,9 +29,17 @@ class SimulationError(HoldoffError, RuntimeError):
     """A valid scenario failed while running, or the core hit a bug."""
 
 def run_toml(
-    text: str, seed: int | None = None, classes: dict[str, type] | None = None
+    text: str,
+    seed: int | None = None,
+    classes: dict[str, type] | None = None,
+    progress: Callable[[int, int, int], object] | None = None,
 ) -> tuple[str, dict[str, float | int], str | None]:
-    """Run a scenario given as TOML text; returns ``(report_json, perf)``."""
+    """Run a scenario given as TOML text; returns ``(report_json, perf, aborted)``.
+
+    ``progress(sim_now_ns, sim_end_ns, events)`` is called about every 50 ms;
+    a pending signal (Ctrl-C) or an exception from ``progress`` stops the run
+    and is raised with ``holdoff_partial = (report_json, perf, interrupted_at_ns)``.
+    """
 
 def validate_toml(text: str) -> None:
     """Check a scenario given as TOML text without running it."""

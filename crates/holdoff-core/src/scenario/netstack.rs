@@ -9,6 +9,10 @@
 //! per packet sent, `wakeup_ns` per application woken.
 //! Receive costs (`rx_packet_ns`, `rx_ack_ns` for a pure ACK) are charged
 //! by the driver through `rx_cost`.
+//!
+//! The ping process's socket holds at most [`PING_SOCKET_PACKETS`] replies
+//! not yet read; more are dropped (`socket_full`), as a full receive
+//! buffer drops them in the kernel.
 
 use crate::apps::tcp_apps::{TcpIo, Wait};
 use crate::apps::{App, AppKind, AppSched};
@@ -19,6 +23,11 @@ use crate::metrics::Ledger;
 use crate::packet::{DropReason, Packet, PktKind};
 use crate::stack::tcp::{Segment, TcpEndpoint, TcpOut, TCP_FRAME_OVERHEAD};
 use crate::units::{Nanos, SimTime};
+
+/// Echo replies a ping socket queues before dropping: Linux sizes the
+/// default receive buffer (`net.core.rmem_default`) for 256 packets
+/// (`_SK_MEM_PACKETS` in net/core/sock.c).
+pub const PING_SOCKET_PACKETS: usize = 256;
 
 /// One TCP connection between two hosts.
 pub struct TcpConn {
@@ -190,6 +199,10 @@ impl StackSink for Stack<'_> {
                         host,
                         ..
                     }) if *host == self.host => {
+                        if p.replies.len() >= PING_SOCKET_PACKETS {
+                            self.ledger.drop(DropReason::SocketFull);
+                            return Nanos::ZERO;
+                        }
                         p.replies.push_back(pkt);
                         self.wake(t, app)
                     }

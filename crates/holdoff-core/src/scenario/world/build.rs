@@ -495,6 +495,7 @@ impl World {
                 f
             },
             traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            traces_dropped: vec![0; s.hosts.iter().map(|h| h.nics.len()).sum()],
             mod_prev: Vec::new(),
             napi_state: Vec::new(),
             apps,

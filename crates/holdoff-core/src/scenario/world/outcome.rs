@@ -110,9 +110,15 @@ impl World {
         self.moderators[port][vector].as_ref()
     }
 
-    /// Moderation decisions of a port, in time order.
+    /// Moderation decisions of a port, in time order (at most
+    /// `MAX_TRACE_ROWS_PER_PORT`).
     pub fn trace(&self, port: usize) -> &[TraceRow] {
         &self.traces[port]
+    }
+
+    /// Moderation decisions of a port made after its trace was full.
+    pub fn trace_rows_dropped(&self, port: usize) -> u64 {
+        self.traces_dropped[port]
     }
 
     /// Counters of the NAPI instance of (port, vector).
