@@ -1,6 +1,8 @@
 //! Driver architectures: how an interrupt becomes work.
 //!
-//! Models (algorithms.md §2 "Interrupt path", §10):
+//! Models (Linux e1000 5.2.52-k3 drivers/net/e1000/e1000_main.c `e1000_intr`,
+//! `e1000_clean`; Linux 6.13 net/core/dev.c `net_rx_action`,
+//! `napi_complete_done`, `busy_poll_stop`; Documentation/networking/napi.rst):
 //! - `linux-isr`, the Linux e1000 5.x non-NAPI handler: read ICR (0 = not
 //!   ours), then loop up to `E1000_MAX_INTR` = 10 times cleaning RX (no
 //!   budget) and TX, stopping when a pass cleaned nothing. No masking: causes
@@ -26,7 +28,8 @@
 //!   that completes keeps the IRQ masked and a timer re-polls after T; the
 //!   count is re-armed to N after a poll that did work, so the IRQ comes back
 //!   after N consecutive empty polls. With T = 0 deferral does nothing
-//!   (algorithms.md §10 `napi_complete_done`).
+//!   (net/core/dev.c `napi_complete_done`; commit 6f8b12d661d0 "net: napi:
+//!   add hard irqs deferral feature").
 //! - NAPI IRQ suspension (Linux >= 6.13, `irq_suspend_timeout_ns`) and epoll
 //!   busy polling with `prefer_busy_poll`: the decisions are the pure
 //!   functions `napi_complete_done`, `busy_poll_stop` and `epoll_irq_action`
@@ -243,7 +246,8 @@ pub struct CompleteOut {
 }
 
 /// Linux `napi_complete_done` with hard-IRQ deferral and IRQ suspension
-/// (algorithms.md §10, the pseudo-code block, Linux >= 6.13).
+/// (net/core/dev.c `napi_complete_done`, Linux >= 6.13; commit 5dc51ec86df6
+/// "net: Add napi_struct parameter irq_suspend_timeout").
 pub fn napi_complete_done(cfg: &NapiConfig, inp: CompleteIn) -> CompleteOut {
     // "if n is owned by netpoll or busy-poll: return false"
     if inp.busy_polled {
@@ -305,8 +309,8 @@ pub struct BusyPollStopOut {
     pub defer_count: u32,
 }
 
-/// Linux `busy_poll_stop` (algorithms.md §10 "`busy_poll_stop` (end of a
-/// busy-poll loop with prefer_busy_poll)"); without prefer_busy_poll it
+/// Linux `busy_poll_stop` (net/core/dev.c, Linux >= 6.13: the end of a
+/// busy-poll loop with prefer_busy_poll); without prefer_busy_poll it
 /// changes nothing.
 pub fn busy_poll_stop(
     cfg: &NapiConfig,
@@ -359,7 +363,8 @@ pub enum EpollIrq {
     Resume,
 }
 
-/// epoll's IRQ-suspension step (algorithms.md §10 "IRQ suspension"): events
+/// epoll's IRQ-suspension step (fs/eventpoll.c, Linux >= 6.13; commit
+/// 8a6de2627fd3 "eventpoll: Control irq suspension for prefer_busy_poll"): events
 /// reported with prefer_busy_poll suspend IRQs; no events and about to sleep
 /// resume them. Both act only with `irq_suspend_timeout` > 0.
 pub fn epoll_irq_action(cfg: &NapiConfig, prefer_busy_poll: bool, found_events: bool) -> EpollIrq {
@@ -522,7 +527,7 @@ mod tests {
     #[test]
     fn napi_complete_done_follows_the_6_13_pseudo_code() {
         const MS20: u64 = 20_000_000;
-        // (§10 line followed, config (defer, gro ns, suspend ns), input,
+        // (`napi_complete_done` line followed, config (defer, gro ns, suspend ns), input,
         //  expected (unmask, timer, defer_count after, completed)).
         #[allow(clippy::type_complexity)]
         let rows: [(&str, NapiConfig, CompleteIn, (bool, Option<NapiTimerStart>, u32, bool)); 11] = [
@@ -611,7 +616,7 @@ mod tests {
     #[test]
     fn busy_poll_stop_follows_the_6_13_code() {
         const MS20: u64 = 20_000_000;
-        // (§10 busy_poll_stop clause, config, prefer, defer_count in,
+        // (`busy_poll_stop` clause, config, prefer, defer_count in,
         //  expected (timer, skip_schedule, defer_count out)).
         #[allow(clippy::type_complexity)]
         let rows: [(&str, NapiConfig, bool, u32, (Option<NapiTimerStart>, bool, u32)); 5] = [
@@ -668,7 +673,7 @@ mod tests {
     #[test]
     fn epoll_suspends_on_events_and_resumes_before_sleeping() {
         const MS20: u64 = 20_000_000;
-        // (§10 "IRQ suspension" sentence, config, prefer, events found, expected)
+        // (commit 8a6de2627fd3 IRQ-suspension sentence, config, prefer, events found, expected)
         let rows: [(&str, NapiConfig, bool, bool, EpollIrq); 5] = [
             (
                 "events reported with prefer_busy_poll: napi_suspend_irqs re-arms the timer",

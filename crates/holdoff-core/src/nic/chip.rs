@@ -112,7 +112,7 @@ impl RegisterMap {
 /// throttle); Linux igb programs `E1000_EITR(0)` in non-MSI-X mode and never
 /// 0x000C4. Whether the I210 aliases 0x000C4 to EITR[0] is NOT settled by
 /// those sources, so both behaviours run (scenario field `legacy_itr`). The
-/// default, `Honoured`, is the one seed 004's author's observation supports:
+/// default, `Honoured`, is the one the OpenBSD report's observation supports:
 /// about 8000 interrupts/s in `systat vm 1` on a fully loaded em(4)
 /// interface (openbsd-tech, 2025-05-19, "em(4) TX interrupt mitigation"),
 /// which an unthrottled EITR[0] with RDTR = 0 would far exceed.
@@ -235,7 +235,9 @@ impl ChipProfile {
     };
 
     /// Intel 82546EB/GB: dual-port PCI-X (64-bit, up to 133 MHz) GbE, lem/em.
-    /// The NIC of seed 000 (pciconf 0x1010) and the class of seeds 001-003.
+    /// The NIC of FreeBSD review D46768 (2024 AIM; `pciconf -lv` device
+    /// 0x1010) and the likely class of the 2004 LKML "abysmal e1000
+    /// performance (DITR)" hosts and the 2006 FreeBSD em fast-interrupt tests.
     pub const I82546: ChipProfile = ChipProfile {
         name: "82546",
         description: "Intel 82546EB/GB dual-port, PCI-X 64-bit up to 133 MHz, one ITR per port",
@@ -264,8 +266,8 @@ impl ChipProfile {
         tx_dma_ns: Nanos(1500),
         // ASSUMPTION: no documented RX packet-rate limit found; wire rate.
         rx_desc_min_ns: GBE_MIN_FRAME_NS,
-        // FreeBSD em(4) fast-interrupt/taskqueue commit text (2006, seed 002;
-        // seed-scenarios.md card 3): "the same NIC hardware seems unable to
+        // FreeBSD em(4) fast-interrupt/taskqueue commit text (sys/dev/em/if_em.c
+        // revision 1.98, 2006): "the same NIC hardware seems unable to
         // transmit more than 800 kpps" -> 1e9 / 800_000 = 1250 ns per frame.
         // The freebsd-net post of 2006-10-20 suspects chip prefetching was
         // off in that test, so this is a configuration-dependent ceiling.
@@ -279,7 +281,9 @@ impl ChipProfile {
             "Intel 82574L, PCIe x1, EITR in 256 ns units, MSI-X (5 vectors), one queue pair used",
         // FreeBSD em(4); Linux e1000e.
         family: "em",
-        // algorithms.md §1.6: 82574 EITR(n) in 256 ns units, like ITR.
+        // 82574 datasheet: EITR(n) in 256 ns units, like ITR (Linux e1000e
+        // `e1000e_write_itr()` writes the same 256-ns value to EITR(n) in
+        // MSI-X mode as to ITR otherwise).
         throttle: ThrottleKind::Eitr256ns,
         // 82574 keeps the 8254x delay timers (same register set as 82583V,
         // datasheet §9.2.6.12 TADV).
@@ -298,8 +302,9 @@ impl ChipProfile {
         // Linux e1000e 82571.c: e1000_82574_info.pba = 32 (KB for RX; older
         // e1000e releases used 20).
         rx_fifo_bytes: 32 * 1024,
-        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4: PCIe round trip
-        // "usually less than 1 us", 2009 PCI latency study).
+        // ASSUMPTION: ~1 us on PCIe (a PCIe register round trip is "usually
+        // less than 1 us": "Motivating future interconnects: a differential
+        // measurement analysis of PCI latency", ANCS 2009).
         rx_dma_ns: Nanos(1000),
         // ASSUMPTION: ~1 us descriptor + data read round trip on PCIe.
         tx_dma_ns: Nanos(1000),
@@ -315,12 +320,14 @@ impl ChipProfile {
         description: "Intel 82576 dual-port, PCIe 2.0, EITR in 1 us, MSI-X, 16 queues",
         // FreeBSD igb (now part of em/iflib); Linux igb.
         family: "igb",
-        // algorithms.md §1.6: 82576/I350/I210 EITR interval bits 14:2 in 1 us.
+        // 82576/I350/I210 EITR interval bits 14:2 in 1 us (I210 datasheet
+        // §8.8.14; Linux igb `igb_write_itr()` writes `itr_val & 0x7FFC`).
         throttle: ThrottleKind::Eitr1us,
         // ASSUMPTION: treated as absent: igb drivers moderate only through
         // EITR, and the advanced TX descriptor has no IDE bit (OpenBSD
         // if_em.c: 82575/6 "lack the IDE bit"), so TIDV/TADV cannot act.
-        // See seed-scenarios.md §6 question 4.
+        // OpenBSD if_em.c `em_initialize_transmit_unit()` sets IDE only on
+        // pre-82575 MACs.
         has_abs_timers: false,
         regs: RegisterMap::IGB,
         // ASSUMPTION: as the I210 (see `LegacyItr`); no driver of this
@@ -336,7 +343,7 @@ impl ChipProfile {
         // Linux igb igb_reset() (older releases): pba = E1000_PBA_64K for
         // 82576; newer releases read the same default from RXPBS.
         rx_fifo_bytes: 64 * 1024,
-        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4).
+        // ASSUMPTION: ~1 us on PCIe (see the 82574 profile).
         rx_dma_ns: Nanos(1000),
         // ASSUMPTION: ~1 us on PCIe.
         tx_dma_ns: Nanos(1000),
@@ -352,10 +359,10 @@ impl ChipProfile {
         description: "Intel I350 2/4-port, PCIe 2.1, EITR in 1 us, MSI-X, 8 queues per port",
         // FreeBSD igb; Linux igb.
         family: "igb",
-        // algorithms.md §1.6: EITR interval in 1 us.
+        // I350 datasheet (EITR, as the I210 datasheet §8.8.14): interval in 1 us.
         throttle: ThrottleKind::Eitr1us,
         // ASSUMPTION: as the 82576 (EITR only, no IDE in advanced TX
-        // descriptors; seed-scenarios.md §6 question 4).
+        // descriptors; OpenBSD if_em.c `em_initialize_transmit_unit()`).
         has_abs_timers: false,
         regs: RegisterMap::IGB,
         // ASSUMPTION: as the I210 (see `LegacyItr`).
@@ -371,7 +378,7 @@ impl ChipProfile {
         // the per-port default depends on the number of ports (FreeBSD igb
         // comment) and was not found in a datasheet.
         rx_fifo_bytes: 36 * 1024,
-        // ASSUMPTION: ~1 us on PCIe (seed-scenarios.md §0.4).
+        // ASSUMPTION: ~1 us on PCIe (see the 82574 profile).
         rx_dma_ns: Nanos(1000),
         // ASSUMPTION: ~1 us on PCIe.
         tx_dma_ns: Nanos(1000),
@@ -381,7 +388,8 @@ impl ChipProfile {
         tx_desc_min_ns: GBE_MIN_FRAME_NS,
     };
 
-    /// Intel I210: single-port PCIe 2.1 x1 GbE, igb (APU2 c4/d4/e4, seed 004).
+    /// Intel I210: single-port PCIe 2.1 x1 GbE, igb (APU2 c4/d4/e4, the host
+    /// of the openbsd-tech post "em(4) TX interrupt mitigation", 2025-05-19).
     pub const I210: ChipProfile = ChipProfile {
         name: "i210",
         description: "Intel I210, PCIe 2.1 x1, EITR in 1 us, MSI-X, 4 queues",
@@ -390,15 +398,17 @@ impl ChipProfile {
         // I210 datasheet §7.3 / §8.8.14: EITR interval in 1 us.
         throttle: ThrottleKind::Eitr1us,
         // ASSUMPTION: as the 82576; OpenBSD if_em.c does not set IDE on
-        // em_i210 (seed-scenarios.md card 4 and §6 question 4).
+        // em_i210 (`em_initialize_transmit_unit()`: "82575/6 need to enable
+        // the TX queue and lack the IDE bit").
         has_abs_timers: false,
         regs: RegisterMap::IGB,
         // NOT SETTLED by the datasheet or the drivers (see `LegacyItr`);
-        // default from seed 004's ~8000 interrupts/s under OpenBSD em(4),
+        // default from the ~8000 interrupts/s under OpenBSD em(4) in the
+        // openbsd-tech post "em(4) TX interrupt mitigation" (2025-05-19),
         // which writes only 0x000C4. `legacy_itr = "ignored"` runs the other
         // reading.
         legacy_itr: LegacyItr::Honoured,
-        // I210 datasheet §8.8.14 via algorithms.md §1.1: EITR0..EITR4, i.e.
+        // I210 datasheet §8.8.14: EITR0..EITR4 (0x01680 + 4n), i.e.
         // five MSI-X vectors.
         msix: true,
         // Linux igb: IGB_MAX_RX_QUEUES_82575 = 4 for the I210.
@@ -409,7 +419,7 @@ impl ChipProfile {
         // the BMC), of the 36 KB on-chip RX buffer the I210 datasheet
         // §7.1.3.2 gives; igb_reset() uses E1000_PBA_34K for I210/I211.
         rx_fifo_bytes: 34 * 1024,
-        // ASSUMPTION: ~1 us on PCIe x1 (seed-scenarios.md §0.4).
+        // ASSUMPTION: ~1 us on PCIe x1 (see the 82574 profile).
         rx_dma_ns: Nanos(1000),
         // ASSUMPTION: ~1 us on PCIe x1.
         tx_dma_ns: Nanos(1000),
@@ -419,7 +429,8 @@ impl ChipProfile {
         tx_desc_min_ns: GBE_MIN_FRAME_NS,
     };
 
-    /// Intel I211: single-port PCIe 2.1 x1 GbE, igb (APU2 c0/c2/d2/e2, seed 004).
+    /// Intel I211: single-port PCIe 2.1 x1 GbE, igb (APU2 c0/c2/d2/e2; see
+    /// the I210).
     pub const I211: ChipProfile = ChipProfile {
         name: "i211",
         description: "Intel I211, PCIe 2.1 x1, EITR in 1 us, MSI-X, 2 queues",
@@ -441,7 +452,7 @@ impl ChipProfile {
         max_ring: MAX_RING_4096,
         // Linux igb igb_reset(): E1000_PBA_34K for I210 and I211 alike.
         rx_fifo_bytes: 34 * 1024,
-        // ASSUMPTION: ~1 us on PCIe x1 (seed-scenarios.md §0.4).
+        // ASSUMPTION: ~1 us on PCIe x1 (see the 82574 profile).
         rx_dma_ns: Nanos(1000),
         // ASSUMPTION: ~1 us on PCIe x1.
         tx_dma_ns: Nanos(1000),
@@ -528,7 +539,8 @@ mod tests {
 
     #[test]
     fn throttle_unit_matches_driver_family() {
-        // algorithms.md §1.6: the igb parts (82576, I350, I210, I211) count
+        // I210 datasheet §8.8.14, 8254x SDM §13.4.18: the igb parts (82576,
+        // I350, I210, I211) count
         // EITR in 1 us; the lem/em parts count ITR/EITR in 256 ns.
         for c in presets() {
             match c.family {

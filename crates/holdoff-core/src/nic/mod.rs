@@ -2,7 +2,7 @@
 //! I210/I211): descriptor rings, DMA, the delay timers, interrupt causes and
 //! masks, throttling (ITR/EITR) and interrupt delivery modes.
 //!
-//! Models (algorithms.md §1; 8254x SDM; I210 datasheet §7.3):
+//! Models (8254x SDM §3.2.7, §13.4.18-44; I210 datasheet §7.3, §8.8.14):
 //! - RX: a frame fully received enters the on-chip packet buffer
 //!   (`rx_fifo_bytes`; overflow drops it as `rx_fifo_overrun` and raises RXO);
 //!   the descriptor engine takes at least `rx_desc_min_ns` per frame (the

@@ -1,5 +1,6 @@
-//! Event-level tests of the NIC port: each register and timer rule of
-//! algorithms.md §1, checked against hand-derived event times.
+//! Event-level tests of the NIC port: each register and timer rule of the
+//! 8254x SDM (§3.2.7, §13.4.18-44) and the I210 datasheet (§7.3, §8.8.14),
+//! checked against hand-derived event times.
 
 use super::chip::{ChipProfile, RegisterMap, ThrottleKind};
 use super::*;
@@ -162,7 +163,8 @@ fn icr_is_read_to_clear_and_drops_the_intx_line() {
 #[test]
 fn itr_holds_a_cause_inside_the_interval_and_asserts_at_its_end() {
     // ITR = 488 (124 928 ns). Frame 1 asserts at once; frame 2 lands 20 us
-    // later, inside the interval: it waits for the interval's end (§1.2 step 2-3).
+    // later, inside the interval: it waits for the interval's end (8254x SDM
+    // §13.4.18 "guaranteed inter-interrupt delay"; I210 datasheet §7.3 flow).
     let mut r = Rig::e1000();
     r.auto_service = true;
     r.params(ModerationParams {
@@ -212,7 +214,8 @@ fn itr_reasserts_at_interval_end_while_causes_stay_pending() {
 #[test]
 fn masked_causes_assert_when_ims_is_rewritten() {
     // Causes raised while masked wait in ICR and assert at the IMS write
-    // (algorithms.md §1.1 item 5, §1.5 item 5), subject to the throttle.
+    // (8254x SDM IMS register; Linux e1000 masks with IMC in `e1000_intr()`
+    // and unmasks in `e1000_irq_enable()`), subject to the throttle.
     let mut r = Rig::e1000();
     r.port.write_imc(0, u32::MAX);
     r.rx_at(0);

@@ -2,7 +2,7 @@
 //! every event and an absolute timer (RADV / TADV) started by the first event
 //! and not restarted. Either expiry raises the cause and halts both.
 //!
-//! Models (algorithms.md §1.3, §1.4; 8254x SDM §3.2.7.1, §13.4.30-44):
+//! Models (8254x SDM §3.2.7.1, §13.4.30-44; 82583V datasheet §9.2.6.12):
 //! - packet delay 0 (RDTR = 0, or a TX descriptor without IDE, or TIDV = 0)
 //!   means "raise the cause now" and halts both timers (an immediate
 //!   interrupt cancels a pending delayed one);

@@ -5,7 +5,7 @@
 //! per-poll moderation call follows the loop. No masking: causes raised
 //! meanwhile stay in ICR and interrupt again after the throttle. The NET_RX
 //! softirq (`process_backlog`) does the protocol work. Source: Linux e1000
-//! 5.x `e1000_intr` (non-NAPI); algorithms.md §2.
+//! 5.2.52-k3 drivers/net/e1000/e1000_main.c `e1000_intr` (non-NAPI).
 //!
 //! A NAPI instance of such a port can still be scheduled without an
 //! interrupt (epoll busy polling, its timers); softirq then polls it the

@@ -4,7 +4,8 @@
 //! than `weight` completes (`napi_complete_done`: unmask, or keep the IRQ
 //! masked with hard-IRQ deferral / IRQ suspension), otherwise it stays
 //! listed. Sources: Linux `e1000_intr` / `e1000_clean` (NAPI build),
-//! net/core/dev.c `net_rx_action`, `napi_complete_done`; algorithms.md §2, §10.
+//! net/core/dev.c `net_rx_action`, `napi_complete_done` (Linux 6.13);
+//! Documentation/networking/napi.rst.
 //!
 //! Units: costs [ns]; weight [packets].
 
