@@ -78,7 +78,7 @@ class Outcome:
     """What happened to one case."""
 
     label: str
-    kind: str  # "invalid" | "ran" | "failure"
+    kind: str  # "invalid" | "ran" | "guarded" | "failure"
     detail: str = ""
     toml: str = ""
 
@@ -94,7 +94,8 @@ class Report:
         c = self.counts
         return (
             f"{sum(c.values())} cases: {c['invalid']} rejected with a clear error, "
-            f"{c['ran']} ran with a balanced ledger, {c['failure']} failures"
+            f"{c['ran']} ran with a balanced ledger, {c['guarded']} stopped by the run guard "
+            f"with a clear error, {c['failure']} failures"
         )
 
 
@@ -405,6 +406,12 @@ def _run_one(core: Any, text: str) -> dict[str, str]:
     except core.ScenarioError as e:
         # Found only when building the world (e.g. a Python moderator class).
         return {"kind": "invalid", "detail": str(e)}
+    except core.SimulationError as e:
+        # The run guard stopping a run with a clear error that names the
+        # limit and the likely field is a clean outcome, not a crash.
+        if "resource guard" in str(e):
+            return {"kind": "guarded", "detail": str(e)}
+        return {"kind": "failure", "detail": f"run raised SimulationError: {e}"}
     except BaseException as e:  # noqa: BLE001 - a valid scenario must run
         return {"kind": "failure", "detail": f"run raised {type(e).__name__}: {e}"}
     ledger = json.loads(report_json)["summary"]["ledger"]
