@@ -28,11 +28,18 @@ class SimulationError(HoldoffError, RuntimeError):
     """A valid scenario failed while running, or the core hit a bug."""
 
 def run_toml(
-    text: str, seed: int | None = None, classes: dict[str, type] | None = None
+    text: str,
+    seed: int | None = None,
+    classes: dict[str, type] | None = None,
+    base_dir: str | None = None,
 ) -> tuple[str, dict[str, float | int], str | None]:
-    """Run a scenario given as TOML text; returns ``(report_json, perf)``."""
+    """Run a scenario given as TOML text; returns ``(report_json, perf)``.
 
-def validate_toml(text: str) -> None:
+    ``base_dir``: the scenario file's directory; relative ``capture`` paths
+    are resolved against it (None: the working directory).
+    """
+
+def validate_toml(text: str, base_dir: str | None = None) -> None:
     """Check a scenario given as TOML text without running it."""
 
 def normalize_toml(text: str) -> str:

@@ -168,10 +168,12 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
     return tomli_w.dumps(doc)
 
 
-def _run(text: str, seed: int | None) -> RunResult:
-    """Runs ``text``; scenario errors exit 2, simulation errors exit 1."""
+def _run(text: str, seed: int | None, base_dir: Path | None = None) -> RunResult:
+    """Runs ``text``; scenario errors exit 2, simulation errors exit 1.
+
+    ``base_dir``: the scenario file's directory (relative capture paths)."""
     try:
-        return run_text(text, seed=seed)
+        return run_text(text, seed=seed, base_dir=base_dir)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
     except _core.SimulationError as err:
@@ -215,7 +217,7 @@ def run_command(
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
-    result = _run(text, seed)
+    result = _run(text, seed, file.resolve().parent)
     if out is not None:
         try:
             result.save(out)
@@ -238,7 +240,7 @@ def validate_command(
     """Check a scenario file without running it."""
     text = _read(file)
     try:
-        validate_text(text)
+        validate_text(text, base_dir=file.resolve().parent)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
     _stdout().print(Text(f"ok: {scenario_name(text) or file.stem}", style="green"))

@@ -233,6 +233,17 @@ fn bases() -> Vec<Value> {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));
         }
     }
+    // A replaying generator (capture, speed, loops, mtu_bytes).
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/office.pcapng"
+    );
+    out.push(base(
+        itr_chip,
+        json!({"kind": "static"}),
+        apps.clone(),
+        json!({"name": "g", "pattern": "replay", "capture": capture}),
+    ));
     // INTx (for irq_line) and a polling host (its clock and burst).
     let mut intx = base(
         itr_chip,

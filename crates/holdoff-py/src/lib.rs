@@ -58,12 +58,13 @@ fn guarded<T>(
 /// The GIL is released while the simulation runs (and taken back for each
 /// call into a Python moderation algorithm).
 #[pyfunction]
-#[pyo3(signature = (text, seed = None, classes = None))]
+#[pyo3(signature = (text, seed = None, classes = None, base_dir = None))]
 fn run_toml<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     classes: Option<Bound<'py, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
     let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
     let result = py.detach(|| {
@@ -80,7 +81,7 @@ fn run_toml<'py>(
                             .map(|m| Box::new(m) as Box<dyn holdoff_core::moderation::Moderator>)
                     })
                 };
-            api::run_toml_with(text, seed, Some(&mut factory))
+            api::run_toml_in(text, seed, Some(&mut factory), base_dir.as_deref())
         }))
     });
     let output = guarded(py, result)?;
@@ -99,8 +100,11 @@ fn run_toml<'py>(
 /// Raises:
 ///     ScenarioError: the text is not valid TOML or not a valid scenario.
 #[pyfunction]
-fn validate_toml(py: Python<'_>, text: &str) -> PyResult<()> {
-    let result = catch_unwind(AssertUnwindSafe(|| api::validate_toml(text)));
+#[pyo3(signature = (text, base_dir = None))]
+fn validate_toml(py: Python<'_>, text: &str, base_dir: Option<std::path::PathBuf>) -> PyResult<()> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        api::validate_toml_in(text, base_dir.as_deref())
+    }));
     guarded(py, result)
 }
 

@@ -221,7 +221,36 @@ pub struct GenOut {
     pub sent_bytes: u64,
     pub offered_bps: f64,
     pub rx_packets: u64,
+    /// What a replaying generator read from its capture (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureOut>,
 }
+
+/// A replayed capture, as read in its first pass (after `start_us` and
+/// `only_to`): frames, span, sizes and share of TCP.
+#[derive(Serialize)]
+pub struct CaptureOut {
+    pub file: String,
+    /// Frames kept from the file [count].
+    pub frames: u64,
+    /// Bytes of the kept frames, padded, with FCS [bytes].
+    pub bytes: u64,
+    /// First to last kept frame, capture time [ns].
+    pub duration_ns: u64,
+    /// Kept frames by size with padding and FCS (RFC 2819 buckets) [count].
+    pub size_histogram: BTreeMap<&'static str, u64>,
+    /// Share of kept frames that are TCP [0..1].
+    pub tcp_share: f64,
+    /// Kept frames longer than the MTU (dropped as `frame_over_mtu`) [count].
+    pub over_mtu: u64,
+    /// Records skipped by `start_us` or `only_to` [count].
+    pub skipped: u64,
+    /// The run read the whole file (false: the run ended first).
+    pub complete: bool,
+}
+
+/// Share of TCP frames above which a warning says replay is open loop.
+pub const TCP_WARN_SHARE: f64 = 0.5;
 
 #[derive(Serialize)]
 pub struct Series<'a> {
@@ -270,8 +299,22 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             ),
         });
     }
+    if let Some((gi, e)) = w
+        .generators()
+        .iter()
+        .enumerate()
+        .find_map(|(gi, g)| g.replay.as_ref()?.error.as_ref().map(|e| (gi, e)))
+    {
+        return Err(Error::Run {
+            message: format!("generators[{gi}] ({}): {e}", w.generator_name(gi)),
+        });
+    }
+    // `frame_over_mtu` only exists for replayed captures: it is reported
+    // when the scenario replays one (or, never otherwise, when non-zero).
+    let replays = w.generators().iter().any(|g| g.replay.is_some());
     let drops = DropReason::ALL
         .iter()
+        .filter(|r| replays || **r != DropReason::FrameOverMtu || l.dropped[r.index()] > 0)
         .map(|r| (r.as_str(), l.dropped[r.index()]))
         .collect();
     let ports = w
@@ -479,6 +522,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             sent_bytes: g.sent_bytes,
             offered_bps: g.offered_bps,
             rx_packets: g.rx_packets,
+            capture: g.replay.as_ref().map(|r| capture_out(w, gi, r)),
         })
         .collect();
     Ok(Summary {
@@ -505,6 +549,66 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
 /// directly (`ModeratorConfig::config_field`), the `moderation` table when
 /// the algorithm wrote it, `set_ide` for the descriptor bit.
 fn warnings(w: &World) -> Vec<WarningOut> {
+    let mut out = register_warnings(w);
+    for (gi, g) in w.generators().iter().enumerate() {
+        let Some(r) = &g.replay else { continue };
+        let st = &r.stats;
+        if st.frames > 0 && st.tcp_frames as f64 / st.frames as f64 > TCP_WARN_SHARE {
+            out.push(WarningOut {
+                field: format!("generators[{gi}].capture"),
+                message: format!(
+                    "{:.0}% of the replayed frames are TCP: replay is open loop, so TCP's feedback (ACK clocking, congestion window, retransmissions) is not reproduced; the frames arrive at the capture's times whatever the receiver does",
+                    100.0 * st.tcp_frames as f64 / st.frames as f64
+                ),
+            });
+        }
+        if st.over_mtu > 0 {
+            out.push(WarningOut {
+                field: format!("generators[{gi}].mtu_bytes"),
+                message: format!(
+                    "{} captured frames are longer than the MTU ({} bytes) and are dropped as frame_over_mtu (a capture taken above segmentation offload holds frames the wire never carried)",
+                    st.over_mtu,
+                    r.max_frame_bytes() - 18
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The capture summary of replaying generator `gi`.
+fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay) -> CaptureOut {
+    use crate::apps::replay::SIZE_BUCKETS;
+    let st = &r.stats;
+    CaptureOut {
+        file: w.scenario().generators[gi]
+            .capture
+            .clone()
+            .unwrap_or_default(),
+        frames: st.frames,
+        bytes: st.bytes,
+        duration_ns: match (st.first_ts_ns, st.last_ts_ns) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        },
+        size_histogram: SIZE_BUCKETS
+            .iter()
+            .zip(st.size_hist)
+            .map(|((_, name), n)| (*name, n))
+            .collect(),
+        tcp_share: if st.frames > 0 {
+            st.tcp_frames as f64 / st.frames as f64
+        } else {
+            0.0
+        },
+        over_mtu: st.over_mtu,
+        skipped: st.skipped,
+        complete: st.complete,
+    }
+}
+
+/// Register writes not in effect (see `warnings`).
+fn register_warnings(w: &World) -> Vec<WarningOut> {
     let s = w.scenario();
     let nics = s
         .hosts

@@ -9,10 +9,14 @@
 use super::cfg_err;
 use super::host::{one, yes};
 pub use crate::apps::generator::{GeneratorCfg, Pattern, SizeWeight};
-use crate::apps::generator::{MAX_FRAME, MAX_RATE_PPS, MAX_TIME_US, MIN_FRAME};
+use crate::apps::generator::{
+    MAX_FRAME, MAX_LOOPS, MAX_RATE_PPS, MAX_SPEED, MAX_TIME_US, MIN_FRAME, MIN_SPEED,
+};
+use crate::apps::replay::{resolve, CaptureReader, OnlyTo, ReplaySettings};
 use crate::error::Error;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// Largest application message or write [bytes]: 1 GiB.
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
@@ -399,6 +403,26 @@ fn range(field: String, v: u64, lo: u64, hi: u64, note: &str) -> Result<(), Erro
 /// Check a generator's own fields; `path` is `generators[i]`.
 pub fn validate_generator(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
     let f = |x: &str| format!("{path}.{x}");
+    if g.pattern == Pattern::Replay {
+        return validate_replay(g, path);
+    }
+    for (name, set) in [
+        ("capture", g.capture.is_some()),
+        ("speed", g.speed.is_some()),
+        ("loops", g.loops.is_some()),
+        ("only_to", g.only_to.is_some()),
+        ("mtu_bytes", g.mtu_bytes.is_some()),
+    ] {
+        if set {
+            return Err(cfg_err(
+                f(name),
+                format!(
+                    "only for pattern = \"replay\" (this generator's pattern is {:?})",
+                    g.pattern
+                ),
+            ));
+        }
+    }
     match (g.rate_pps, g.load) {
         (Some(_), Some(_)) | (None, None) => {
             return Err(cfg_err(
@@ -543,4 +567,84 @@ impl LinkCfg {
             " ns (1 s)",
         )
     }
+}
+
+/// Check a replaying generator's own fields (not the file; see `validate_capture`).
+fn validate_replay(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
+    let f = |x: &str| format!("{path}.{x}");
+    if g.capture.as_deref().is_none_or(|c| c.trim().is_empty()) {
+        return Err(cfg_err(
+            f("capture"),
+            "pattern \"replay\" needs capture = \"path/to/file.pcapng\" (pcap or pcapng)",
+        ));
+    }
+    for (name, set) in [
+        ("rate_pps", g.rate_pps.is_some()),
+        ("load", g.load.is_some()),
+        ("frame_bytes", g.frame_bytes.is_some()),
+        ("frame_sizes", g.frame_sizes.is_some()),
+        ("on_us", g.on_us.is_some()),
+        ("off_us", g.off_us.is_some()),
+    ] {
+        if set {
+            return Err(cfg_err(
+                f(name),
+                "not used by pattern \"replay\": rates, sizes and times come from the capture",
+            ));
+        }
+    }
+    if let Some(v) = g.speed {
+        if !(MIN_SPEED..=MAX_SPEED).contains(&v) {
+            return Err(cfg_err(
+                f("speed"),
+                format!("got {v}; allowed: 0.001 to 1000 (a multiple of real time)"),
+            ));
+        }
+    }
+    if let Some(l) = g.loops {
+        range(f("loops"), l as u64, 1, MAX_LOOPS as u64, "")?;
+    }
+    if let Some(m) = g.mtu_bytes {
+        range(f("mtu_bytes"), m as u64, 68, 9000, " bytes")?;
+    }
+    if let Some(o) = &g.only_to {
+        if OnlyTo::parse(o).is_none() {
+            return Err(cfg_err(
+                f("only_to"),
+                format!("got {o:?}; allowed: an IPv4 or IPv6 address or a MAC address (00:1b:21:aa:bb:cc)"),
+            ));
+        }
+    }
+    range(f("start_us"), g.start_us, 0, MAX_TIME_US, " us (1 hour)")?;
+    if let Some(stop) = g.stop_us {
+        range(f("stop_us"), stop, 1, MAX_TIME_US, " us (1 hour)")?;
+    }
+    Ok(())
+}
+
+/// The replay settings of a replaying generator (None for other patterns);
+/// `base` is the scenario file's directory.
+pub fn replay_settings(g: &GeneratorCfg, base: Option<&Path>) -> Option<ReplaySettings> {
+    if g.pattern != Pattern::Replay {
+        return None;
+    }
+    Some(ReplaySettings {
+        path: resolve(g.capture.as_deref()?, base),
+        speed_milli: (g.speed.unwrap_or(1.0) * 1000.0).round().max(1.0) as u64,
+        loops: g.loops.unwrap_or(1),
+        skip_ns: g.start_us * 1000,
+        only_to: g.only_to.as_deref().and_then(OnlyTo::parse),
+        max_frame_bytes: g.mtu_bytes.unwrap_or(1500) + 18,
+    })
+}
+
+/// A replaying generator's capture: the file exists and its header reads.
+/// Record errors are found as the run reads them.
+pub fn validate_capture(g: &GeneratorCfg, path: &str, base: Option<&Path>) -> Result<(), Error> {
+    let Some(set) = replay_settings(g, base) else {
+        return Ok(());
+    };
+    CaptureReader::open(&set.path)
+        .map(|_| ())
+        .map_err(|e| cfg_err(format!("{path}.capture"), e.to_string()))
 }

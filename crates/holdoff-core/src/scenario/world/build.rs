@@ -10,6 +10,7 @@ use super::napi::SoftirqState;
 use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
+use crate::apps::replay::Replay;
 use crate::apps::tcp_apps::{
     BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
@@ -23,7 +24,7 @@ use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
 use crate::nic::chip;
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
-use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LinkCfg, Scenario};
+use crate::scenario::config::{parse_rate, traffic, AppCfg, IntModeCfg, LinkCfg, Scenario};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
@@ -245,12 +246,16 @@ impl World {
         for (gi, g) in s.generators.iter().enumerate() {
             let ep = ports.len() + gi;
             let rate = parse_rate(&topo.link[ep].rate).expect("validated rate");
-            gens.push(Generator::new(
-                g,
-                rate,
-                end,
-                rng_stream(s.seed, &format!("generator/{}", g.name)),
-            ));
+            let rng = rng_stream(s.seed, &format!("generator/{}", g.name));
+            if let Some(set) = traffic::replay_settings(g, s.base_dir.as_deref()) {
+                let r = Replay::open(set).map_err(|e| Error::Config {
+                    field: format!("generators[{gi}].capture"),
+                    message: e.to_string(),
+                })?;
+                gens.push(Generator::replaying(g, r, end, rng));
+            } else {
+                gens.push(Generator::new(g, rate, end, rng));
+            }
             gen_egress.push(topo.egress(ep));
         }
         let peer: Vec<Endpoint> = s
