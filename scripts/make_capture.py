@@ -76,9 +76,13 @@ def office_frames(seed: int = 16, n: int = FRAMES) -> list[tuple[int, bytes, int
         elif r < 0.62:
             f = _ipv4_frame(c, SERVER_IP, 6, 50000 + clients.index(c), 80, 54)
         elif r < 0.72:
-            f = _ipv4_frame(c, SERVER_IP, 17, 53000 + rng.randrange(1000), 53, rng.randrange(70, 130))
+            f = _ipv4_frame(
+                c, SERVER_IP, 17, 53000 + rng.randrange(1000), 53, rng.randrange(70, 130)
+            )
         elif r < 0.94:
-            f = _ipv4_frame(bytes([10, 0, 1, 99]), SERVER_IP, 17, 5004, 5004, rng.randrange(1000, 1301))
+            f = _ipv4_frame(
+                bytes([10, 0, 1, 99]), SERVER_IP, 17, 5004, 5004, rng.randrange(1000, 1301)
+            )
         elif r < 0.97:
             f = _arp_frame()
         else:
@@ -119,13 +123,17 @@ def write_pcapng(path: Path, frames: list[tuple[int, bytes, int]]) -> None:
             f.write(_block(6, body + cap))
 
 
-def pcap_header(nanos: bool = False, big_endian: bool = False, snaplen: int = SNAPLEN, linktype: int = 1) -> bytes:
+def pcap_header(
+    nanos: bool = False, big_endian: bool = False, snaplen: int = SNAPLEN, linktype: int = 1
+) -> bytes:
     e = ">" if big_endian else "<"
     magic = 0xA1B23C4D if nanos else 0xA1B2C3D4
     return struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype)
 
 
-def pcap_record(t_ns: int, frame: bytes, nanos: bool = False, big_endian: bool = False, snaplen: int = SNAPLEN) -> bytes:
+def pcap_record(
+    t_ns: int, frame: bytes, nanos: bool = False, big_endian: bool = False, snaplen: int = SNAPLEN
+) -> bytes:
     e = ">" if big_endian else "<"
     frac = t_ns % 1_000_000_000 if nanos else (t_ns % 1_000_000_000) // 1000
     cap = frame[:snaplen]
@@ -162,7 +170,9 @@ def write_big(path: Path, gigabytes: float) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "fixtures")
+    ap.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+    )
     ap.add_argument("--big", type=Path, help="write a large pcap here instead")
     ap.add_argument("--gigabytes", type=float, default=1.0)
     args = ap.parse_args()

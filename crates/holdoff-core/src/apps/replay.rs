@@ -766,6 +766,19 @@ impl Replay {
         self.ahead.take().map(|(f, _)| f)
     }
 
+    /// The capture's mean rate at the replay speed [bit/s] (frames with
+    /// FCS, first pass, first to last frame); 0 for fewer than two frames.
+    pub fn offered_bps(&self) -> f64 {
+        let s = &self.stats;
+        match (s.first_ts_ns, s.last_ts_ns) {
+            (Some(a), Some(b)) if b > a => {
+                s.bytes as f64 * 8.0 * 1e9 / b.saturating_sub(a) as f64 * self.set.speed_milli as f64
+                    / 1000.0
+            }
+            _ => 0.0,
+        }
+    }
+
     pub fn max_frame_bytes(&self) -> u32 {
         self.set.max_frame_bytes
     }

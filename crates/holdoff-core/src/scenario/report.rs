@@ -520,7 +520,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             generator: w.generator_name(gi).to_string(),
             sent_packets: g.sent_packets,
             sent_bytes: g.sent_bytes,
-            offered_bps: g.offered_bps,
+            offered_bps: g.replay.as_ref().map_or(g.offered_bps, |r| r.offered_bps()),
             rx_packets: g.rx_packets,
             capture: g.replay.as_ref().map(|r| capture_out(w, gi, r)),
         })
