@@ -107,7 +107,7 @@ const LE: Pcap = Pcap {
 
 fn pcapng_block(btype: u32, body: &[u8], be: bool) -> Vec<u8> {
     let mut b = body.to_vec();
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
     let n = (b.len() + 12) as u32;

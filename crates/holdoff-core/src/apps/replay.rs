@@ -325,7 +325,7 @@ impl CaptureReader {
                         ));
                     }
                     let blen = u32_at(self.rd.data(), 4, *big_endian);
-                    if blen < 12 || blen % 4 != 0 {
+                    if blen < 12 || !blen.is_multiple_of(4) {
                         return Err(self.err(
                             at,
                             format!("block length {blen} is not a multiple of 4 of at least 12"),
@@ -772,7 +772,8 @@ impl Replay {
         let s = &self.stats;
         match (s.first_ts_ns, s.last_ts_ns) {
             (Some(a), Some(b)) if b > a => {
-                s.bytes as f64 * 8.0 * 1e9 / b.saturating_sub(a) as f64 * self.set.speed_milli as f64
+                s.bytes as f64 * 8.0 * 1e9 / b.saturating_sub(a) as f64
+                    * self.set.speed_milli as f64
                     / 1000.0
             }
             _ => 0.0,
