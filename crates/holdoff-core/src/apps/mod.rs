@@ -8,6 +8,8 @@
 //!   exact.
 //! - Replay: a generator whose frames come from a capture file
 //!   (`replay`); streamed, one record read ahead.
+//! - Open-loop request/response (`rpc_open`): many connections, arrivals
+//!   independent of replies.
 //! - UdpSink: a socket with a receive-buffer limit, read by an application
 //!   thread; records one-way latency (generator emission -> application read).
 //! - Ping: sends an ICMP echo request every interval, records the round trip
@@ -18,6 +20,7 @@
 pub mod generator;
 pub mod netpipe;
 pub mod replay;
+pub mod rpc_open;
 pub mod tcp_apps;
 
 use crate::engine::StreamRng;
@@ -317,6 +320,10 @@ pub enum AppKind {
     },
     RpcClient(tcp_apps::RpcClient),
     RpcServer(tcp_apps::RpcServer),
+    /// Open-loop request/response client (many connections).
+    RpcOpenClient(rpc_open::RpcOpenClient),
+    /// One worker thread of the open-loop load's server.
+    RpcOpenServer(rpc_open::RpcOpenServer),
 }
 
 /// One application instance.

@@ -174,6 +174,28 @@ pub struct AppOut {
     /// NetPIPE transmitter: the NPtcp-style output lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netpipe_lines: Option<Vec<String>>,
+    /// Open-loop request/response client (`rpc_open`) only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc_open: Option<RpcOpenOut>,
+}
+
+/// The open-loop load's rates and counts.
+#[derive(Serialize)]
+pub struct RpcOpenOut {
+    /// Target rate [requests/s].
+    pub offered_rps: f64,
+    /// Completed requests / (end - start) [requests/s].
+    pub achieved_rps: f64,
+    /// Arrivals accepted into a connection's queue [count].
+    pub issued: u64,
+    /// Responses read [count].
+    pub completed: u64,
+    /// Arrivals refused: their connection had `max_outstanding` requests [count].
+    pub dropped: u64,
+    /// Responses later than `timeout_us` after their intended send time [count].
+    pub timeouts: u64,
+    /// Requests queued or awaiting a reply at the end [count].
+    pub outstanding: u64,
 }
 
 #[derive(Serialize)]
@@ -409,6 +431,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 transactions: 0,
                 netpipe: None,
                 netpipe_lines: None,
+                rpc_open: None,
             };
             match &a.kind {
                 AppKind::UdpSink(s) => AppOut {
@@ -469,6 +492,36 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 },
                 AppKind::RpcServer(_) => AppOut {
                     kind: "rpc_server",
+                    ..base
+                },
+                AppKind::RpcOpenClient(c) => {
+                    let dt =
+                        (w.end().as_ns().saturating_sub(c.started.as_ns())).max(1) as f64 / 1e9;
+                    AppOut {
+                        kind: "rpc_open",
+                        sent: c.issued,
+                        received: c.completed,
+                        transactions: c.completed,
+                        rx_bytes: c.completed * c.response_bytes,
+                        throughput_bps: (c.completed * (c.request_bytes + c.response_bytes)) as f64
+                            * 8.0
+                            / dt,
+                        latency_us: latency(&c.latency),
+                        rpc_open: Some(RpcOpenOut {
+                            offered_rps: c.offered_rps,
+                            achieved_rps: c.completed as f64 / dt,
+                            issued: c.issued,
+                            completed: c.completed,
+                            dropped: c.dropped,
+                            timeouts: c.timeouts,
+                            outstanding: c.outstanding(),
+                        }),
+                        ..base
+                    }
+                }
+                AppKind::RpcOpenServer(srv) => AppOut {
+                    kind: "rpc_open_server",
+                    transactions: srv.served,
                     ..base
                 },
                 AppKind::IperfServer { srv, started } => {
@@ -659,6 +712,7 @@ pub fn to_json(w: &World) -> Result<String, Error> {
                 AppKind::UdpSink(s) => &s.latency,
                 AppKind::Ping(p) => &p.rtt,
                 AppKind::RpcClient(c) => &c.latency,
+                AppKind::RpcOpenClient(c) => &c.latency,
                 _ => return None,
             };
             Some((a.name.clone(), h.buckets()))

@@ -306,6 +306,24 @@ impl Scenario {
                 ));
             }
         }
+        if let AppCfg::RpcOpen {
+            to,
+            server_cores: Some(cores),
+            ..
+        } = a
+        {
+            let n = self
+                .hosts
+                .iter()
+                .find(|h| h.name == *to)
+                .map_or(0, |h| h.cores);
+            if let Some((i, c)) = cores.iter().enumerate().find(|(_, c)| **c >= n) {
+                return Err(cfg_err(
+                    f(&format!("server_cores[{i}]")),
+                    format!("got {c}; host {to:?} has {n} core(s)"),
+                ));
+            }
+        }
         if let AppCfg::Rpc {
             to,
             server_busy_poll_usecs,

@@ -163,6 +163,68 @@ pub enum AppCfg {
         #[serde(default)]
         server_prefer_busy_poll: bool,
     },
+    /// Open-loop request/response load (memcached-style load generator):
+    /// requests arrive at `rate_rps` over `connections` TCP connections from
+    /// `host` to `to` whether or not replies have come back; latency is
+    /// measured from each request's intended send time.
+    RpcOpen {
+        name: String,
+        host: String,
+        to: String,
+        /// Target request rate [requests/s], > 0 and at most 10000000.
+        #[schemars(range(max = 1.0e7), extend("exclusiveMinimum" = 0))]
+        rate_rps: f64,
+        /// Arrival process: "poisson" (exponential gaps) or "fixed".
+        #[serde(default)]
+        arrivals: ArrivalsCfg,
+        /// TCP connections, 1 to 4096 (requests are spread round robin).
+        #[serde(default = "d_open_conns")]
+        #[schemars(range(min = 1, max = 4096))]
+        connections: u32,
+        /// Request size [bytes], 1 to 1048576.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_048_576))]
+        request_bytes: u64,
+        /// Response size [bytes], 1 to 1048576.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_048_576))]
+        response_bytes: u64,
+        /// Mean server CPU time per request [ns], 0 to 1000000000 (1 s).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000_000u64))]
+        service_ns: u64,
+        /// Service-time distribution: "fixed" or "exponential".
+        #[serde(default)]
+        service: ServiceCfg,
+        /// Server epoll worker threads, 1 to 64 (connection c is served by thread c mod threads).
+        #[serde(default = "one")]
+        #[schemars(range(min = 1, max = 64))]
+        server_threads: u32,
+        /// Core of each server thread (below the server host's `cores`);
+        /// default: thread i on core i mod cores.
+        #[serde(default)]
+        server_cores: Option<Vec<u32>>,
+        /// Requests queued or awaiting a reply per connection, 1 to 65536;
+        /// an arrival beyond it is refused and counted as dropped.
+        #[serde(default = "d_open_outstanding")]
+        #[schemars(range(min = 1, max = 65_536))]
+        max_outstanding: u32,
+        /// A reply later than this after its intended send time counts as a timeout [us], 1 to 3600000000.
+        #[serde(default = "d_open_timeout")]
+        #[schemars(range(min = 1, max = 3_600_000_000u64))]
+        timeout_us: u64,
+        /// First arrival at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        /// TCP_NODELAY on every connection (default on).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        /// Core of the client (on `host`).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
     /// iperf-like bulk TCP transfer from `host` to `to`.
     Iperf {
         name: String,
@@ -188,6 +250,36 @@ pub enum AppCfg {
     },
 }
 
+/// Arrival process of `rpc_open`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalsCfg {
+    #[default]
+    Poisson,
+    Fixed,
+}
+
+/// Service-time distribution of `rpc_open`'s server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceCfg {
+    #[default]
+    Fixed,
+    Exponential,
+}
+
+/// Most `rpc_open` connections.
+pub const MAX_OPEN_CONNS: u32 = 4096;
+
+fn d_open_conns() -> u32 {
+    16
+}
+fn d_open_outstanding() -> u32 {
+    1024
+}
+fn d_open_timeout() -> u64 {
+    1_000_000
+}
 fn d_np_start() -> u64 {
     1
 }
@@ -224,7 +316,8 @@ impl AppCfg {
             | AppCfg::Ping { name, .. }
             | AppCfg::Netpipe { name, .. }
             | AppCfg::Iperf { name, .. }
-            | AppCfg::Rpc { name, .. } => name,
+            | AppCfg::Rpc { name, .. }
+            | AppCfg::RpcOpen { name, .. } => name,
         }
     }
     pub fn host(&self) -> &str {
@@ -233,7 +326,8 @@ impl AppCfg {
             | AppCfg::Ping { host, .. }
             | AppCfg::Netpipe { host, .. }
             | AppCfg::Iperf { host, .. }
-            | AppCfg::Rpc { host, .. } => host,
+            | AppCfg::Rpc { host, .. }
+            | AppCfg::RpcOpen { host, .. } => host,
         }
     }
     pub fn core(&self) -> u32 {
@@ -242,7 +336,8 @@ impl AppCfg {
             | AppCfg::Ping { core, .. }
             | AppCfg::Netpipe { core, .. }
             | AppCfg::Iperf { core, .. }
-            | AppCfg::Rpc { core, .. } => *core,
+            | AppCfg::Rpc { core, .. }
+            | AppCfg::RpcOpen { core, .. } => *core,
         }
     }
     /// The peer host of a two-host application.
@@ -251,7 +346,8 @@ impl AppCfg {
             AppCfg::Ping { to, .. }
             | AppCfg::Netpipe { to, .. }
             | AppCfg::Iperf { to, .. }
-            | AppCfg::Rpc { to, .. } => Some(to),
+            | AppCfg::Rpc { to, .. }
+            | AppCfg::RpcOpen { to, .. } => Some(to),
             AppCfg::UdpSink { .. } => None,
         }
     }
@@ -262,6 +358,7 @@ impl AppCfg {
             AppCfg::Netpipe { .. } => "netpipe",
             AppCfg::Iperf { .. } => "iperf",
             AppCfg::Rpc { .. } => "rpc",
+            AppCfg::RpcOpen { .. } => "rpc_open",
         }
     }
 
@@ -367,6 +464,63 @@ impl AppCfg {
                         "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
                     ));
                 }
+            }
+            AppCfg::RpcOpen {
+                rate_rps,
+                connections,
+                request_bytes,
+                response_bytes,
+                service_ns,
+                server_threads,
+                server_cores,
+                max_outstanding,
+                timeout_us,
+                start_us,
+                ..
+            } => {
+                if !(*rate_rps > 0.0 && *rate_rps <= 1.0e7) {
+                    return Err(cfg_err(
+                        f("rate_rps"),
+                        format!("got {rate_rps}; allowed: > 0 and <= 1e7 requests/s"),
+                    ));
+                }
+                range(
+                    f("connections"),
+                    *connections as u64,
+                    1,
+                    MAX_OPEN_CONNS as u64,
+                    "",
+                )?;
+                range(
+                    f("request_bytes"),
+                    *request_bytes,
+                    1,
+                    1 << 20,
+                    " bytes (1 MiB)",
+                )?;
+                range(
+                    f("response_bytes"),
+                    *response_bytes,
+                    1,
+                    1 << 20,
+                    " bytes (1 MiB)",
+                )?;
+                range(f("service_ns"), *service_ns, 0, 1_000_000_000, " ns (1 s)")?;
+                range(f("server_threads"), *server_threads as u64, 1, 64, "")?;
+                if let Some(cores) = server_cores {
+                    if cores.len() != *server_threads as usize {
+                        return Err(cfg_err(
+                            f("server_cores"),
+                            format!(
+                                "got {} cores; give one per server thread ({server_threads})",
+                                cores.len()
+                            ),
+                        ));
+                    }
+                }
+                range(f("max_outstanding"), *max_outstanding as u64, 1, 65_536, "")?;
+                range(f("timeout_us"), *timeout_us, 1, MAX_TIME_US, " us (1 hour)")?;
+                time("start_us", *start_us)?;
             }
             AppCfg::Iperf {
                 streams,

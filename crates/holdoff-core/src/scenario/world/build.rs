@@ -11,6 +11,7 @@ use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::replay::Replay;
+use crate::apps::rpc_open::{Arrivals, RpcOpenClient, RpcOpenParams, RpcOpenServer, Service};
 use crate::apps::tcp_apps::{
     BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
@@ -24,6 +25,7 @@ use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
 use crate::nic::chip;
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
+use crate::scenario::config::traffic::{ArrivalsCfg, ServiceCfg};
 use crate::scenario::config::{parse_rate, traffic, AppCfg, IntModeCfg, LinkCfg, Scenario};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
@@ -398,6 +400,83 @@ impl World {
                         *request_bytes,
                         *response_bytes,
                         Nanos::from_us(*think_us),
+                    ))
+                }
+                AppCfg::RpcOpen {
+                    name,
+                    to,
+                    rate_rps,
+                    arrivals,
+                    connections,
+                    request_bytes,
+                    response_bytes,
+                    service_ns,
+                    service,
+                    server_threads,
+                    server_cores,
+                    max_outstanding,
+                    timeout_us,
+                    start_us,
+                    nodelay,
+                    ..
+                } => {
+                    let th = host_idx(to);
+                    let first_srv = n_cfg_apps + servers.len() as u16;
+                    let threads = *server_threads as u16;
+                    let cs: Vec<u16> = (0..*connections as u16)
+                        .map(|c| {
+                            new_conn(
+                                &mut conns,
+                                hi,
+                                to,
+                                *nodelay,
+                                [apps.len() as u16, first_srv + c % threads],
+                            )
+                        })
+                        .collect();
+                    let host_cores = s.hosts[th as usize].cores;
+                    for t in 0..threads {
+                        let mine: Vec<u16> = cs
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i as u16 % threads == t)
+                            .map(|(_, c)| *c)
+                            .collect();
+                        let core = server_cores
+                            .as_ref()
+                            .map_or(t as u32 % host_cores, |v| v[t as usize]);
+                        servers.push(App {
+                            name: format!("{name}.server{t}"),
+                            host: th,
+                            core: core as u16,
+                            kind: AppKind::RpcOpenServer(RpcOpenServer::new(
+                                mine,
+                                *request_bytes,
+                                *response_bytes,
+                                Nanos(*service_ns),
+                                match service {
+                                    ServiceCfg::Fixed => Service::Fixed,
+                                    ServiceCfg::Exponential => Service::Exponential,
+                                },
+                                rng_stream(s.seed, &format!("app/{name}/server{t}")),
+                            )),
+                        });
+                    }
+                    AppKind::RpcOpenClient(RpcOpenClient::new(
+                        cs,
+                        &RpcOpenParams {
+                            rate_rps: *rate_rps,
+                            arrivals: match arrivals {
+                                ArrivalsCfg::Poisson => Arrivals::Poisson,
+                                ArrivalsCfg::Fixed => Arrivals::Fixed,
+                            },
+                            request_bytes: *request_bytes,
+                            response_bytes: *response_bytes,
+                            max_outstanding: *max_outstanding,
+                            timeout: Nanos::from_us(*timeout_us),
+                            start: SimTime(start_us * 1000),
+                        },
+                        rng_stream(s.seed, &format!("app/{name}/arrivals")),
                     ))
                 }
                 AppCfg::Iperf {

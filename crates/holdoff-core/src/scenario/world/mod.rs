@@ -275,6 +275,7 @@ impl World {
                 AppCfg::Ping { start_us, .. }
                 | AppCfg::Iperf { start_us, .. }
                 | AppCfg::Rpc { start_us, .. }
+                | AppCfg::RpcOpen { start_us, .. }
                 | AppCfg::Netpipe { start_us, .. } => {
                     self.q
                         .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
