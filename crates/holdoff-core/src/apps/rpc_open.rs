@@ -20,13 +20,17 @@
 //! comes later than `timeout_us` after its intended send time is counted as
 //! a timeout (its latency is still recorded: TCP delivers it).
 //!
+//! Busy polling (`server_busy_poll_usecs`, as the `rpc` server): a thread
+//! spins on the NAPI instance of its first connection's queue, as Linux's
+//! epoll busy polling polls one NAPI id per epoll instance; with one thread
+//! per RX queue every connection of a thread is on that queue.
+//!
 //! Simplifies: one client host; fixed request and response sizes; no
-//! connection setup; the server's threads sleep in epoll_wait (no busy
-//! polling).
+//! connection setup.
 //!
 //! Units: times [ns] (`_ps` for the fixed arrival period), sizes [bytes].
 
-use super::tcp_apps::{read_call, write_call, TcpIo, Wait};
+use super::tcp_apps::{read_call, write_call, BusyPoll, TcpIo, Wait};
 use crate::engine::StreamRng;
 use crate::host::profile::HostProfile;
 use crate::metrics::LatencyHist;
@@ -225,6 +229,12 @@ pub struct RpcOpenServer {
     /// The connection the next slice starts with.
     cursor: usize,
     pub served: u64,
+    /// epoll busy polling instead of sleeping (None: sleep); the world runs
+    /// the loop on the NAPI instance of the thread's first connection.
+    pub busy: Option<BusyPoll>,
+    /// Busy polling: the next slice starts a busy-poll loop (the world sets
+    /// and clears it).
+    pub spin_next: bool,
 }
 
 impl RpcOpenServer {
@@ -235,6 +245,7 @@ impl RpcOpenServer {
         service: Nanos,
         dist: Service,
         rng: StreamRng,
+        busy: Option<BusyPoll>,
     ) -> Self {
         let n = conns.len();
         RpcOpenServer {
@@ -248,6 +259,8 @@ impl RpcOpenServer {
             write_left: vec![0; n],
             cursor: 0,
             served: 0,
+            busy,
+            spin_next: false,
         }
     }
 

@@ -328,6 +328,11 @@ impl Scenario {
             to,
             server_busy_poll_usecs,
             ..
+        }
+        | AppCfg::RpcOpen {
+            to,
+            server_busy_poll_usecs,
+            ..
         } = a
         {
             if *server_busy_poll_usecs > 0 {

@@ -204,6 +204,21 @@ pub enum AppCfg {
         /// default: thread i on core i mod cores.
         #[serde(default)]
         server_cores: Option<Vec<u32>>,
+        /// Server epoll busy polling (EPIOCSPARAMS `busy_poll_usecs`) [us]:
+        /// each server thread spins polling the NAPI instance of its
+        /// connections' queue instead of sleeping (0 = off; at most 1 s).
+        /// Give one thread per RX queue so a thread's connections share one
+        /// queue (connection c is on queue c mod queues).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000))]
+        server_busy_poll_usecs: u64,
+        /// Packets per busy poll (EPIOCSPARAMS `busy_poll_budget`) [packets], 1 to 65535.
+        #[serde(default = "d_busy_budget")]
+        #[schemars(range(min = 1, max = 65_535))]
+        server_busy_poll_budget: u32,
+        /// EPIOCSPARAMS `prefer_busy_poll` (needed for `irq_suspend_timeout_ns`).
+        #[serde(default)]
+        server_prefer_busy_poll: bool,
         /// Requests queued or awaiting a reply per connection, 1 to 65536;
         /// an arrival beyond it is refused and counted as dropped.
         #[serde(default = "d_open_outstanding")]
@@ -476,8 +491,31 @@ impl AppCfg {
                 max_outstanding,
                 timeout_us,
                 start_us,
+                server_busy_poll_usecs,
+                server_busy_poll_budget,
+                server_prefer_busy_poll,
                 ..
             } => {
+                range(
+                    f("server_busy_poll_usecs"),
+                    *server_busy_poll_usecs,
+                    0,
+                    1_000_000,
+                    " (0 = off; 1 s)",
+                )?;
+                range(
+                    f("server_busy_poll_budget"),
+                    *server_busy_poll_budget as u64,
+                    1,
+                    65_535,
+                    " (Linux default 8)",
+                )?;
+                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
+                    return Err(cfg_err(
+                        f("server_prefer_busy_poll"),
+                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
+                    ));
+                }
                 if !(*rate_rps > 0.0 && *rate_rps <= 1.0e7) {
                     return Err(cfg_err(
                         f("rate_rps"),
@@ -507,6 +545,12 @@ impl AppCfg {
                 )?;
                 range(f("service_ns"), *service_ns, 0, 1_000_000_000, " ns (1 s)")?;
                 range(f("server_threads"), *server_threads as u64, 1, 64, "")?;
+                if server_threads > connections {
+                    return Err(cfg_err(
+                        f("server_threads"),
+                        format!("got {server_threads}; at most one thread per connection ({connections})"),
+                    ));
+                }
                 if let Some(cores) = server_cores {
                     if cores.len() != *server_threads as usize {
                         return Err(cfg_err(

@@ -418,8 +418,16 @@ impl World {
                     timeout_us,
                     start_us,
                     nodelay,
+                    server_busy_poll_usecs,
+                    server_busy_poll_budget,
+                    server_prefer_busy_poll,
                     ..
                 } => {
+                    let busy = (*server_busy_poll_usecs > 0).then(|| BusyPoll {
+                        spin: Nanos::from_us(*server_busy_poll_usecs),
+                        budget: *server_busy_poll_budget,
+                        prefer: *server_prefer_busy_poll,
+                    });
                     let th = host_idx(to);
                     let first_srv = n_cfg_apps + servers.len() as u16;
                     let threads = *server_threads as u16;
@@ -459,6 +467,7 @@ impl World {
                                     ServiceCfg::Exponential => Service::Exponential,
                                 },
                                 rng_stream(s.seed, &format!("app/{name}/server{t}")),
+                                busy,
                             )),
                         });
                     }

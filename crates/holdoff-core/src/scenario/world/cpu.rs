@@ -203,6 +203,11 @@ impl World {
         if let AppKind::RpcServer(RpcServer { busy: Some(bp), .. }) = self.apps[app as usize].kind {
             return self.run_busy_server(now, app, bp);
         }
+        if let AppKind::RpcOpenServer(srv) = &self.apps[app as usize].kind {
+            if let Some(bp) = srv.busy {
+                return self.run_busy_server(now, app, bp);
+            }
+        }
         let h = self.apps[app as usize].host;
         let prof = self.hosts[h as usize].profile;
         self.sched[app as usize].runnable = false;
