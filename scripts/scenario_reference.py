@@ -195,25 +195,18 @@ class Reference:
         self.table(path, node, f"`{path}`" if path else "Top level", node.get("description", ""))
 
 
-# Field descriptions come from the core's doc comments. Until those cite only
-# public sources, a citation of the project's private notes is replaced here by
-# the public source it stands for; any other private citation stops the script.
-_PUBLIC_CITATIONS = {
-    "(seed-scenarios.md card 1)": '(the kernel of the linux-kernel post of 25 May 2004, "abysmal '
-    'e1000 performance (DITR)")',
-}
-_PRIVATE = ("seed-scenarios", "algorithms.md")
+# Field descriptions come from the core's doc comments, which cite public
+# sources only; a citation of the project's private notes stops the script.
+_PRIVATE = re.compile(r"\b(algorithms|seed-scenarios|driver-facts|style-anchors)\.md\b")
 
 
 def _public(text: str) -> str:
-    for private, public in _PUBLIC_CITATIONS.items():
-        text = text.replace(private, public)
-    for private in _PRIVATE:
-        if private in text:
-            raise SystemExit(
-                f"the schema cites {private!r}, which is not public: add its public source to "
-                "_PUBLIC_CITATIONS in scripts/scenario_reference.py or fix the doc comment"
-            )
+    private = _PRIVATE.search(text)
+    if private:
+        raise SystemExit(
+            f"the schema cites {private.group(0)!r}, which is not public: cite the public "
+            "source in the doc comment instead"
+        )
     return text
 
 

@@ -27,7 +27,16 @@ from holdoff.result import (
 )
 from scenarios import EXAMPLES, inline_scenario
 
-PERF_KEYS = {"wall_time_s", "events_processed", "sim_packets", "events_per_s", "packets_per_s"}
+PERF_KEYS = {
+    "wall_time_s",
+    "events_processed",
+    "sim_packets",
+    "events_per_s",
+    "packets_per_s",
+    "peak_queued_events",
+    "queued_event_bytes",
+    "peak_rss_bytes",
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +67,12 @@ def test_perf_is_kept_out_of_the_report(result: holdoff.RunResult) -> None:
     assert result.perf["events_processed"] == result.summary["events_processed"]
     assert result.perf["sim_packets"] == result.ledger["injected"]
     assert "wall_time_s" not in result.to_json()
+    # This process has at least the extension and the interpreter resident.
+    assert result.perf["peak_rss_bytes"] > 1_000_000
+    # Events are pending during the run (samples, generators, timers); an
+    # event entry holds at least its time and sequence number (2 x 8 bytes).
+    assert result.perf["peak_queued_events"] > 0
+    assert result.perf["queued_event_bytes"] >= 16
 
 
 def test_same_seed_gives_byte_identical_report() -> None:

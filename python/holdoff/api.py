@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,9 @@ Scenario = str | os.PathLike[str] | Mapping[str, Any]
 """A path to a scenario file, TOML text, or a dict shaped like the file."""
 
 _MAX_SEED = 2**64 - 1
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called as ``progress(sim_now_ns, sim_end_ns, events)`` about every 50 ms of a run."""
 
 
 def scenario_text(scenario: Scenario) -> str:
@@ -62,6 +66,7 @@ def run(
     *,
     seed: int | None = None,
     moderators: Mapping[str, type] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> RunResult:
     """Runs one scenario to completion and returns its result.
 
@@ -71,21 +76,32 @@ def run(
         moderators: for ports with ``moderation.kind = "python"``: the
             classes, keyed by the scenario's ``class`` string (classes not
             given here are imported from their ``"package.module:Class"`` path).
+        progress: called as ``progress(sim_now_ns, sim_end_ns, events)``
+            about every 50 ms of wall time while the run goes on.
 
     Raises:
         ScenarioError: the scenario is not valid, or a Python moderation
             class cannot be loaded or constructed.
         ModeratorError: a Python moderation algorithm misbehaved during the
             run; its ``result`` holds the run up to that moment.
-        SimulationError: the run failed.
+        SimulationError: the run failed, or the resource guard stopped it
+            (the message names the limit, the simulated time and the likely
+            field).
+        KeyboardInterrupt: Ctrl-C (SIGINT) during the run, which stops within
+            about 50 ms; the exception's ``result`` holds the run up to that
+            instant and ``interrupted_at_ns`` the simulated time. The same
+            holds for any exception raised by ``progress`` or a signal handler.
         FileNotFoundError: the scenario file does not exist.
 
-    The same scenario and seed always give a byte-identical report.
+    The same scenario and seed always give a byte-identical report. ``perf``
+    also holds ``peak_rss_bytes``: the peak resident memory of this process
+    so far (which includes earlier runs in the same process).
     """
     return run_text(
         scenario_text(scenario),
         seed=seed,
         moderators=moderators,
+        progress=progress,
         base_dir=scenario_dir(scenario),
     )
 
@@ -95,6 +111,7 @@ def run_text(
     *,
     seed: int | None = None,
     moderators: Mapping[str, type] | None = None,
+    progress: ProgressCallback | None = None,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Like :func:`run`, for a scenario that is TOML text (never read as a path).
@@ -106,11 +123,35 @@ def run_text(
 
     classes = dict(moderators) if moderators else None
     base = None if base_dir is None else os.fspath(base_dir)
-    report_json, perf, aborted = _core.run_toml(text, _check_seed(seed), classes, base)
+    try:
+        report_json, perf, aborted = _core.run_toml(
+            text, _check_seed(seed), classes, progress, base
+        )
+    except BaseException as err:
+        partial = getattr(err, "holdoff_partial", None)
+        if partial is not None:
+            partial_json, partial_perf, at_ns = partial
+            partial_perf["peak_rss_bytes"] = peak_rss_bytes()
+            err.result = RunResult(partial_json, partial_perf)  # type: ignore[attr-defined]
+            err.interrupted_at_ns = at_ns  # type: ignore[attr-defined]
+            delattr(err, "holdoff_partial")
+        raise
+    perf["peak_rss_bytes"] = peak_rss_bytes()
     result = RunResult(report_json, perf)
     if aborted is not None:
         raise ModeratorError(aborted, result)
     return result
+
+
+def peak_rss_bytes() -> int:
+    """The peak resident set size of this process so far [bytes] (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports kibibytes, macOS bytes.
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
 
 def validate(scenario: Scenario) -> None:

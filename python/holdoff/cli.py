@@ -7,12 +7,14 @@ written, 2 a usage error, a missing file or an invalid scenario. With
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
 import time
 import tomllib
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -168,16 +170,70 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
     return tomli_w.dumps(doc)
 
 
-def _run(text: str, seed: int | None, base_dir: Path | None = None) -> RunResult:
+def _run(
+    text: str,
+    seed: int | None,
+    progress: _ProgressLine | None = None,
+    base_dir: Path | None = None,
+) -> RunResult:
     """Runs ``text``; scenario errors exit 2, simulation errors exit 1.
 
     ``base_dir``: the scenario file's directory (relative capture paths)."""
     try:
-        return run_text(text, seed=seed, base_dir=base_dir)
+        return run_text(text, seed=seed, progress=progress, base_dir=base_dir)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
     except _core.SimulationError as err:
         _fail(str(err), 1)
+    finally:
+        if progress is not None:
+            progress.clear()
+
+
+class _ProgressLine:
+    """One updating line on stderr: simulated time, speed and ETA of a run.
+
+    On a terminal the line is rewritten in place; elsewhere (``--progress``
+    into a file or pipe) a new line is written about once a second.
+    """
+
+    def __init__(self, terminal: bool) -> None:
+        self.started = time.perf_counter()
+        self.terminal = terminal
+        self.shown = False
+        self.last_line = 0.0
+
+    def __call__(self, now_ns: int, end_ns: int, events: int) -> None:
+        wall = max(time.perf_counter() - self.started, 1e-9)
+        if wall < 0.5:
+            return  # short runs show nothing
+        speed = now_ns / 1e9 / wall  # simulated seconds per wall second
+        eta = (end_ns - now_ns) / 1e9 / speed if speed > 0 else float("inf")
+        line = (
+            f"t = {now_ns / 1e6:,.1f} / {end_ns / 1e6:,.1f} ms simulated "
+            f"({100 * now_ns / max(end_ns, 1):.0f}%), {speed:.3g}x real time, "
+            f"{events:,} events, ETA {_duration(eta)}"
+        )
+        if self.terminal:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            self.shown = True
+        elif wall - self.last_line >= 1.0 or not self.last_line:
+            sys.stderr.write(line + "\n")
+            self.last_line = wall
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.shown = False
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "?"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} m {secs:02d} s" if minutes else f"{secs} s"
 
 
 SeedOption = Annotated[
@@ -211,13 +267,28 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    show_progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="A progress line on stderr (simulated time, speed, ETA) for runs longer "
+            "than half a second [default: when stderr is a terminal].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and print its summary (or its JSON report)."""
     text = _read(file)
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
-    result = _run(text, seed, file.resolve().parent)
+    if show_progress is None:
+        show_progress = sys.stderr.isatty() and not json_output
+    progress = _ProgressLine(sys.stderr.isatty()) if show_progress else None
+    try:
+        result = _run(text, seed, progress, file.resolve().parent)
+    except KeyboardInterrupt as err:
+        _interrupted_run(err, json_output)
     if out is not None:
         try:
             result.save(out)
@@ -231,6 +302,46 @@ def run_command(
         console.print(render_summary(result))
         if out is not None:
             console.print(Text(f"wrote {out}/", style="dim"))
+
+
+@contextlib.contextmanager
+def _store_warnings() -> Iterator[None]:
+    """Prints each corrupt-store-entry warning as one ``warning:`` line on stderr."""
+    from holdoff.store import CorruptEntryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CorruptEntryWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, CorruptEntryWarning):
+                    line = Text(f"warning: {w.message}", style="yellow")
+                    _stderr().print(line, soft_wrap=True)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _this_command() -> str:
+    """The command line that started this process, as ``holdoff ...``."""
+    import shlex
+
+    return shlex.join(["holdoff", *sys.argv[1:]])
+
+
+def _interrupted_run(err: KeyboardInterrupt, json_output: bool) -> NoReturn:
+    """Ctrl-C during ``holdoff run``: the partial summary, then exit 130."""
+    partial: RunResult | None = getattr(err, "result", None)
+    at_ns = getattr(err, "interrupted_at_ns", None)
+    when = f"{at_ns / 1e6:,.3f} ms" if isinstance(at_ns, int) else "an unknown time"
+    if partial is not None:
+        if json_output:
+            sys.stdout.write(partial.to_json() + "\n")
+            sys.stdout.flush()
+        else:
+            _stdout().print(render_summary(partial))
+    _stderr().print(Text(f"interrupted at t = {when} simulated", style="yellow"), soft_wrap=True)
+    raise typer.Exit(130)
 
 
 @app.command("validate", cls=_Command)
@@ -547,7 +658,7 @@ def sweep_command(
         progress.update(task_id, completed=done, total=total)
 
     try:
-        with progress:
+        with progress, _store_warnings():
             result = sw.run_sweep(
                 spec,
                 store=None if no_store else store,
@@ -557,6 +668,19 @@ def sweep_command(
                 progress=on_progress,
                 on_start=on_start,
             )
+    except KeyboardInterrupt as err:
+        finished = getattr(err, "finished", 0)
+        remaining = getattr(err, "remaining", None)
+        left = f", {remaining} left" if remaining is not None else ""
+        kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
+        _stderr().print(
+            Text(f"interrupted: {finished} points finished{left}; finished points {kept}")
+        )
+        if not no_store:
+            _stderr().print(
+                Text(f"resume with the same command: {_this_command()}"), soft_wrap=True
+            )
+        raise typer.Exit(130) from None
     except sw.SweepError as err:
         _fail(f"{file}: {err}", 2)
     except _core.SimulationError as err:
@@ -662,7 +786,8 @@ def results_command(
 
     rs = ResultStore(store)
     try:
-        frame = rs.query(query)
+        with _store_warnings():
+            frame = rs.query(query)
     except FileNotFoundError as err:
         _fail(str(err), 2)
     except duckdb.Error as err:
@@ -857,28 +982,40 @@ def reproduce_command(
         console=err_console,
         transient=True,
     )
-    with progress:
-        task = progress.add_task("reproduce", total=total_runs)
-        for n, case in enumerate(cases_to_run, start=1):
+    try:
+        with progress:
+            task = progress.add_task("reproduce", total=total_runs)
+            for n, case in enumerate(cases_to_run, start=1):
 
-            def on_run(message: str, n: int = n) -> None:
-                progress.update(task, description=f"[{n}/{len(cases_to_run)}] {message}")
-                progress.advance(task)
+                def on_run(message: str, n: int = n) -> None:
+                    progress.update(task, description=f"[{n}/{len(cases_to_run)}] {message}")
+                    progress.advance(task)
 
-            t0 = time.perf_counter()
-            try:
-                res = rp.run_case(case, progress=on_run)
-            except (_core.ScenarioError, _core.SimulationError) as err:
-                _fail(f"{case.id}: {err}", 1)
-            results.append(res)
-            png = rp.plot_netpipe(res, plots / f"{case.id}-netpipe.png")
-            line = (
-                f"[{n}/{len(cases_to_run)}] {case.id}: {len(case.runs)} runs in "
-                f"{time.perf_counter() - t0:.1f} s, {rp.case_score(res)}"
+                t0 = time.perf_counter()
+                try:
+                    res = rp.run_case(case, progress=on_run)
+                except (_core.ScenarioError, _core.SimulationError) as err:
+                    _fail(f"{case.id}: {err}", 1)
+                results.append(res)
+                png = rp.plot_netpipe(res, plots / f"{case.id}-netpipe.png")
+                line = (
+                    f"[{n}/{len(cases_to_run)}] {case.id}: {len(case.runs)} runs in "
+                    f"{time.perf_counter() - t0:.1f} s, {rp.case_score(res)}"
+                )
+                if png is not None:
+                    line += f"; NetPIPE curves saved to {png}"
+                progress.console.print(line)
+    except KeyboardInterrupt:
+        done = [r.case.id for r in results]
+        left = [c.id for c in cases_to_run if c.id not in done]
+        _stderr().print(
+            Text(
+                f"interrupted: {len(done)} of {len(cases_to_run)} cases finished"
+                + (f" ({', '.join(done)})" if done else "")
             )
-            if png is not None:
-                line += f"; NetPIPE curves saved to {png}"
-            progress.console.print(line)
+        )
+        _stderr().print(Text(f"resume with: holdoff reproduce {' '.join(left)}"), soft_wrap=True)
+        raise typer.Exit(130) from None
     if json_out:
         sys.stdout.write(json.dumps(rp.to_json(results), indent=2) + "\n")
     else:

@@ -16,7 +16,15 @@ Every write goes to a hidden temporary file in the same folder
 the final name with :func:`os.replace`, which is atomic: a reader (or a sweep
 killed at any moment) sees either no file or a complete one, never half of
 one. Temporary files left by a killed writer are never read as results and
-are removed by the next :meth:`ResultStore.cleanup`.
+are removed by the next :meth:`ResultStore.cleanup`. Two sweeps may write
+one store at once: their temporary names differ (the writer's pid) and the
+last rename of a key wins with a complete file (both hold the same run).
+
+An entry that cannot be read (truncated, or overwritten with other bytes by
+something outside holdoff) is skipped with a :class:`CorruptEntryWarning`
+naming the file: :meth:`ResultStore.read` returns None for it, so the next
+sweep recomputes it and replaces the file, and :meth:`ResultStore.query`
+leaves it out.
 
 :meth:`ResultStore.query` runs SQL (DuckDB) over every stored file through a
 view named ``runs``.
@@ -28,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -82,11 +91,17 @@ def normalized_hash(normalized: Mapping[str, Any], version: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+class CorruptEntryWarning(UserWarning):
+    """A stored entry cannot be read; it is ignored and recomputed by the next sweep."""
+
+
 class ResultStore:
     """A folder of stored runs (see the module documentation)."""
 
     def __init__(self, root: str | os.PathLike[str] = DEFAULT_STORE) -> None:
         self.root = Path(root)
+        #: Files found corrupt by this store object (each warned about once).
+        self.corrupt: list[Path] = []
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r})"
@@ -119,6 +134,50 @@ class ResultStore:
         if len(rows) != 1:
             raise ValueError(f"{path}: expected one row, found {len(rows)}")
         return {str(k): _scalar(v) for k, v in rows[0].items()}
+
+    def read(self, key: str) -> dict[str, Scalar] | None:
+        """The stored row of run ``key``, or None if there is none or it is corrupt.
+
+        A corrupt entry (see the module documentation) gives a
+        :class:`CorruptEntryWarning` naming the file.
+        """
+        try:
+            return self.get(key)
+        except KeyError:
+            return None
+        except (OSError, ValueError, pa.ArrowException) as err:
+            self._report_corrupt(self.path(key), err)
+            return None
+
+    def readable(self) -> list[Path]:
+        """Every stored file that reads as one complete row (corrupt ones warned about)."""
+        good: list[Path] = []
+        if not self.root.is_dir():
+            return good
+        for path in sorted(self._files()):
+            try:
+                rows = pq.read_metadata(path).num_rows
+                if rows != 1:
+                    raise ValueError(f"expected one row, found {rows}")
+                pq.read_table(path)
+            except FileNotFoundError:
+                continue  # replaced or removed meanwhile
+            except (OSError, ValueError, pa.ArrowException) as err:
+                self._report_corrupt(path, err)
+                continue
+            good.append(path)
+        return good
+
+    def _report_corrupt(self, path: Path, err: BaseException) -> None:
+        if path in self.corrupt:
+            return
+        self.corrupt.append(path)
+        warnings.warn(
+            f"{path}: corrupt result store entry ({err}); ignored, the next sweep "
+            "that needs it recomputes it",
+            CorruptEntryWarning,
+            stacklevel=3,
+        )
 
     def put(self, key: str, record: Mapping[str, Scalar]) -> Path:
         """Writes one run atomically (temporary file, fsync, ``os.replace``)."""
@@ -155,17 +214,19 @@ class ResultStore:
         """Runs ``sql`` (DuckDB) with a view ``runs`` over every stored run.
 
         Without ``sql``: every run, newest version first, by scenario and seed.
-        Raises ``FileNotFoundError`` if the store holds no run.
+        Corrupt entries are left out (with a :class:`CorruptEntryWarning`).
+        Raises ``FileNotFoundError`` if the store holds no readable run.
         """
         import duckdb
 
-        if not self.keys():
+        files = self.readable()
+        if not files:
             raise FileNotFoundError(f"no stored runs in {self.root}")
-        pattern = str(self.root.resolve() / f"*{SUFFIX}").replace("'", "''")
+        listed = ", ".join("'" + str(p.resolve()).replace("'", "''") + "'" for p in files)
         con = duckdb.connect(":memory:")
         try:
             con.execute(
-                f"CREATE VIEW runs AS SELECT * FROM read_parquet('{pattern}', union_by_name = true)"
+                f"CREATE VIEW runs AS SELECT * FROM read_parquet([{listed}], union_by_name = true)"
             )
             if sql is None:
                 sql = "SELECT * FROM runs ORDER BY holdoff_version DESC, scenario, seed"

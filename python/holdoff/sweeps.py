@@ -39,6 +39,7 @@ import hashlib
 import math
 import os
 import re
+import signal
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -634,6 +635,10 @@ def run_sweep(
     Raises:
         SweepError: the sweep or one of its points is not valid.
         SimulationError: a point failed while running (the message names it).
+        KeyboardInterrupt: Ctrl-C; the workers are stopped, every point
+            finished before it is in the store (running the sweep again
+            resumes), and the exception carries ``finished``, ``remaining``
+            and ``cached`` (point counts).
     """
     if executor not in EXECUTORS:
         raise SweepError(
@@ -653,25 +658,34 @@ def run_sweep(
     for point in points:
         if point.key in records or point.key in queued:
             continue
-        if result_store is not None and point.key in result_store:
-            records[point.key] = result_store.get(point.key)
+        stored = result_store.read(point.key) if result_store is not None else None
+        if stored is not None:
+            records[point.key] = stored
         else:
+            # Not stored yet, or stored corrupt (warned about): compute it.
             pending.append(point)
             queued.add(point.key)
     cached = len(points) - len(pending)
     if on_start is not None:
         on_start(len(pending), cached)
     done = 0
-    for point, record in _execute(pending, executor, workers, address):
-        full: dict[str, Scalar] = {"scenario_hash": point.key, **record}
-        full["scenario_toml"] = point.text
-        if result_store is not None:
-            result_store.put(point.key, full)
-            full = result_store.get(point.key)
-        records[point.key] = full
-        done += 1
-        if progress is not None:
-            progress(done, len(pending))
+    try:
+        for point, record in _execute(pending, executor, workers, address):
+            full: dict[str, Scalar] = {"scenario_hash": point.key, **record}
+            full["scenario_toml"] = point.text
+            if result_store is not None:
+                result_store.put(point.key, full)
+                full = result_store.get(point.key)
+            records[point.key] = full
+            done += 1
+            if progress is not None:
+                progress(done, len(pending))
+    except KeyboardInterrupt as err:
+        # Every point finished so far is in the store; the workers are stopped.
+        err.finished = done  # type: ignore[attr-defined]
+        err.remaining = len(pending) - done  # type: ignore[attr-defined]
+        err.cached = cached  # type: ignore[attr-defined]
+        raise
     table = sweep_table(points, records)
     return SweepRun(
         spec=spec,
@@ -803,7 +817,8 @@ def _processes(
     pending: list[SweepPoint], workers: int | None
 ) -> Iterator[tuple[SweepPoint, dict[str, Scalar]]]:
     n = min(workers or os.cpu_count() or 1, len(pending))
-    pool = ProcessPoolExecutor(max_workers=n)
+    # Workers ignore SIGINT: Ctrl-C reaches the parent, which stops them.
+    pool = ProcessPoolExecutor(max_workers=n, initializer=_ignore_sigint)
     try:
         futures: dict[Future[dict[str, Scalar]], SweepPoint] = {
             pool.submit(compute_point, p.text): p for p in pending
@@ -814,8 +829,24 @@ def _processes(
             for future in sorted(finished, key=lambda f: futures[f].index):
                 point = futures[future]
                 yield point, _guarded(point, future.result)
+    except BaseException:
+        # Interrupted (or a point failed): stop the running points now; their
+        # results were never stored, so nothing partial is left behind.
+        _terminate_workers(pool)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.terminate()
 
 
 def _ray_get(ray: Any, ref: Any) -> dict[str, Scalar]:

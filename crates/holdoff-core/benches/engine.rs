@@ -2,6 +2,10 @@
 //! bench scenario (64-byte frames at 1 Gb/s line rate into one host, NAPI,
 //! static ITR 8000/s), shortened to 100 ms of simulated time per iteration.
 //! Throughput is reported in elements (= injected packets) per second.
+//!
+//! `sim_hosts/N`: the same host replicated N times (N independent DUTs, each
+//! fed by its own line-rate generator), 10 ms of simulated time, to show how
+//! the per-packet cost grows with the number of queued events.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use holdoff_core::api;
@@ -10,6 +14,45 @@ const SCENARIO: &str = include_str!("../../../examples/bench-64b-1g-itr8000-napi
 
 fn short() -> String {
     SCENARIO.replace("duration_ms = 1000", "duration_ms = 100")
+}
+
+/// The bench scenario with its host, generator, link and sink replicated
+/// `n` times (names suffixed by the index), `ms` simulated milliseconds.
+fn hosts(n: usize, ms: u32) -> String {
+    let short = SCENARIO.replace("duration_ms = 1000", &format!("duration_ms = {ms}"));
+    let first = short.find("[[hosts]]").expect("a host");
+    let (head, body) = short.split_at(first);
+    let mut out = head.to_string();
+    for i in 0..n {
+        out.push_str(
+            &body
+                .replace("\"dut\"", &format!("\"dut{i}\""))
+                .replace("\"dut.eth0\"", &format!("\"dut{i}.eth0\""))
+                .replace("\"gen\"", &format!("\"gen{i}\""))
+                .replace("\"sink\"", &format!("\"sink{i}\"")),
+        );
+        out.push('\n');
+    }
+    out
+}
+
+fn bench_hosts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim_hosts");
+    g.sample_size(10);
+    for n in [1usize, 16, 64] {
+        let text = hosts(n, 10);
+        let mut w = api::build(&text, None).expect("replicated scenario is valid");
+        w.run();
+        g.throughput(Throughput::Elements(w.ledger().injected));
+        g.bench_function(format!("{n}"), |b| {
+            b.iter(|| {
+                let mut w = api::build(&text, None).expect("valid");
+                w.run();
+                std::hint::black_box(w.ledger().injected)
+            })
+        });
+    }
+    g.finish();
 }
 
 fn bench(c: &mut Criterion) {
@@ -30,5 +73,5 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, bench_hosts);
 criterion_main!(benches);

@@ -1,10 +1,10 @@
 //! The public entry points used by the CLI and the Python bindings.
 
 use crate::error::Error;
-use crate::scenario::world::ExternalFactory;
+use crate::scenario::world::{ExternalFactory, Progress};
 use crate::scenario::{report, Scenario, World};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use crate::VERSION;
 
@@ -17,6 +17,11 @@ pub struct Perf {
     pub sim_packets: u64,
     pub events_per_s: f64,
     pub packets_per_s: f64,
+    /// The longest the event queue grew [events] (the model's largest
+    /// queue; its memory is about `peak_queued_events * queued_event_bytes`).
+    pub peak_queued_events: u64,
+    /// Memory of one queued event [bytes].
+    pub queued_event_bytes: u64,
 }
 
 /// A finished run.
@@ -27,7 +32,13 @@ pub struct RunOutput {
     /// Why the run stopped early (a moderation algorithm failed), if it did;
     /// the report then covers the run up to that moment.
     pub aborted: Option<String>,
+    /// The run was stopped on request (the control callback returned
+    /// false) at this simulated time [ns]; the report covers it up to then.
+    pub interrupted_at_ns: Option<u64>,
 }
+
+/// How often a controlled run calls its control callback [wall time].
+pub const CONTROL_EVERY: Duration = Duration::from_millis(50);
 
 /// Parse, validate and build a world (the seed may be overridden).
 pub fn build(text: &str, seed_override: Option<u64>) -> Result<World, Error> {
@@ -69,7 +80,7 @@ pub fn run_toml_with(
     seed_override: Option<u64>,
     factory: Option<&mut ExternalFactory>,
 ) -> Result<RunOutput, Error> {
-    run_toml_in(text, seed_override, factory, None)
+    run_toml_controlled(text, seed_override, factory, &mut |_| true)
 }
 
 /// As `run_toml_with`, for a scenario file in `base_dir` (see `build_in`).
@@ -79,16 +90,48 @@ pub fn run_toml_in(
     factory: Option<&mut ExternalFactory>,
     base_dir: Option<&Path>,
 ) -> Result<RunOutput, Error> {
+    run_toml_controlled_in(text, seed_override, factory, &mut |_| true, base_dir)
+}
+
+/// Run a scenario under the resource guard, calling `control` about every
+/// [`CONTROL_EVERY`] of wall time with the run's progress; when it returns
+/// false the run stops at that simulated instant and its report covers the
+/// run up to then (`RunOutput::interrupted_at_ns`).
+///
+/// Errors: `Error::Run` when the resource guard stops the run (the message
+/// names the limit, the simulated time and the likely scenario field).
+pub fn run_toml_controlled(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    control: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<RunOutput, Error> {
+    run_toml_controlled_in(text, seed_override, factory, control, None)
+}
+
+/// As `run_toml_controlled`, for a scenario file in `base_dir`: relative
+/// `capture` paths are resolved against it (None: the working directory).
+pub fn run_toml_controlled_in(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    control: &mut dyn FnMut(&Progress) -> bool,
+    base_dir: Option<&Path>,
+) -> Result<RunOutput, Error> {
     let mut w = build_in(text, seed_override, factory, base_dir)?;
     let t0 = Instant::now();
-    w.run();
+    let stats = w.run_guarded(None, control, CONTROL_EVERY)?;
     let wall = t0.elapsed().as_secs_f64();
     let report_json = report::to_json(&w)?;
     let events = w.events_processed();
     let pkts = w.ledger().injected;
     let wall_nz = wall.max(1e-9);
     Ok(RunOutput {
-        aborted: w.aborted().map(|(_, r)| r.to_string()),
+        aborted: match stats.interrupted {
+            Some(_) => None,
+            None => w.aborted().map(|(_, r)| r.to_string()),
+        },
+        interrupted_at_ns: stats.interrupted.map(|t| t.as_ns()),
         report_json,
         perf: Perf {
             wall_time_s: wall,
@@ -96,6 +139,8 @@ pub fn run_toml_in(
             sim_packets: pkts,
             events_per_s: events as f64 / wall_nz,
             packets_per_s: pkts as f64 / wall_nz,
+            peak_queued_events: stats.peak_queued_events as u64,
+            queued_event_bytes: World::queued_event_bytes() as u64,
         },
     })
 }

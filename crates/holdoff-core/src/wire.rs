@@ -10,8 +10,9 @@
 //! Simplifies: the receiver sees a frame when its last wire byte (including
 //! the IFG) has arrived; no bit errors, no PAUSE frames, no collisions.
 //!
-//! Units: rate [bit/s], times [ns]. Source: IEEE 802.3 framing
-//! (seed-scenarios.md §0.1).
+//! Units: rate [bit/s], times [ns]. Source: IEEE 802.3 framing (§4.4.2:
+//! preamble + SFD 8 bytes, inter-frame gap 96 bit times, minimum frame 64
+//! bytes).
 
 use crate::units::{wire_bytes, BitsPerSec, Nanos, SimTime};
 

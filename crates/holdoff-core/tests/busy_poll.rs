@@ -1,6 +1,8 @@
 //! End to end: epoll busy polling with `prefer_busy_poll` and NAPI IRQ
 //! suspension (`irq_suspend_timeout`, Linux 6.13) on a request/response
-//! server, against expectations derived from algorithms.md §10.
+//! server, against expectations derived from Linux 6.13 `net/core/dev.c`
+//! (`napi_complete_done`, `busy_poll_stop`) and `fs/eventpoll.c` (commit
+//! 8a6de2627fd3 "eventpoll: Control irq suspension for prefer_busy_poll").
 //!
 //! Setup shared by the tests: two `xeon-modern` hosts with i210 NICs
 //! (igb-class, MSI-X: the vector auto-masks when it fires and is unmasked

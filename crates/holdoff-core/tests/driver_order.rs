@@ -1,6 +1,8 @@
 //! Event order of each driver architecture, read from the port's register
-//! log, against the source descriptions (algorithms.md §2, §9, §10;
-//! seed-scenarios.md cards 3 and 4).
+//! log, against the drivers' source: Linux NAPI (`net/core/dev.c`,
+//! e1000 `e1000_intr`); FreeBSD `sys/dev/em/if_em.c` (2006) `em_intr_fast`
+//! / `em_handle_rxtx` and the ithread `em_intr`; OpenBSD
+//! `sys/dev/pci/if_em.c` `em_intr`.
 
 use holdoff_core::api;
 use holdoff_core::nic::RegOp;
@@ -61,7 +63,7 @@ fn batches(log: &[RegOp]) -> Vec<u32> {
 
 #[test]
 fn napi_masks_in_the_handler_and_unmasks_on_completion() {
-    // §10: handler reads ICR, masks (IMC); the poll cleans up to 64, one RDT
+    // NAPI: handler reads ICR, masks (IMC); the poll cleans up to 64, one RDT
     // write per poll; IMS only after a poll that did less than its weight.
     let log = log_for("napi", "");
     assert!(matches!(log[0], RegOp::IcrRead(icr) if icr != 0));
@@ -81,9 +83,10 @@ fn napi_masks_in_the_handler_and_unmasks_on_completion() {
 
 #[test]
 fn freebsd_taskqueue_masks_in_the_nic_and_reenables_after_every_pass() {
-    // §9 (2006 em): the fast handler reads ICR and writes IMC; each task pass
-    // takes at most rx_process_limit = 100 packets and writes RDT once; the
-    // 2006 task writes IMS after every pass, even when it re-queued itself.
+    // FreeBSD em 2006 (em_intr_fast, em_handle_rxtx): the fast handler reads
+    // ICR and writes IMC; each task pass takes at most rx_process_limit = 100
+    // packets and writes RDT once; the 2006 task writes IMS after every pass,
+    // even when it re-queued itself.
     let log = log_for("freebsd-taskqueue", "");
     assert!(matches!(log[0], RegOp::IcrRead(icr) if icr != 0));
     assert_eq!(log[1], RegOp::ImcWrite);
@@ -114,7 +117,8 @@ fn freebsd_taskqueue_masks_in_the_nic_and_reenables_after_every_pass() {
 
 #[test]
 fn freebsd_ithread_masks_the_apic_writes_rdt_per_packet_and_loops_until_icr_is_zero() {
-    // §9 legacy ithread / card 3: the kernel masks the line in the I/O APIC;
+    // FreeBSD em ithread em_intr (freebsd-net, 20 Oct 2006, "em network
+    // issues"): the kernel masks the line in the I/O APIC;
     // the thread loops reading ICR until it reads 0, cleaning RX without a
     // limit and writing RDT per packet; then the line is unmasked. The driver
     // never touches IMS/IMC.
@@ -140,7 +144,7 @@ fn freebsd_ithread_masks_the_apic_writes_rdt_per_packet_and_loops_until_icr_is_z
 
 #[test]
 fn openbsd_handler_reads_icr_and_cleans_without_masking() {
-    // Card 4 / OpenBSD em_intr: read ICR, clean TX then RX (all ready), refill
+    // OpenBSD em_intr: read ICR, clean TX then RX (all ready), refill
     // with one RDT write; no IMC/IMS, no APIC masking, no loop.
     let log = log_for("openbsd-intr", "");
     assert!(matches!(log[0], RegOp::IcrRead(icr) if icr != 0));

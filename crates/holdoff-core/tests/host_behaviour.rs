@@ -190,35 +190,21 @@ fn napi_defer_hard_irqs_keeps_the_irq_masked_and_polls_from_the_timer() {
     // poll (work done) keeps the IRQ masked and arms a 50 us re-poll timer;
     // the second frame raises no interrupt and is picked up by that timer
     // poll: its latency is (t1 + 50 us) - 10 us, where t1 = the first frame's
-    // landing time (algorithms.md §10, napi_complete_done).
+    // landing time (Linux `net/core/dev.c` napi_complete_done,
+    // commit 6f8b12d661d0 "net: napi: add hard irqs deferral feature").
     let dma = chip::by_name("82546").unwrap().rx_dma_ns.as_ns();
     let t1 = 672 + dma;
-    let scenario = |napi: &str| {
-        format!(
-            r#"
-name = "defer"
-duration_ms = 5
-[[hosts]]
-name = "dut"
-profile = "ideal"
-driver = "napi"
-{napi}
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[generators]]
-name = "gen"
-rate_pps = 100000
-stop_us = 15
-[[links]]
-a = "gen"
-b = "dut.eth0"
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "dut"
-"#
-        )
+    let scenario = |napi: &'static str| {
+        OneHost {
+            pattern: "constant",
+            rate_pps: 100_000.0,
+            duration_ms: 5,
+            seed: 1,
+            host_extra: napi,
+            generator_extra: "stop_us = 15",
+            ..OneHost::default()
+        }
+        .toml()
     };
     let plain = run(&scenario(""));
     assert_eq!(plain["summary"]["ports"][0]["interrupts"], 2);

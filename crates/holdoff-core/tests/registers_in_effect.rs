@@ -7,45 +7,23 @@
 //! all five timers, so the same RADV is held and no warning is emitted
 //! (RDTR is non-zero there, so RADV can act: 8254x SDM §13.4.30).
 
-use holdoff_core::api::run_toml;
-use serde_json::Value;
+mod common;
+use common::{summary, OneHost};
 
-fn scenario(chip: &str, moderation: &str) -> String {
-    format!(
-        r#"
-name = "regs"
-seed = 1
-duration_ms = 20
-[[hosts]]
-name = "dut"
-profile = "xeon-modern"
-driver = "napi"
-[[hosts.nics]]
-name = "eth0"
-chip = "{chip}"
-[hosts.nics.moderation]
-{moderation}
-[[generators]]
-name = "gen"
-pattern = "constant"
-rate_pps = 100000
-frame_bytes = 64
-[[links]]
-a = "gen"
-b = "dut.eth0"
-rate = "1G"
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "dut"
-"#
-    )
-}
-
-fn summary(text: &str) -> Value {
-    let out = run_toml(text, None).expect("the scenario runs");
-    let report: Value = serde_json::from_str(&out.report_json).unwrap();
-    report["summary"].clone()
+/// 100 kframes/s of 64-byte frames for 20 ms into one port of `chip` with
+/// the `[hosts.nics.moderation]` body `moderation`.
+fn scenario(chip: &'static str, moderation: &str) -> String {
+    OneHost {
+        profile: "xeon-modern",
+        chip,
+        pattern: "constant",
+        rate_pps: 100_000.0,
+        duration_ms: 20,
+        seed: 1,
+        moderation: moderation.into(),
+        ..OneHost::default()
+    }
+    .toml()
 }
 
 #[test]

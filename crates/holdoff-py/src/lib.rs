@@ -12,6 +12,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use holdoff_core::api;
+use holdoff_core::scenario::world::Progress;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -43,30 +44,43 @@ fn guarded<T>(
 ///         scenario's `class` strings to Python classes; classes not in it
 ///         are imported from their "package.module:Class" path.
 ///
+///     progress: called as `progress(sim_now_ns, sim_end_ns, events)` about
+///         every 50 ms of wall time while the run goes on.
+///
 /// Returns:
 ///     `(report_json, perf, aborted)`: the deterministic report as a JSON
 ///     string, a dict of wall-clock performance numbers (`wall_time_s`,
-///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`),
-///     and None, or the reason the run stopped early (a Python moderation
-///     algorithm misbehaved; the report covers the run up to then).
+///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`,
+///     `peak_queued_events`, `queued_event_bytes`), and None, or the reason
+///     the run stopped early (a Python moderation algorithm misbehaved; the
+///     report covers the run up to then).
 ///
 /// Raises:
 ///     ScenarioError: the text is not valid TOML or not a valid scenario, or
 ///         a Python moderation class cannot be loaded or constructed.
-///     SimulationError: the run failed (or hit a bug in the core).
+///     SimulationError: the run failed, the resource guard stopped it (the
+///         message names the limit, the time and the likely field), or the
+///         core hit a bug.
+///     KeyboardInterrupt (or whatever a signal handler or `progress`
+///         raised): the run stopped at that instant; the exception carries
+///         `holdoff_partial = (report_json, perf, interrupted_at_ns)`.
 ///
-/// The GIL is released while the simulation runs (and taken back for each
-/// call into a Python moderation algorithm).
+/// The GIL is released while the simulation runs; it is taken back about
+/// every 50 ms to run pending signal handlers (`check_signals`) and the
+/// progress callback, and for each call into a Python moderation algorithm.
 #[pyfunction]
-#[pyo3(signature = (text, seed = None, classes = None, base_dir = None))]
+#[pyo3(signature = (text, seed = None, classes = None, progress = None, base_dir = None))]
 fn run_toml<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     classes: Option<Bound<'py, PyDict>>,
+    progress: Option<Bound<'py, PyAny>>,
     base_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
     let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
+    let progress: Option<Py<PyAny>> = progress.map(|p| p.unbind());
+    let mut stop: Option<PyErr> = None;
     let result = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
             let mut factory =
@@ -81,7 +95,29 @@ fn run_toml<'py>(
                             .map(|m| Box::new(m) as Box<dyn holdoff_core::moderation::Moderator>)
                     })
                 };
-            api::run_toml_in(text, seed, Some(&mut factory), base_dir.as_deref())
+            let mut control = |p: &Progress| -> bool {
+                Python::attach(|py| {
+                    if let Err(err) = py.check_signals() {
+                        stop = Some(err);
+                        return false;
+                    }
+                    if let Some(cb) = &progress {
+                        let args = (p.now.as_ns(), p.end.as_ns(), p.events);
+                        if let Err(err) = cb.bind(py).call1(args) {
+                            stop = Some(err);
+                            return false;
+                        }
+                    }
+                    true
+                })
+            };
+            api::run_toml_controlled_in(
+                text,
+                seed,
+                Some(&mut factory),
+                &mut control,
+                base_dir.as_deref(),
+            )
         }))
     });
     let output = guarded(py, result)?;
@@ -92,6 +128,14 @@ fn run_toml<'py>(
     dict.set_item("sim_packets", perf.sim_packets)?;
     dict.set_item("events_per_s", perf.events_per_s)?;
     dict.set_item("packets_per_s", perf.packets_per_s)?;
+    dict.set_item("peak_queued_events", perf.peak_queued_events)?;
+    dict.set_item("queued_event_bytes", perf.queued_event_bytes)?;
+    if let Some(err) = stop {
+        let at = output.interrupted_at_ns.unwrap_or(0);
+        let partial = (output.report_json, dict, at);
+        err.value(py).setattr("holdoff_partial", partial)?;
+        return Err(err);
+    }
     Ok((output.report_json, dict, output.aborted))
 }
 

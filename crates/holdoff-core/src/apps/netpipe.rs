@@ -34,12 +34,12 @@
 //! Floating point. NetPIPE computes `nrepeat` in C `double` expressions. The
 //! 2004-era i386 builds evaluate them on the x87 FPU with 64-bit significands
 //! (FLT_EVAL_METHOD 2) before truncating to `int`, and that is visible in the
-//! seed log: 0.1 / 0.000020 is 4999.99999999999987 for the two doubles, which
-//! rounds to 5000.0 in IEEE double but stays below 5000 in x87 extended
-//! precision, hence "4999 times". [`FloatEval`] selects x87 extended
-//! (default, emulated exactly in software below) or plain double (x86-64 /
-//! SSE2 builds, which print 5000). Elsewhere time is integer ns; f64 appears
-//! only in that emulation and in the derived Mbps.
+//! 2004 post's log (see Sources): 0.1 / 0.000020 is 4999.99999999999987 for
+//! the two doubles, which rounds to 5000.0 in IEEE double but stays below
+//! 5000 in x87 extended precision, hence "4999 times". [`FloatEval`] selects
+//! x87 extended (default, emulated exactly in software below) or plain double
+//! (x86-64 / SSE2 builds, which print 5000). Elsewhere time is integer ns;
+//! f64 appears only in that emulation and in the derived Mbps.
 //!
 //! Simplifies: transmitter only; no streaming (`-s`), bidirectional (`-2`),
 //! constant-repeat (`-n`), cache-invalidation (`-I`) or integrity (`-i`)
@@ -54,9 +54,10 @@
 //! for non-FINAL builds, NSAMP 8000, DEFPERT 3, STOPTM 1.0, MAXINT 10000000
 //! as the default upper bound, CHARSIZE 8). In 3.6.x the 20 us first-point
 //! guess is commented out and replaced by a 100-round-trip pre-test; the
-//! build in seed 001 (NPtcp, May 2004) still used the guess, as its
-//! "4999 times" shows. Seed 001 and `seed-scenarios.md` scenario card 1 give
-//! the reported lines used in the tests.
+//! build in the linux-kernel post "abysmal e1000 performance (DITR)" (NPtcp,
+//! 25 May 2004; "the 2004 post" below) still used the guess, as its
+//! "4999 times" shows. That post's log gives the reported lines used in
+//! the tests.
 
 use crate::units::Nanos;
 
@@ -90,7 +91,7 @@ const MIN_T: Nanos = Nanos(1_000);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FloatEval {
     /// x87 FPU, 64-bit significand intermediates (i386 gcc builds of the
-    /// era; reproduces the seed's "4999 times").
+    /// era; reproduces the 2004 post's "4999 times").
     #[default]
     X87Extended,
     /// IEEE double throughout (x86-64 / SSE2 builds; the first point gets 5000).
@@ -112,8 +113,8 @@ pub struct NetpipeConfig {
     pub runtm: Nanos,
     /// Stop threshold on the last point's time.
     pub stoptm: Nanos,
-    /// `None`: the first size uses the fixed 20 us guess (the build in seed
-    /// 001). `Some(t)`: NetPIPE 3.6.x behaviour, where `t` is half the mean
+    /// `None`: the first size uses the fixed 20 us guess (the build in the
+    /// 2004 post). `Some(t)`: NetPIPE 3.6.x behaviour, where `t` is half the mean
     /// round trip of 100 ping-pongs of `start_bytes` measured by the caller
     /// before the run; it then feeds the normal repeat formula as `tlast`.
     pub first_tlast: Option<Nanos>,
@@ -568,7 +569,7 @@ mod tests {
             (21, 67),
         ];
         assert_eq!(&sizes[..head.len()], &head);
-        // Seed 001 lines 70-81 and 121-123.
+        // The 2004 post's lines 70-81 and 121-123.
         let seed = [
             (70, 24573),
             (71, 24576),
@@ -585,7 +586,7 @@ mod tests {
         ];
         assert_eq!(&sizes[70..82], &seed);
         // Last size 8388608 = 2^23 with inc 2^22: the next len 12582912 is
-        // above MAXINT 10000000, so the run ends at index 123 (seed 001).
+        // above MAXINT 10000000, so the run ends at index 123 (the 2004 post).
         assert_eq!(
             &sizes[sizes.len() - 3..],
             &[(121, 8388605), (122, 8388608), (123, 8388611)]
@@ -612,7 +613,7 @@ mod tests {
         // RUNTM / (0.000020 + 1/8000) with 1/8000 == 0 in C: the exact
         // quotient of the doubles 0.1 and 0.000020 is 4999.99999999999987,
         // below 5000 by 1.3e-13. x87 keeps that (its ulp near 5000 is 2^-51,
-        // 4.4e-16) and truncates to 4999, as seed 001 prints; IEEE double
+        // 4.4e-16) and truncates to 4999, as the 2004 post prints; IEEE double
         // rounds it to 5000.0 (ulp 2^-40, 9.1e-13).
         let mut np = Netpipe::new(NetpipeConfig::default());
         assert_eq!(
@@ -655,7 +656,7 @@ mod tests {
 
     #[test]
     fn repeats_follow_the_seed_log() {
-        // Seed 001, DITR run. Points 1 and 2 follow t = 250.03 and 250.02 us
+        // The 2004 post, DITR run. Points 1 and 2 follow t = 250.03 and 250.02 us
         // with prev/(prev-inc+1) = 1/1 and 2/2: 0.1/250.03e-6 = 399.95 and
         // 0.1/250.02e-6 = 399.97 -> 399.
         // Later points: prev is the previous point's size, inc the current one.
@@ -710,7 +711,7 @@ mod tests {
 
     #[test]
     fn state_machine_chains_repeats_from_measured_times() {
-        // Seed 001 times [ns] for points 0-2 and 70-80; others fast.
+        // The 2004 post's times [ns] for points 0-2 and 70-80; others fast.
         let seed_t = |i: u32| -> Option<u64> {
             Some(match i {
                 0 => 250_030,
@@ -732,7 +733,7 @@ mod tests {
         let (np, points) = drive(NetpipeConfig::default(), |i| {
             seed_t(i).map_or(Nanos::from_us(10), Nanos)
         });
-        // nrepeat printed in seed 001 for points 0-2 and 71-81.
+        // nrepeat printed in the 2004 post for points 0-2 and 71-81.
         let want = [
             (0, 4999),
             (1, 399),
@@ -807,7 +808,7 @@ mod tests {
 
     #[test]
     fn mbps_is_two_to_the_twenty_bits_per_second() {
-        // Seed 001, ITR=8000: 6291456 bytes in 53851.83 us.
+        // The 2004 post, ITR=8000: 6291456 bytes in 53851.83 us.
         // 6291456 * 8 = 50331648 bits; 0.05385183 s * 1048576 = 56467.74;
         // 50331648 / 56467.74 = 891.3346 -> printed 891.33.
         let m = netpipe_mbps(6_291_456, Nanos(53_851_830));
@@ -831,7 +832,7 @@ mod tests {
             format_line(&r),
             "  0:       1 bytes   4999 times -->      0.03 Mbps in     250.03 usec"
         );
-        // Seed 001 lines (its whitespace is collapsed, so compare word by word);
+        // The 2004 post's lines (its whitespace is collapsed, so compare word by word);
         // index, bytes, nrepeat and usec are taken from each line, Mbps is
         // recomputed from bytes and time.
         let seed = "\
@@ -894,7 +895,7 @@ mod tests {
         assert_eq!(Ext::from_u64(12).div(Ext::from_u64(4)).trunc(), 3);
         assert_eq!(Ext::from_f64(0.5).trunc(), 0);
         assert_eq!(Ext::from_f64(4999.75).trunc(), 4999);
-        // The seed's first point.
+        // The 2004 post's first point.
         assert_eq!(
             Ext::from_f64(0.1).div(Ext::from_f64(0.000020)).trunc(),
             4999

@@ -2,7 +2,7 @@
 //! climber over five `{usec, pkts}` coalescing profiles, run from the NAPI
 //! poll routine.
 //!
-//! Models (algorithms.md §7; Linux `include/linux/dim.h`,
+//! Models (Linux `include/linux/dim.h`,
 //! `lib/dim/net_dim.c`, `lib/dim/dim.c`): the driver keeps running counters
 //! (events u16, packets u32, bytes u32, all wrapping) and calls `net_dim`
 //! with them at the end of every poll. A measurement starts at one call and
@@ -24,7 +24,7 @@
 //! parking-on-top, parking-tired, going-right, going-left; each step
 //! increments `tired`, and at `tired == 10` (2 x 5 profiles) it parks for as
 //! many measurements as it is tired. See `DimCore::decision`,
-//! `DimCore::step` and §7.4 for the rules. A changed index moves the
+//! `DimCore::step` and `lib/dim/net_dim.c` for the rules. A changed index moves the
 //! measurement to "apply new profile"; the driver's work item programs the
 //! profile and restarts the measurement.
 //!
@@ -218,7 +218,7 @@ pub fn calc_stats(start: &DimSample, end: &DimSample) -> Option<DimStats> {
     })
 }
 
-/// `net_dim_stats_compare(curr, prev)` (§7.3).
+/// `net_dim_stats_compare(curr, prev)` (`lib/dim/net_dim.c`).
 pub fn stats_compare(curr: &DimStats, prev: &DimStats) -> StatsCmp {
     use StatsCmp::*;
     let better_if = |b: bool| if b { Better } else { Worse };
@@ -519,10 +519,7 @@ impl Dim {
     }
 
     fn params(&self) -> ModerationParams {
-        ModerationParams {
-            eitr_us: Some(self.current().usec as u32),
-            ..Default::default()
-        }
+        ModerationParams::eitr(self.current().usec as u32)
     }
 }
 
@@ -619,7 +616,7 @@ mod tests {
 
     #[test]
     fn profiles_match_the_kernel_tables() {
-        // §7.1 table, {usec, pkts} per index; default index 1 for both modes.
+        // net_dim.c profile tables, {usec, pkts} per index; default index 1 for both modes.
         let usec = |p: DimProfile| p.table().map(|m| m.usec);
         let pkts = |p: DimProfile| p.table().map(|m| m.pkts);
         assert_eq!(usec(DimProfile::RxEqe), [1, 8, 64, 128, 256]);
@@ -647,7 +644,7 @@ mod tests {
 
     #[test]
     fn significance_is_more_than_ten_percent() {
-        // §7.2: (100 * |val - ref|) / ref > 10, integer division.
+        // IS_SIGNIFICANT_DIFF: (100 * |val - ref|) / ref > 10, integer division.
         let table = [
             (111, 100, true),  // 11 % > 10
             (110, 100, false), // exactly 10 % is not significant
@@ -665,7 +662,7 @@ mod tests {
 
     #[test]
     fn counter_gaps_wrap() {
-        // §7.2 BIT_GAP: ((end - start) + 2^bits) & (2^bits - 1).
+        // dim.h BIT_GAP: ((end - start) + 2^bits) & (2^bits - 1).
         assert_eq!(bit_gap_u16(5, 65530), 11);
         assert_eq!(bit_gap_u32(10, u32::MAX - 9), 20);
         assert_eq!(bit_gap_u16(100, 36), 64);
@@ -673,7 +670,7 @@ mod tests {
 
     #[test]
     fn stats_are_rates_rounded_up() {
-        // §7.2: ceil(n * 1000 / delta_us); epms always from 64 events.
+        // dim_calc_stats: ceil(n * 1000 / delta_us); epms always from 64 events.
         let s = |t_ns, p, b, e| DimSample {
             time_ns: t_ns,
             pkt_ctr: p,
@@ -710,7 +707,7 @@ mod tests {
 
     #[test]
     fn compare_orders_bytes_then_packets_then_events() {
-        // (curr, prev, expected) for each rule of §7.3 in order.
+        // (curr, prev, expected) for each rule of net_dim_stats_compare in order.
         let table = [
             // 1. prev.bpms 0: better if curr has bytes, else same.
             (stats(1, 5, 1), stats(0, 0, 0), Better),
@@ -739,7 +736,7 @@ mod tests {
 
     #[test]
     fn step_table() {
-        // §7.4 step(): (before, result, after).
+        // net_dim step(): (before, result, after).
         let table = [
             // tired == 10 -> TOO_TIRED, nothing changes.
             (
@@ -784,7 +781,7 @@ mod tests {
 
     #[test]
     fn on_top_turn_and_park_helpers() {
-        // §7.4 helpers.
+        // dim.c on-top, turn and park helpers.
         let table = [
             (core(2, ParkingOnTop, 0, 0, 0), true),
             (core(2, ParkingTired, 0, 0, 5), true),
@@ -821,7 +818,7 @@ mod tests {
 
     #[test]
     fn decision_transitions() {
-        // §7.4 decision(): (before, curr, changed, after, prev_stats after),
+        // net_dim decision(): (before, curr, changed, after, prev_stats after),
         // every case starting from the reference p.
         let p = stats(100, 1000, 64);
         let same = stats(100, 1000, 64);
@@ -944,7 +941,7 @@ mod tests {
 
     #[test]
     fn measurement_needs_64_events_and_wraps() {
-        // §7.4 net_dim: START -> start sample; < 64 events -> nothing.
+        // net_dim(): START -> start sample; < 64 events -> nothing.
         let mut c = DimCore::new(1);
         let s = |t_ns, e| DimSample {
             time_ns: t_ns,
@@ -987,7 +984,7 @@ mod tests {
 
     #[test]
     fn sequence_idle_ping_bulk() {
-        // Hand-derived from §7 for the RX CQE profiles (usec 2, 8, 16, 32,
+        // Hand-derived from the net_dim rules for the RX CQE profiles (usec 2, 8, 16, 32,
         // 64), default index 1 (8 us).
         let mut d = Dim::with_default_start(DimProfile::RxCqe);
         assert_eq!(d.initial().eitr_us, Some(8));

@@ -1,7 +1,7 @@
 //! Linux e1000 5.x (2004) `InterruptThrottleRate`: static, off, or the
 //! watchdog-driven "dynamic ITR" (DITR).
 //!
-//! Models (algorithms.md §2; e1000 5.2.52-k3 `e1000_main.c` watchdog and
+//! Models (Linux e1000 5.2.52-k3 `e1000_main.c` `e1000_watchdog` and
 //! `e1000_param.c`): the watchdog runs every 2 s (first run at interface
 //! up). In dynamic mode it takes the 2-second deltas of the good-octets
 //! counters (low 32 bits, GOTCL/GORCL) and writes
@@ -130,10 +130,13 @@ impl Default for E1000LegacyCfg {
     }
 }
 
-/// The four delay timers of e1000/e1000e `e1000_param.c`: each 0 to 0xFFFF
-/// [1.024 us] (16-bit RDTR/RADV/TIDV/TADV fields).
-pub(crate) fn check_delay_timers(timers: [(&str, u32); 4]) -> Result<(), FieldError> {
-    for (field, v) in timers {
+/// The four delay timers of e1000/e1000e `e1000_param.c`, in register order
+/// (RDTR, RADV, TIDV, TADV): each 0 to 0xFFFF [1.024 us] (16-bit fields);
+/// an error names the module-parameter field (`super::E1000_TIMERS`).
+/// Shared by `e1000-5x` and `e1000-itr`, whose parameters have the same
+/// names and bounds (only the defaults differ).
+pub(crate) fn check_delay_timers(timers: [u32; 4]) -> Result<(), FieldError> {
+    for ((_, field), v) in super::E1000_TIMERS.iter().zip(timers) {
         check_range(
             field,
             v,
@@ -145,6 +148,30 @@ pub(crate) fn check_delay_timers(timers: [(&str, u32); 4]) -> Result<(), FieldEr
     Ok(())
 }
 
+/// The register settings of the four delay timers in register order (RDTR,
+/// RADV, TIDV, TADV) [1.024 us], ITR left as it is.
+pub(crate) fn delay_timer_params([rdtr, radv, tidv, tadv]: [u32; 4]) -> ModerationParams {
+    ModerationParams {
+        rdtr_1024ns: Some(rdtr),
+        radv_1024ns: Some(radv),
+        tidv_1024ns: Some(tidv),
+        tadv_1024ns: Some(tadv),
+        ..Default::default()
+    }
+}
+
+impl E1000LegacyCfg {
+    /// RxIntDelay, RxAbsIntDelay, TxIntDelay, TxAbsIntDelay [1.024 us].
+    fn timers(&self) -> [u32; 4] {
+        [
+            self.rx_int_delay,
+            self.rx_abs_int_delay,
+            self.tx_int_delay,
+            self.tx_abs_int_delay,
+        ]
+    }
+}
+
 impl ModeratorConfig for E1000LegacyCfg {
     fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
         if port.throttle != Throttle::Itr256ns {
@@ -153,12 +180,7 @@ impl ModeratorConfig for E1000LegacyCfg {
                 format!("\"e1000-5x\" drives the 8254x ITR register; chip {} has EITR: use an e1000-family chip (82540, 82546)", port.chip),
             ));
         }
-        check_delay_timers([
-            ("rx_int_delay", self.rx_int_delay),
-            ("rx_abs_int_delay", self.rx_abs_int_delay),
-            ("tx_int_delay", self.tx_int_delay),
-            ("tx_abs_int_delay", self.tx_abs_int_delay),
-        ])
+        check_delay_timers(self.timers())
     }
 
     fn config_field(&self, param: &str) -> Option<&'static str> {
@@ -166,12 +188,13 @@ impl ModeratorConfig for E1000LegacyCfg {
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let [rdtr, radv, tidv, tadv] = self.timers();
         Box::new(E1000Legacy::new(
             self.interrupt_throttle_rate,
-            self.rx_int_delay,
-            self.rx_abs_int_delay,
-            self.tx_int_delay,
-            self.tx_abs_int_delay,
+            rdtr,
+            radv,
+            tidv,
+            tadv,
         ))
     }
 }
@@ -189,13 +212,7 @@ impl E1000Legacy {
     pub fn new(itr_param: Option<u32>, rdtr: u32, radv: u32, tidv: u32, tadv: u32) -> Self {
         E1000Legacy {
             mode: itr_mode(itr_param),
-            timers: ModerationParams {
-                rdtr_1024ns: Some(rdtr),
-                radv_1024ns: Some(radv),
-                tidv_1024ns: Some(tidv),
-                tadv_1024ns: Some(tadv),
-                ..Default::default()
-            },
+            timers: delay_timer_params([rdtr, radv, tidv, tadv]),
             last: None,
         }
     }
@@ -234,10 +251,7 @@ impl Moderator for E1000Legacy {
         }
         let (itr, row) = ditr_step(s);
         self.last = Some(row);
-        Some(ModerationParams {
-            itr_256ns: Some(itr),
-            ..Default::default()
-        })
+        Some(ModerationParams::itr(itr))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -247,12 +261,12 @@ impl Moderator for E1000Legacy {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::*;
-    use crate::units::SimTime;
 
     #[test]
     fn parameter_validation_follows_e1000_param_c() {
-        // algorithms.md §2 "Option validation".
+        // `e1000_check_options` (5.2.52-k3 `e1000_param.c`).
         let table = [
             (None, ItrMode::Dynamic),
             (Some(1), ItrMode::Dynamic),
@@ -270,7 +284,8 @@ mod tests {
 
     #[test]
     fn ditr_formula_reproduces_the_seed_trace() {
-        // Seed 001 log lines: goc(10558=5299+5258) dif(41) -> 2023, ritr 1930;
+        // Log of the linux-kernel post "abysmal e1000 performance (DITR)",
+        // 25 May 2004: goc(10558=5299+5258) dif(41) -> 2023, ritr 1930;
         // goc(9996=5228+4768) dif(459) -> 2275, ritr 1717; goc(0) -> 8000, ritr 488.
         // The counters are in bytes; the log prints them /10000, so feed
         // byte counts whose quotients match the log's parts.
@@ -285,7 +300,7 @@ mod tests {
         assert_eq!(ditr(0, 0), (0, 0, 8000));
         assert_eq!(ints_per_s_to_itr_256ns(8000), 488);
         // Symmetric traffic -> 2000/s (ITR 1953); one-directional -> 8000/s;
-        // 3:1 -> dif/goc = 1/2 -> 5000/s (algorithms.md §2 example).
+        // 3:1 -> dif/goc = 1/2 -> 5000/s (from the formula).
         assert_eq!(ditr(1_000_000, 1_000_000).2, 2000);
         assert_eq!(ints_per_s_to_itr_256ns(2000), 1953);
         assert_eq!(ditr(1_000_000, 0).2, 8000);
@@ -308,12 +323,7 @@ mod tests {
                 at_start: true
             }
         );
-        let s = Sample {
-            now: SimTime(2_000_000_000),
-            rx_bytes: 50_000_000,
-            tx_bytes: 50_000_000,
-            ..Default::default()
-        };
+        let s = testutil::watchdog_octets(50_000_000, 50_000_000);
         assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
         assert_eq!(m.last_decision().unwrap().values[2], ("rate_per_s", 2000));
     }

@@ -2,7 +2,7 @@
 //! latency-class dynamic ITR (modes 1 and 3) and the "simplified" goc/dif
 //! mode (4).
 //!
-//! Models (algorithms.md §3; e1000 7.3.21-k8 `e1000_main.c`
+//! Models (Linux e1000 7.3.21-k8 `e1000_main.c`
 //! `e1000_update_itr`/`e1000_set_itr`/watchdog, `e1000_param.c`; e1000e
 //! `netdev.c`/`param.c`):
 //!
@@ -50,7 +50,7 @@
 //! Units: rates [int/s]; ITR [256 ns]; bytes [bytes]; timers [1.024 us].
 //! Integer arithmetic is C's (truncating) throughout.
 
-use super::e1000_5x::{check_delay_timers, ditr_step};
+use super::e1000_5x::{check_delay_timers, delay_timer_params, ditr_step};
 use super::{
     BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
     Sample, TraceRow,
@@ -189,18 +189,44 @@ pub fn check_option(driver: Driver, param: Option<u32>) -> ItrOption {
 }
 
 /// `e1000_update_itr` with the bulk -> low byte threshold as a parameter
-/// (e1000/e1000e 6000, igb 1500). `packets == 0` keeps the class.
+/// (e1000/e1000e 6000, igb 1500) on one direction's totals: `packets == 0`
+/// keeps the class, else `bpp = bytes / packets` and [`latency_transition`].
 pub fn update_class(
     class: LatencyClass,
     packets: u64,
     bytes: u64,
     bulk_to_low_bytes: u64,
 ) -> LatencyClass {
-    use LatencyClass::*;
     if packets == 0 {
         return class;
     }
-    let bpp = bytes / packets;
+    latency_transition(class, bytes, bytes / packets, packets, bulk_to_low_bytes)
+}
+
+/// The latency-class transition table, written once for the three drivers
+/// whose arithmetic is the same: Linux e1000/e1000e `e1000_update_itr`, igb
+/// `igb_update_itr` and FreeBSD em `em_newitr` / igc `igc_neweitr` (2024).
+/// All three compare the same inputs against the same constants with the
+/// same strict `<`/`>`; e1000's "packets <= 2" in the low class is FreeBSD's
+/// "packets < 3" on integers. What differs is kept by the callers:
+///
+/// - `bulk_to_low_bytes`: the bulk -> low byte test, 6000 in e1000/e1000e,
+///   1500 in igb and FreeBSD.
+/// - The inputs: Linux classifies each direction on its own totals after a
+///   `packets == 0` guard ([`update_class`]); FreeBSD feeds the larger of
+///   the TX and RX figures (`super::freebsd_aim::aim_inputs`, where `bpp`
+///   is the larger per-direction average, not `bytes / packets`), with no
+///   packet guard, and has a fourth class (`disabled`) handled before this.
+/// - What follows: e1000 clamps each direction's class in conservative mode,
+///   igb the maximum of both, FreeBSD trims `lowest` when `enable_aim == 1`.
+pub fn latency_transition(
+    class: LatencyClass,
+    bytes: u64,
+    bpp: u64,
+    packets: u64,
+    bulk_to_low_bytes: u64,
+) -> LatencyClass {
+    use LatencyClass::*;
     match class {
         Lowest => {
             if bpp > 8000 {
@@ -247,6 +273,20 @@ pub fn update_class(
 /// `e1000_update_itr` (e1000/e1000e thresholds).
 pub fn update_itr(class: LatencyClass, packets: u64, bytes: u64) -> LatencyClass {
     update_class(class, packets, bytes, BULK_TO_LOW_BYTES)
+}
+
+/// The trace columns the Linux latency-class drivers share (e1000
+/// `e1000_set_itr`, igb `igb_set_itr`/`igb_update_ring_itr`): the sample's
+/// per-direction totals and the two direction classes, in this order.
+pub fn class_trace(s: &Sample, tx: LatencyClass, rx: LatencyClass) -> Vec<(&'static str, i64)> {
+    vec![
+        ("tx_packets", s.tx_packets as i64),
+        ("tx_bytes", s.tx_bytes as i64),
+        ("rx_packets", s.rx_packets as i64),
+        ("rx_bytes", s.rx_bytes as i64),
+        ("tx_class", tx as i64),
+        ("rx_class", rx as i64),
+    ]
 }
 
 /// The `set_itr_now` step: an increase goes up by a quarter of the target
@@ -312,14 +352,21 @@ impl Default for E1000ItrCfg {
     }
 }
 
+impl E1000ItrCfg {
+    /// RxIntDelay, RxAbsIntDelay, TxIntDelay, TxAbsIntDelay [1.024 us].
+    fn timers(&self) -> [u32; 4] {
+        [
+            self.rx_int_delay,
+            self.rx_abs_int_delay,
+            self.tx_int_delay,
+            self.tx_abs_int_delay,
+        ]
+    }
+}
+
 impl ModeratorConfig for E1000ItrCfg {
     fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
-        check_delay_timers([
-            ("rx_int_delay", self.rx_int_delay),
-            ("rx_abs_int_delay", self.rx_abs_int_delay),
-            ("tx_int_delay", self.tx_int_delay),
-            ("tx_abs_int_delay", self.tx_abs_int_delay),
-        ])
+        check_delay_timers(self.timers())
     }
 
     fn config_field(&self, param: &str) -> Option<&'static str> {
@@ -327,14 +374,10 @@ impl ModeratorConfig for E1000ItrCfg {
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let [rdtr, radv, tidv, tadv] = self.timers();
         Box::new(
             E1000Itr::new(self.driver, self.interrupt_throttle_rate)
-                .with_timers(
-                    self.rx_int_delay,
-                    self.rx_abs_int_delay,
-                    self.tx_int_delay,
-                    self.tx_abs_int_delay,
-                )
+                .with_timers(rdtr, radv, tidv, tadv)
                 .with_link_mbps(ctx.link_mbps),
         )
     }
@@ -370,13 +413,7 @@ impl E1000Itr {
             tx_class: LatencyClass::Lowest,
             rx_class: LatencyClass::Lowest,
             link_mbps: 1000,
-            timers: ModerationParams {
-                rdtr_1024ns: Some(DEFAULT_RDTR),
-                radv_1024ns: Some(DEFAULT_RADV),
-                tidv_1024ns: Some(DEFAULT_TIDV),
-                tadv_1024ns: Some(DEFAULT_TADV),
-                ..Default::default()
-            },
+            timers: delay_timer_params([DEFAULT_RDTR, DEFAULT_RADV, DEFAULT_TIDV, DEFAULT_TADV]),
             last: None,
         }
     }
@@ -384,13 +421,7 @@ impl E1000Itr {
     /// Override the delay timers (RxIntDelay, RxAbsIntDelay, TxIntDelay,
     /// TxAbsIntDelay) [1.024 us].
     pub fn with_timers(mut self, rdtr: u32, radv: u32, tidv: u32, tadv: u32) -> Self {
-        self.timers = ModerationParams {
-            rdtr_1024ns: Some(rdtr),
-            radv_1024ns: Some(radv),
-            tidv_1024ns: Some(tidv),
-            tadv_1024ns: Some(tadv),
-            ..Default::default()
-        };
+        self.timers = delay_timer_params([rdtr, radv, tidv, tadv]);
         self
     }
 
@@ -436,21 +467,17 @@ impl E1000Itr {
             None
         };
         let itr_reg = ints_per_s_to_itr_256ns(self.itr);
+        let mut values = class_trace(s, self.tx_class, self.rx_class);
+        values.extend([
+            ("class", current as i64),
+            ("target_per_s", new_itr as i64),
+            ("rate_per_s", self.itr as i64),
+            ("itr_256ns", itr_reg as i64),
+            ("written", written.is_some() as i64),
+        ]);
         self.last = Some(TraceRow {
             t_ns: s.now.as_ns(),
-            values: vec![
-                ("tx_packets", s.tx_packets as i64),
-                ("tx_bytes", s.tx_bytes as i64),
-                ("rx_packets", s.rx_packets as i64),
-                ("rx_bytes", s.rx_bytes as i64),
-                ("tx_class", self.tx_class as i64),
-                ("rx_class", self.rx_class as i64),
-                ("class", current as i64),
-                ("target_per_s", new_itr as i64),
-                ("rate_per_s", self.itr as i64),
-                ("itr_256ns", itr_reg as i64),
-                ("written", written.is_some() as i64),
-            ],
+            values,
         });
         written
     }
@@ -505,10 +532,7 @@ impl Moderator for E1000Itr {
             ItrMode::Simplified => self.simplified(s),
             ItrMode::Off | ItrMode::Static(_) => return None,
         };
-        Some(ModerationParams {
-            itr_256ns: Some(itr),
-            ..Default::default()
-        })
+        Some(ModerationParams::itr(itr))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -518,24 +542,18 @@ impl Moderator for E1000Itr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::LatencyClass::*;
     use super::*;
-    use crate::units::SimTime;
 
+    /// One interrupt's sample at `t_us` [us].
     fn sample(t_us: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
-        Sample {
-            now: SimTime(t_us * 1000),
-            tx_packets: tx.0,
-            tx_bytes: tx.1,
-            rx_packets: rx.0,
-            rx_bytes: rx.1,
-            interrupts: 1,
-        }
+        testutil::sample(t_us * 1000, tx, rx)
     }
 
     #[test]
     fn option_check_follows_param_c() {
-        // algorithms.md §3.1 table; e1000_param.c@30c0923 (e1000) and
+        // e1000_check_options in e1000_param.c@30c0923 (e1000) and
         // e1000e param.c "Interrupt Throttling Rate" blocks.
         use Driver::*;
         let table = [
@@ -592,7 +610,7 @@ mod tests {
 
     #[test]
     fn update_itr_transitions_follow_the_thresholds() {
-        // algorithms.md §3.3, one row per branch (class, packets, bytes).
+        // e1000_update_itr (7.3.21-k8), one row per branch (class, packets, bytes).
         let table = [
             // packets == 0: unchanged.
             (Lowest, 0, 0, Lowest),
@@ -639,7 +657,7 @@ mod tests {
 
     #[test]
     fn ramp_matches_the_documented_sequences() {
-        // algorithms.md §3.4 "Resulting sequences": 4000 -> 20000 goes 9000,
+        // e1000_set_itr ramp min(itr + new/4, new): 4000 -> 20000 goes 9000,
         // 14000, 19000, 20000; 20000 -> 70000 goes 37500, 55000, 70000;
         // decreases are immediate.
         let mut r = 4000;
@@ -665,7 +683,7 @@ mod tests {
 
     #[test]
     fn initial_registers_and_invocation_per_mode() {
-        // §3.1: configure writes 1e9/(itr*256) iff itr_setting != 0;
+        // e1000_configure_rx: configure writes 1e9/(itr*256) iff itr_setting != 0;
         // timers TIDV 8, TADV 32, RDTR 0, RADV 8.
         let m = E1000Itr::new(Driver::E1000, None);
         let p = m.initial();
@@ -698,7 +716,7 @@ mod tests {
 
     #[test]
     fn conservative_mode_never_reaches_70000() {
-        // §3.4 step 3/4: with itr_setting 3 a lowest class is turned into low
+        // e1000_set_itr: with itr_setting 3 a lowest class is turned into low
         // before the max, so ping traffic (1 packet of 98 B each way: the
         // "packets <= 2 and bytes < 512" test) stays at 20000 = the start
         // value, and nothing is written.
@@ -721,7 +739,7 @@ mod tests {
 
     #[test]
     fn non_gigabit_link_pins_4000() {
-        // §3.4 step 2: speed != 1000 -> new_itr 4000 (a decrease: at once).
+        // e1000_set_itr: speed != 1000 -> new_itr 4000 (a decrease: at once).
         let mut m = E1000Itr::new(Driver::E1000, Some(1)).with_link_mbps(100);
         let p = m.on_sample(&sample(100, (1, 98), (1, 98))).unwrap();
         assert_eq!(p.itr_256ns, Some(976));
@@ -730,15 +748,10 @@ mod tests {
 
     #[test]
     fn simplified_mode_uses_the_goc_dif_formula_every_watchdog() {
-        // §3.1 mode 4 -> §2 formula; symmetric 2-s traffic -> 2000/s (1953),
+        // Mode 4 -> the 5.x e1000_watchdog formula; symmetric 2-s traffic -> 2000/s (1953),
         // idle -> 8000/s (488); written on every run.
         let mut m = E1000Itr::new(Driver::E1000, Some(4));
-        let s = Sample {
-            now: SimTime(2_000_000_000),
-            tx_bytes: 50_000_000,
-            rx_bytes: 50_000_000,
-            ..Default::default()
-        };
+        let s = testutil::watchdog_octets(50_000_000, 50_000_000);
         assert_eq!(m.on_sample(&s).unwrap().itr_256ns, Some(1953));
         assert_eq!(
             m.on_sample(&Sample::default()).unwrap().itr_256ns,
@@ -766,7 +779,7 @@ mod tests {
 
     #[test]
     fn idle_ping_bulk_ping_sequence_mode_3() {
-        // Default (mode 3), hand-derived from §3.3/§3.4. Each row: the
+        // Default (mode 3), hand-derived from e1000_update_itr/e1000_set_itr. Each row: the
         // interrupt's TX and RX totals -> the ITR written (None = no write).
         //  1 idle (0 packets): classes stay 0, clamped to low -> 20000 = itr.
         //  2 ping 1x98 B each way: low, "<= 2 pkts, < 512 B" -> lowest -> low.

@@ -2,7 +2,8 @@
 //! 2024 ("e1000: Re-add AIM", review D46768), the `enable_aim` sysctl, and
 //! the per-queue `interrupt_rate` readback.
 //!
-//! Models (algorithms.md §5.1, §5.2; seed 000; seed-scenarios.md card 2):
+//! Models (FreeBSD `sys/dev/e1000/if_em.c` `em_newitr` and its igc twin
+//! `sys/dev/igc/if_igc.c` `igc_neweitr`, 2024; `if_em.h`, `if_igc.h`):
 //! a per-RX-queue latency class `nextlatency` in {disabled 0, lowest 1,
 //! low 2, bulk 3}, updated in the interrupt filter at every interrupt of the
 //! vector, before the deferred RX/TX task is scheduled. The inputs are the
@@ -71,6 +72,7 @@
 //! Units: bytes, packets, rates [int/s]; ITR [256 ns]; EITR raw [0.25 us],
 //! `eitr_us` [1 us].
 
+use super::e1000_itr::{latency_transition, LatencyClass};
 use super::{
     check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
     PortCaps, Sample, Throttle, TraceRow,
@@ -90,6 +92,8 @@ pub const INTS_DEFAULT: u32 = 8000;
 pub const EITR_QVECTOR_MASK: u32 = 0x7FFC;
 /// EITR bit 31 "counter ignore": a write does not reset the counters.
 pub const EITR_CNT_IGNR: u32 = 0x8000_0000;
+/// `em_newitr` bulk -> low byte threshold (as igb; Linux e1000: 6000) [bytes].
+pub const BULK_TO_LOW_BYTES: u64 = 1_500;
 
 /// Which register the rate is written to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +111,29 @@ pub enum Latency {
     Lowest = 1,
     Low = 2,
     Bulk = 3,
+}
+
+impl Latency {
+    /// The Linux class this one stands for; `None` for `disabled`, which
+    /// Linux does not have.
+    pub const fn class(self) -> Option<LatencyClass> {
+        match self {
+            Latency::Disabled => None,
+            Latency::Lowest => Some(LatencyClass::Lowest),
+            Latency::Low => Some(LatencyClass::Low),
+            Latency::Bulk => Some(LatencyClass::Bulk),
+        }
+    }
+}
+
+impl From<LatencyClass> for Latency {
+    fn from(c: LatencyClass) -> Self {
+        match c {
+            LatencyClass::Lowest => Latency::Lowest,
+            LatencyClass::Low => Latency::Low,
+            LatencyClass::Bulk => Latency::Bulk,
+        }
+    }
 }
 
 /// Driver and link settings the algorithm reads.
@@ -225,22 +252,8 @@ pub const fn register_word(target: AimTarget, rate: u32) -> u32 {
 /// The register settings a register word stands for.
 pub const fn params_for(target: AimTarget, reg: u32) -> ModerationParams {
     match target {
-        AimTarget::EmItr => ModerationParams {
-            itr_256ns: Some(reg),
-            eitr_us: None,
-            rdtr_1024ns: None,
-            radv_1024ns: None,
-            tidv_1024ns: None,
-            tadv_1024ns: None,
-        },
-        AimTarget::IgbEitr => ModerationParams {
-            itr_256ns: None,
-            eitr_us: Some((reg & EITR_QVECTOR_MASK) >> 2),
-            rdtr_1024ns: None,
-            radv_1024ns: None,
-            tidv_1024ns: None,
-            tadv_1024ns: None,
-        },
+        AimTarget::EmItr => ModerationParams::itr(reg),
+        AimTarget::IgbEitr => ModerationParams::eitr((reg & EITR_QVECTOR_MASK) >> 2),
     }
 }
 
@@ -267,53 +280,24 @@ pub fn aim_inputs(
 }
 
 /// One step of the latency state machine (AIM enabled), including the
-/// `enable_aim == 1` trim of `lowest` to `low`.
+/// `enable_aim == 1` trim of `lowest` to `low`. The lowest/low/bulk
+/// transitions are Linux e1000's table with igb's 1500-byte bulk -> low test
+/// ([`latency_transition`], where the shared arithmetic is documented);
+/// FreeBSD adds the `disabled` bootstrap, feeds it the larger direction's
+/// figures ([`aim_inputs`]) and runs it even when `packets` is 0.
 pub fn next_latency(cur: Latency, enable_aim: u32, bytes: u32, bpp: u32, packets: u32) -> Latency {
-    use Latency::*;
-    let next = match cur {
-        Disabled => Low,
-        Lowest => {
-            if bpp > 8000 {
-                Bulk
-            } else if packets < 5 && bytes > 512 {
-                Low
-            } else {
-                Lowest
-            }
-        }
-        Low => {
-            if bytes > 10_000 {
-                if bpp > 8000 || packets < 10 || bpp > 1200 {
-                    Bulk
-                } else if packets > 35 {
-                    Lowest
-                } else {
-                    Low
-                }
-            } else if bpp > 2000 {
-                Bulk
-            } else if packets < 3 && bytes < 512 {
-                Lowest
-            } else {
-                Low
-            }
-        }
-        Bulk => {
-            if bytes > 25_000 {
-                if packets > 35 {
-                    Low
-                } else {
-                    Bulk
-                }
-            } else if bytes < 1500 {
-                Low
-            } else {
-                Bulk
-            }
-        }
+    let next = match cur.class() {
+        None => Latency::Low,
+        Some(class) => Latency::from(latency_transition(
+            class,
+            u64::from(bytes),
+            u64::from(bpp),
+            u64::from(packets),
+            BULK_TO_LOW_BYTES,
+        )),
     };
-    if enable_aim == 1 && next == Lowest {
-        Low
+    if enable_aim == 1 && next == Latency::Lowest {
+        Latency::Low
     } else {
         next
     }
@@ -571,28 +555,20 @@ impl Moderator for FreebsdAim {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::rx;
     use super::*;
     use crate::units::{ints_per_s_to_itr_256ns, SimTime};
     use Latency::*;
 
-    fn rx(packets: u64, bytes: u64) -> Sample {
-        Sample {
-            rx_packets: packets,
-            rx_bytes: bytes,
-            interrupts: 1,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn rate_to_register_conversions() {
-        // §1.2 table and §5.1: EM_INTS_TO_ITR = 1e9 / (rate * 256), integer.
+        // 8254x SDM §13.4.18 and if_em.h: EM_INTS_TO_ITR = 1e9 / (rate * 256), integer.
         for (rate, itr) in [(4000, 976), (8000, 488), (20000, 195), (70000, 55)] {
             assert_eq!(em_ints_to_itr(rate), itr, "rate {rate}");
             // The u32 form agrees with the crate's u64 helper at these rates.
             assert_eq!(ints_per_s_to_itr_256ns(rate), itr);
         }
-        // §5.2 notes: IGC_INTS_TO_EITR values 4000 -> 1000, 8000 -> 500,
+        // if_igc.h IGC_INTS_TO_EITR: values 4000 -> 1000, 8000 -> 500,
         // 20000 -> 200, 70000 -> 56 (raw, 0.25 us); interval field = raw / 4.
         for (rate, raw, us) in [
             (4000, 1000, 250),
@@ -607,9 +583,10 @@ mod tests {
                 Some(us)
             );
         }
-        // §1.6: the 82575 gets the interval replicated into bits 31:16.
+        // em_newitr (as Linux igb_write_itr): the 82575 gets the interval
+        // replicated into bits 31:16.
         assert_eq!(igb_eitr_word(8000, true), 500 | (500 << 16));
-        // §5.1: IGB_DEFAULT_ITR = (1000000 / 8000) << 2 = 500.
+        // if_em.h: IGB_DEFAULT_ITR = (1000000 / 8000) << 2 = 500.
         let m = FreebsdAim::new(AimTarget::IgbEitr, 1);
         assert_eq!(m.register(), 500 | EITR_CNT_IGNR);
         assert_eq!(m.initial().eitr_us, Some(125));
@@ -617,11 +594,11 @@ mod tests {
 
     #[test]
     fn em_interrupt_rate_readback_matches_the_review() {
-        // Seed 000 / card 2: the em sysctl converts ITR back with the same
+        // Review D46768: the em sysctl converts ITR back with the same
         // macro, truncating. 488 -> 1e9/124928 = 8004.6 -> 8004 (static
         // 8000); 195 -> 1e9/49920 = 20032.05 -> 20032 (idle, aim=1);
         // 55 -> 1e9/14080 = 71022.7 -> 71022 (idle, aim=2: the review's
-        // "71k"; card 2 rounds it to 71023, C truncates); 976 -> 4002 ("4k").
+        // "71k"; rounding would give 71023, C truncates); 976 -> 4002 ("4k").
         let t = AimTarget::EmItr;
         for (reg, readback) in [(488, 8004), (195, 20032), (55, 71022), (976, 4002)] {
             assert_eq!(interrupt_rate_sysctl(t, reg), readback, "reg {reg}");
@@ -634,7 +611,7 @@ mod tests {
 
     #[test]
     fn igb_interrupt_rate_readback_wraps_above_32k() {
-        // §5.2: the 2024 igb/igc handler re-applies the forward macro:
+        // The 2024 igb/igc interrupt_rate handler re-applies the forward macro:
         // ((1e6 / (reg & 0x7FFC)) << 2) & 0x7FFC. Below 32768 it inverts:
         // 500 -> 2000 << 2 = 8000; 200 -> 5000 << 2 = 20000; 1000 -> 4000.
         // For 70K (raw 56): 1e6 / 56 = 17857, << 2 = 71428 = 0x11704,
@@ -663,7 +640,7 @@ mod tests {
 
     #[test]
     fn inputs_take_the_larger_direction() {
-        // §5.2: bytes = max, bpp = max of the per-direction averages,
+        // em_newitr: bytes = max, bpp = max of the per-direction averages,
         // packets = max; a direction needs both bytes and packets.
         assert_eq!(aim_inputs(9000, 1, 600, 10), (9000, 9000, 10));
         assert_eq!(aim_inputs(396, 6, 18168, 12), (18168, 1514, 12));
@@ -674,7 +651,7 @@ mod tests {
     #[test]
     fn latency_state_machine_transitions() {
         // (from, enable_aim, bytes, bpp, packets, expected), one row per
-        // branch and threshold edge of §5.2 (strict > and < as in the source).
+        // branch and threshold edge of em_newitr (strict > and < as in the source).
         let table = [
             // disabled: bootstrap to low whatever the traffic.
             (Disabled, 2, 98, 98, 1, Low),
@@ -729,7 +706,7 @@ mod tests {
                 "{from:?} aim={aim} bytes={bytes} bpp={bpp} packets={packets}"
             );
         }
-        // §5.2 rate table.
+        // em_newitr rate table.
         assert_eq!(latency_rate(Lowest, 8000), 70000);
         assert_eq!(latency_rate(Low, 8000), 20000);
         assert_eq!(latency_rate(Bulk, 8000), 4000);
@@ -794,7 +771,7 @@ mod tests {
 
     #[test]
     fn sequence_idle_ping_bulk_em_aim2() {
-        // Hand-derived from §5.2 (enable_aim=2, lem/em ITR):
+        // Hand-derived from em_newitr (enable_aim=2, lem/em ITR):
         let idle = Sample::default();
         let ping = rx(1, 98); // 98-byte echo frame
         let start = rx(3, 4542); // first bulk interrupt: 3 x 1514
@@ -861,7 +838,7 @@ mod tests {
 
     #[test]
     fn sequence_idle_ping_bulk_igb() {
-        // igb EITR (82576+): eitr_us = raw / 4; readbacks per §5.2.
+        // igb EITR (82576+): eitr_us = raw / 4; readbacks by the 2024 handler.
         let mut m = FreebsdAim::new(AimTarget::IgbEitr, 2);
         assert_eq!(m.initial().eitr_us, Some(125));
         assert_eq!(m.interrupt_rate(), 8000);
@@ -889,7 +866,7 @@ mod tests {
 
     #[test]
     fn review_d46768_readings() {
-        // Card 2: the tester booted with the default (aim=1), saw 20032 for
+        // Review D46768: the tester booted with the default (aim=1), saw 20032 for
         // every enable_aim value with no traffic, then 8k with aim=0 and 4k
         // with aim=1/2 under iperf, and idle 20k (aim=1) / 71k (aim=2).
         let mut m = FreebsdAim::new(AimTarget::EmItr, 1);

@@ -4,7 +4,8 @@
 //! plus the static and "off" settings; the EITR write deferred to the next
 //! interrupt.
 //!
-//! Models (algorithms.md §4 and §1.6; `igb_main.c@000ba1f` `igb_ring_irq_enable`,
+//! Models (I210 datasheet §8.8.14 EITR; Linux `igb_main.c@000ba1f`
+//! `igb_ring_irq_enable`,
 //! `igb_set_itr`, `igb_update_itr`, `igb_update_ring_itr`, `igb_write_itr`,
 //! `igb_assign_vector`, `igb_alloc_q_vector`; `igb_ethtool.c` coalesce):
 //!
@@ -55,7 +56,7 @@
 //!
 //! Units: `itr_val` raw [0.25 us]; output [1 us]; bytes [bytes].
 
-use super::e1000_itr::{update_class, LatencyClass};
+use super::e1000_itr::{class_trace, update_class, LatencyClass};
 use super::{
     BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
     Sample, Throttle, TraceRow,
@@ -346,10 +347,7 @@ impl Moderator for Igb {
     fn initial(&self) -> ModerationParams {
         // Nothing is written at configure time: EITR keeps its reset value 0
         // until the first interrupt writes `itr_val`.
-        ModerationParams {
-            eitr_us: Some(0),
-            ..Default::default()
-        }
+        ModerationParams::eitr(0)
     }
 
     fn invocation(&self) -> Invocation {
@@ -374,26 +372,19 @@ impl Moderator for Igb {
                 IgbPath::RingAverage => self.ring_path(s),
             }
         };
+        let mut values = class_trace(s, self.tx_class, self.rx_class);
+        values.extend([
+            ("class", class),
+            ("avg_wire_size", avg),
+            ("itr_val_raw", self.itr_val as i64),
+            ("pending", self.set_itr as i64),
+            ("eitr_us_written", written.map_or(-1, |v| v as i64)),
+        ]);
         self.last = Some(TraceRow {
             t_ns: s.now.as_ns(),
-            values: vec![
-                ("tx_packets", s.tx_packets as i64),
-                ("tx_bytes", s.tx_bytes as i64),
-                ("rx_packets", s.rx_packets as i64),
-                ("rx_bytes", s.rx_bytes as i64),
-                ("tx_class", self.tx_class as i64),
-                ("rx_class", self.rx_class as i64),
-                ("class", class),
-                ("avg_wire_size", avg),
-                ("itr_val_raw", self.itr_val as i64),
-                ("pending", self.set_itr as i64),
-                ("eitr_us_written", written.map_or(-1, |v| v as i64)),
-            ],
+            values,
         });
-        written.map(|us| ModerationParams {
-            eitr_us: Some(us),
-            ..Default::default()
-        })
+        written.map(ModerationParams::eitr)
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -403,9 +394,9 @@ impl Moderator for Igb {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::sample;
     use super::LatencyClass::*;
     use super::*;
-    use crate::units::SimTime;
 
     #[test]
     fn config_refuses_what_igb_set_coalesce_refuses() {
@@ -433,17 +424,6 @@ mod tests {
         assert_eq!(cfg(3).validate(&itr_port).unwrap_err().field, "kind");
     }
 
-    fn sample(k: u64, tx: (u64, u64), rx: (u64, u64)) -> Sample {
-        Sample {
-            now: SimTime(k * 100_000),
-            tx_packets: tx.0,
-            tx_bytes: tx.1,
-            rx_packets: rx.0,
-            rx_bytes: rx.1,
-            interrupts: 1,
-        }
-    }
-
     /// One interrupt's traffic: ((tx packets, tx bytes), (rx packets, rx bytes)).
     type Step = ((u64, u64), (u64, u64));
 
@@ -452,7 +432,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(k, &(tx, rx))| {
-                m.on_sample(&sample(k as u64, tx, rx))
+                m.on_sample(&sample(k as u64 * 100_000, tx, rx))
                     .and_then(|p| p.eitr_us)
             })
             .collect()
@@ -460,7 +440,7 @@ mod tests {
 
     #[test]
     fn settings_follow_ethtool_coalesce() {
-        // algorithms.md §4 "Settings": 1 or 3 -> dynamic, else usecs << 2;
+        // igb_set_coalesce / igb_alloc_q_vector: 1 or 3 -> dynamic, else usecs << 2;
         // 0 -> 0; valid static 10..10000 us; default IGB_DEFAULT_ITR 3.
         // itr_val starts at IGB_START_ITR for 1..3, else the setting;
         // igb_write_itr writes itr_val & 0x7FFC, 0 -> 4 (1 us).
@@ -492,7 +472,7 @@ mod tests {
 
     #[test]
     fn constants_match_the_section_1_6_table() {
-        // §1.6: raw / 4 = interval [us] on 82576+: 56 -> 14, 196 -> 49,
+        // I210 datasheet §8.8.14: raw / 4 = interval [us] on 82576+: 56 -> 14, 196 -> 49,
         // 648 -> 162, 980 -> 245.
         let table = [
             (IGB_70K_ITR, 14),
@@ -510,7 +490,7 @@ mod tests {
 
     #[test]
     fn set_itr_smoothing_is_a_no_op() {
-        // §4.2 step 5: for new > old, new*old/(new + old/4) < new, so the
+        // igb_set_itr: for new > old, new*old/(new + old/4) < new, so the
         // max is new; decreases are direct.
         let table = [
             (980, 196, 980), // 192080 / 1029 = 186 -> 980
@@ -527,7 +507,7 @@ mod tests {
 
     #[test]
     fn ring_itr_follows_the_average_wire_size_rule() {
-        // §4.3 examples: 64 B -> avg 88 -> 44 (mode 3: 196); 576 B -> 600/3
+        // igb_update_ring_itr by hand: 64 B -> avg 88 -> 44 (mode 3: 196); 576 B -> 600/3
         // = 200; 1500 B -> 1524/2 = 762 (written 760, 190 us); >= 2976 B ->
         // 3000/2 = 1500; no packets -> None (keep). (rx, tx) each as
         // (packets, bytes).
@@ -560,7 +540,7 @@ mod tests {
 
     #[test]
     fn nothing_at_up_first_interrupt_writes_itr_val() {
-        // §4.1 / igb_assign_vector: set_itr = 1 at configure; the register is
+        // igb_assign_vector: set_itr = 1 at configure; the register is
         // written at the first interrupt. Static 125 us: written once.
         let mut m = Igb::new(Some(125), false);
         assert_eq!(m.initial().eitr_us, Some(0));
@@ -578,7 +558,7 @@ mod tests {
 
     #[test]
     fn non_gigabit_link_uses_4k() {
-        // §4.2 step 1 / §4.3: speed != 1000 -> 980 (245 us), both paths.
+        // igb_set_itr / igb_update_ring_itr: speed != 1000 -> 980 (245 us), both paths.
         for multi in [false, true] {
             let mut m = Igb::new(None, multi).with_link_mbps(100);
             let ping = ((1, 98), (1, 98));
@@ -591,8 +571,8 @@ mod tests {
 
     #[test]
     fn latency_path_sequence_mode_3() {
-        // Single vector, default setting 3; hand-derived from §4.1-4.2 and
-        // the §3.3 machine with 1500 in the bulk test. Row k returns what
+        // Single vector, default setting 3; hand-derived from igb_set_itr and
+        // igb_update_itr (1500 in the bulk test). Row k returns what
         // call k-1 stored (row 1: IGB_START_ITR from configure).
         //  1 idle: write 648 (162 us). 0 packets: classes stay lowest;
         //    current lowest -> clamp low -> 196 != 648: store 196.
@@ -643,7 +623,7 @@ mod tests {
 
     #[test]
     fn latency_path_keeps_lowest_under_many_full_frames() {
-        // §3.3 lowest branch: only bpp > 8000 or (< 5 packets and > 512 B)
+        // igb_update_itr lowest branch: only bpp > 8000 or (< 5 packets and > 512 B)
         // leave lowest, so 40 full frames per interrupt keep igb at 20K in
         // mode 3 (70K in mode 1).
         let bulk = ((20, 1_320), (40, 60_560));
@@ -661,7 +641,7 @@ mod tests {
 
     #[test]
     fn ring_path_sequence_mode_3() {
-        // Multi-vector, setting 3; hand-derived from §4.3.
+        // Multi-vector, setting 3; hand-derived from igb_update_ring_itr.
         //  1 idle: write 648 (162 us); avg 0 -> keep.
         //  2 ping 98 B: (98+24)/2 = 61 < 196 -> 196: store.
         //  3 RX 40x1514, TX 20x66: write 196 (49 us); avg 1538 -> 769: store.

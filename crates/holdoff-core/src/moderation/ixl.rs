@@ -1,7 +1,7 @@
 //! FreeBSD ixl (Intel X710/XL710) dynamic ITR: `ixl_set_queue_rx_itr` and
 //! `ixl_set_queue_tx_itr`, and the static `rx_itr`/`tx_itr` tunables.
 //!
-//! Models (algorithms.md §6; FreeBSD `sys/dev/ixl/ixl_pf_main.c`
+//! Models (FreeBSD `sys/dev/ixl/ixl_pf_main.c`
 //! `ixl_set_queue_rx_itr`, `ixl_configure_rx_itr`, `ixl_save_pf_tunables`,
 //! `ixl.h` constants, iflib-era copies): per ring the driver keeps `itr` (the
 //! `PFINT_ITRN` value, 2 us units) and a latency state (LOW 0, AVE 1,
@@ -281,10 +281,7 @@ impl Moderator for Ixl {
 
     fn initial(&self) -> ModerationParams {
         // `ixl_configure_{rx,tx}_itr` writes the tunables.
-        ModerationParams {
-            eitr_us: Some(ixl_itr_to_us(self.effective_itr())),
-            ..Default::default()
-        }
+        ModerationParams::eitr(ixl_itr_to_us(self.effective_itr()))
     }
 
     fn invocation(&self) -> Invocation {
@@ -319,10 +316,7 @@ impl Moderator for Ixl {
                 ("written", written as i64),
             ],
         });
-        written.then_some(ModerationParams {
-            eitr_us: Some(us),
-            ..Default::default()
-        })
+        written.then_some(ModerationParams::eitr(us))
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {
@@ -332,23 +326,18 @@ impl Moderator for Ixl {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::Latency::*;
     use super::*;
-    use crate::units::SimTime;
 
+    /// Interrupt `k` (100 us apart) with `bytes` of RX in full 1514-B frames.
     fn rx(k: u64, bytes: u64) -> Sample {
-        Sample {
-            now: SimTime(k * 100_000),
-            rx_bytes: bytes,
-            rx_packets: bytes.div_ceil(1514),
-            interrupts: 1,
-            ..Default::default()
-        }
+        testutil::sample(k * 100_000, (0, 0), (bytes.div_ceil(1514), bytes))
     }
 
     #[test]
     fn constants_and_units() {
-        // §6 constants in 2 us units: 100K = 10 us, 20K = 50 us, 8K = 124 us,
+        // ixl.h constants in 2 us units: 100K = 10 us, 20K = 50 us, 8K = 124 us,
         // 4K = 244 us, 1K = 1000 us.
         let table = [
             (IXL_ITR_100K, 10),
@@ -365,7 +354,7 @@ mod tests {
 
     #[test]
     fn latency_transitions_follow_the_thresholds() {
-        // §6 switch: LOW b > 10 -> AVE/20K; AVE b > 20 -> BULK/8K, b <= 10 ->
+        // ixl_set_queue_rx_itr switch: LOW b > 10 -> AVE/20K; AVE b > 20 -> BULK/8K, b <= 10 ->
         // LOW/100K; BULK b <= 20 -> AVE/20K; otherwise the state becomes LOW
         // (rx_latency starts at 0) and the target is the current itr.
         let table = [
@@ -390,7 +379,7 @@ mod tests {
 
     #[test]
     fn smoothing_is_a_tenth_in_the_rate_domain() {
-        // §6: v = 10*target*old / (9*target + old), integer; 1/v = 0.9/old +
+        // ixl_set_queue_rx_itr: v = 10*target*old / (9*target + old), integer; 1/v = 0.9/old +
         // 0.1/target. Hand values: (5, 62) -> 3100/107 = 28; (25, 28) ->
         // 7000/253 = 27; (62, 27) -> 16740/585 = 28; (5, 27) -> 1350/72 = 18;
         // (25, 62) -> 15500/287 = 54; (62, 25) -> 15500/583 = 26; clamp:
@@ -439,7 +428,7 @@ mod tests {
 
     #[test]
     fn idle_ping_bulk_ping_sequence() {
-        // Dynamic RX, defaults (itr 62, AVE). Hand-derived from §6:
+        // Dynamic RX, defaults (itr 62, AVE). Hand-derived from ixl_set_queue_rx_itr:
         //  1 idle: nothing.
         //  2 ping 98 B: b = 98/62 = 1 <= 10 -> LOW, target 5: 28 (56 us).
         //  3 ping: b = 98/28 = 3; LOW stays (no transition): no write.

@@ -22,6 +22,8 @@ pub mod freebsd_aim;
 pub mod igb;
 pub mod ixl;
 pub mod static_policy;
+#[cfg(test)]
+mod testutil;
 
 use crate::units::SimTime;
 pub use dim::DimCfg;
@@ -111,16 +113,24 @@ pub trait ModeratorConfig {
     }
 }
 
+/// The four delay timers of the e1000 kinds in register order (RDTR, RADV,
+/// TIDV, TADV): the `ModerationParams` field and the config field, which
+/// takes the Linux e1000 module-parameter name (`RxIntDelay` ... as
+/// `rx_int_delay` ...).
+pub(crate) const E1000_TIMERS: [(&str, &str); 4] = [
+    ("rdtr_1024ns", "rx_int_delay"),
+    ("radv_1024ns", "rx_abs_int_delay"),
+    ("tidv_1024ns", "tx_int_delay"),
+    ("tadv_1024ns", "tx_abs_int_delay"),
+];
+
 /// `config_field` of the kinds whose delay timers take the Linux e1000
-/// module-parameter names (`RxIntDelay` ... as `rx_int_delay` ...).
+/// module-parameter names ([`E1000_TIMERS`]).
 pub(crate) fn e1000_timer_field(param: &str) -> Option<&'static str> {
-    match param {
-        "rdtr_1024ns" => Some("rx_int_delay"),
-        "radv_1024ns" => Some("rx_abs_int_delay"),
-        "tidv_1024ns" => Some("tx_int_delay"),
-        "tadv_1024ns" => Some("tx_abs_int_delay"),
-        _ => None,
-    }
+    E1000_TIMERS
+        .iter()
+        .find(|(p, _)| *p == param)
+        .map(|(_, field)| *field)
 }
 
 /// Counters since the previous call, for one interrupt vector.
@@ -149,6 +159,32 @@ pub struct ModerationParams {
     pub tidv_1024ns: Option<u32>,
     /// TX absolute timer TADV [1.024 us]; 0 = off.
     pub tadv_1024ns: Option<u32>,
+}
+
+impl ModerationParams {
+    /// A write of the ITR interval alone [256 ns]; other registers as they are.
+    pub const fn itr(itr_256ns: u32) -> Self {
+        ModerationParams {
+            itr_256ns: Some(itr_256ns),
+            eitr_us: None,
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        }
+    }
+
+    /// A write of the EITR interval alone [1 us]; other registers as they are.
+    pub const fn eitr(eitr_us: u32) -> Self {
+        ModerationParams {
+            itr_256ns: None,
+            eitr_us: Some(eitr_us),
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+        }
+    }
 }
 
 /// When the driver calls the algorithm.

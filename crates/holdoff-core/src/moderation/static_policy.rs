@@ -3,7 +3,8 @@
 //! OpenBSD em, ethtool -C with adaptive off).
 //!
 //! Parameters: any ITR/EITR value and any RDTR/RADV/TIDV/TADV values, in
-//! hardware units. Source: algorithms.md §1.2-1.4.
+//! hardware units. Source: 8254x SDM §13.4.18 (ITR), §13.4.30/31
+//! (RDTR/RADV), §13.4.41/44 (TIDV/TADV).
 
 use super::{
     check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,

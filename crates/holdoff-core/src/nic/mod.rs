@@ -23,12 +23,22 @@
 //!   once; one arriving inside it waits for the interval's end; at the end
 //!   the vector asserts only if causes are still pending, otherwise it stays
 //!   idle and the next cause asserts at once.
+//! - Clock: the throttle counts on the port's own reference clock (a 25 MHz
+//!   crystal), which is off nominal by a few tens of ppm (Intel's LAN design
+//!   guides: within +-50 ppm to meet IEEE 802.3, +-30 ppm recommended).
+//!   `set_clock_error_ppb` sets that error; the interval then lasts
+//!   `interval * (1 - error)` of simulated (host) time. Two ports' throttle
+//!   windows therefore drift against each other, which decides how often a
+//!   request/response exchange takes one interval per round trip rather than
+//!   two (docs/models/throttled-rr.md). Registers and reports keep the
+//!   nominal interval.
 //! - Modes: legacy INTx (a level line, shareable by several ports), MSI (one
 //!   message per assertion) and MSI-X (one vector per queue, own EITR; the
 //!   delay timers are bypassed as on 82574/82576 in MSI-X mode).
 //!
 //! Simplifies: descriptor write-back is not batched (visible at DMA
-//! completion); no PCI bus contention model beyond the fixed DMA latencies;
+//! completion); the delay timers (RDTR/RADV/TIDV/TADV) run at their nominal
+//! rate (at 30 ppm a 65.5 us timer moves by 2 ns); no PCI bus contention model beyond the fixed DMA latencies;
 //! EICR per-queue bits are represented by RXT0/TXDW on the queue's vector; no
 //! link state changes (LSC) during a run.
 //!
@@ -49,7 +59,7 @@ use crate::engine::Timer;
 use crate::packet::{DropReason, Packet};
 use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
-use chip::ChipProfile;
+use chip::{ChipProfile, LegacyItr};
 use registers::{DelayRegs, WriteLog};
 use timers::{DelayOutcome, DelayPair};
 
@@ -90,6 +100,10 @@ pub struct PortConfig {
     pub set_ide: bool,
     /// RXDMT0 threshold as a right shift of the ring size (1 = 1/2, 2 = 1/4, 3 = 1/8).
     pub rdmts_shift: u32,
+    /// What the chip does with a legacy ITR (0x000C4) write in INTx/MSI
+    /// mode: the chip's default (`ChipProfile::legacy_itr`) unless the
+    /// scenario picks the other behaviour (see `chip::LegacyItr`).
+    pub legacy_itr: LegacyItr,
 }
 
 /// Something the port asks the world to schedule.
@@ -129,6 +143,13 @@ struct Vector {
     icr: u32,
     ims: u32,
     interval: Nanos,
+    /// The interval as the port's own clock counts it, in simulated time
+    /// [ps]: `interval` corrected by the port's clock error.
+    period_ps: u64,
+    /// Picoseconds of the last countdown not yet spent (the simulated clock
+    /// counts whole ns; the remainder carries to the next countdown so that
+    /// a drift below 1 ns per interval still accumulates).
+    carry_ps: u64,
     /// Raw register value as written (for outputs).
     reg: u32,
     next_allowed: SimTime,
@@ -245,6 +266,9 @@ pub struct NicPort {
     write_log: WriteLog,
     pub stats: PortStats,
     log: Option<Vec<RegOp>>,
+    /// Error of the port's reference clock [parts per billion]; positive =
+    /// fast (its intervals end early). 0 unless set.
+    clock_error_ppb: i32,
 }
 
 impl NicPort {
@@ -277,6 +301,8 @@ impl NicPort {
                 icr: 0,
                 ims: 0,
                 interval: Nanos::ZERO,
+                period_ps: 0,
+                carry_ps: 0,
                 reg: 0,
                 next_allowed: SimTime::ZERO,
                 timer: Timer::default(),
@@ -334,7 +360,23 @@ impl NicPort {
             write_log: WriteLog::default(),
             stats: PortStats::default(),
             log: None,
+            clock_error_ppb: 0,
         }
+    }
+
+    /// Set the error of the port's reference clock [parts per billion;
+    /// positive = fast]. The throttle intervals (already written and later
+    /// ones) then last `interval * (1 - error)` of simulated time.
+    pub fn set_clock_error_ppb(&mut self, ppb: i32) {
+        self.clock_error_ppb = ppb;
+        for v in &mut self.vectors {
+            v.period_ps = on_clock_ps(v.interval, ppb);
+        }
+    }
+
+    /// The port's clock error [parts per billion].
+    pub fn clock_error_ppb(&self) -> i32 {
+        self.clock_error_ppb
     }
 
     // ---------------------------------------------------------------- topology
@@ -453,10 +495,13 @@ impl NicPort {
             }
         }
         v.last_assert = Some(now);
-        v.spacing_floor = v.interval;
+        let total_ps = v.period_ps + v.carry_ps;
+        let period = Nanos(total_ps / 1000);
+        v.carry_ps = total_ps % 1000;
+        v.spacing_floor = period;
         v.interrupts += 1;
         v.line_high = true;
-        v.next_allowed = now + v.interval;
+        v.next_allowed = now + period;
         out.asserts.push(vector);
         if !v.interval.is_zero() {
             // The countdown runs; at its end pending causes assert again.
@@ -514,6 +559,12 @@ impl NicPort {
     pub fn throttle(&self, vector: u16) -> (Nanos, u32) {
         let v = &self.vectors[vector as usize];
         (v.interval, v.reg)
+    }
+
+    /// The throttle interval of a vector as the port's clock counts it, in
+    /// simulated time [ns] (the interval corrected by the clock error).
+    pub fn throttle_period(&self, vector: u16) -> Nanos {
+        Nanos(self.vectors[vector as usize].period_ps / 1000)
     }
 
     // ------------------------------------------------------------------- RX
@@ -747,6 +798,16 @@ impl NicPort {
         let tx: u64 = self.txq.iter().map(|q| q.unkicked as u64).sum();
         self.rx_fifo_frames as u64 + rx + tx
     }
+}
+
+/// A duration counted by a clock that is `ppb` parts per billion fast, in
+/// true time [ps]: `d * (1 - ppb / 1e9)`, rounded to the nearest ps.
+fn on_clock_ps(d: Nanos, ppb: i32) -> u64 {
+    let ps = d.as_ns() as i128 * 1000;
+    let x = ps * ppb as i128;
+    let half = 500_000_000i128 * x.signum();
+    let corr = (x + half) / 1_000_000_000;
+    (ps - corr).max(0) as u64
 }
 
 #[cfg(test)]

@@ -3,15 +3,18 @@
 //!
 //! Models: register writes through `NicPort::apply_params` (ITR/EITR,
 //! RDTR, RADV, TIDV, TADV) against the chip's `RegisterMap`:
-//! - a write to a register the chip lacks (`RegPresence::Absent`, e.g. RADV
-//!   on the I210) is dropped;
+//! - a write to a register the chip lacks (`RegPresence::Absent`, e.g. RADV,
+//!   TIDV, TADV on the I210) is dropped;
 //! - a write to a register the model keeps as a what-if
-//!   (`RegPresence::WhatIf`, e.g. TIDV on the I210) acts as on an 8254x;
+//!   (`RegPresence::WhatIf`, RDTR on the I210) acts as on an 8254x;
 //! - a delay-timer write that cannot act (MSI-X mode bypasses the delay
 //!   timers; TIDV/TADV without IDE on the TX descriptors; RADV with RDTR = 0,
 //!   TADV with TIDV = 0) is held but inert;
 //! - a throttle value given in the other unit is converted with truncation
-//!   (1 us = 1000/256 ITR units).
+//!   (1 us = 1000/256 ITR units);
+//! - on an EITR-class chip outside MSI-X mode, a value in 256 ns is a write
+//!   to the legacy ITR (0x000C4): applied to EITR[0] or dropped, as the
+//!   port's `LegacyItr` says (`chip::LegacyItr`; recorded either way).
 //!
 //! Each such case is recorded once per register (`IgnoredWrite`), so the
 //! record is bounded (at most one entry per register, 7 registers) whatever
@@ -25,7 +28,7 @@
 //! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
 //! `eitr_256ns`, `*_1024ns`). Sources: see `chip::RegisterMap`.
 
-use super::chip::{RegPresence, ThrottleKind};
+use super::chip::{LegacyItr, RegPresence, ThrottleKind};
 use super::{IntMode, NicOut, NicPort};
 use crate::moderation::ModerationParams;
 use crate::units::{eitr_us_to_nanos, itr_256ns_to_nanos, ticks_1024ns_to_nanos, Nanos, SimTime};
@@ -339,19 +342,34 @@ impl NicPort {
                 }
                 Some((us, eitr_us_to_nanos(us)))
             }
-            (ThrottleKind::Eitr1us, Some(itr), None) => {
-                let ns = itr as u64 * 256;
-                let us = (ns / 1000) as u32;
-                if ns != us as u64 * 1000 {
-                    self.write_log.note(reg, "itr_256ns", itr, Some(us), || {
+            (ThrottleKind::Eitr1us, Some(itr), None) if self.cfg.mode != IntMode::Msix => {
+                // A value in 256 ns outside MSI-X mode is a write to the
+                // legacy ITR (0x000C4), as OpenBSD em(4) does on every MAC;
+                // whether the chip honours it is `LegacyItr`.
+                if self.cfg.legacy_itr == LegacyItr::Ignored {
+                    self.write_log.note(Reg::Itr, "itr_256ns", itr, None, || {
                         format!(
-                            "{chip} counts EITR in 1 us (I210 datasheet §8.8.14): itr_256ns = \
-                             {itr} ({ns} ns) is held as eitr_us = {us} (truncated)"
+                            "{chip} has no legacy ITR register (0x000C4) in its datasheet map: \
+                             EITR[0] is the moderation register in INTx/MSI mode; with \
+                             legacy_itr = \"ignored\" the write of {itr} is dropped and EITR[0] \
+                             keeps its reset value 0 (no throttle)"
                         )
                     });
+                    return None;
                 }
-                Some((us, eitr_us_to_nanos(us)))
+                if itr != 0 {
+                    self.write_log
+                        .note(Reg::Itr, "itr_256ns", itr, Some(itr), || {
+                            format!(
+                            "{chip} has no legacy ITR register (0x000C4) in its datasheet map; \
+                             with legacy_itr = \"honoured\" (the chip default, not settled by \
+                             the datasheet) the model applies the write of {itr} to EITR[0]"
+                        )
+                        });
+                }
+                Some(self.itr_as_eitr_us(reg, itr))
             }
+            (ThrottleKind::Eitr1us, Some(itr), None) => Some(self.itr_as_eitr_us(reg, itr)),
             (_, Some(itr), eitr) => {
                 if let Some(us) = eitr {
                     self.write_log.note(reg, "eitr_us", us, Some(itr), || {
@@ -379,6 +397,23 @@ impl NicPort {
         }
     }
 
+    /// An ITR value [256 ns] held in the 1 us EITR field (truncated), with
+    /// the lossy conversion recorded. Returns (eitr_us, interval).
+    fn itr_as_eitr_us(&mut self, reg: Reg, itr: u32) -> (u32, Nanos) {
+        let chip = self.chip.name;
+        let ns = itr as u64 * 256;
+        let us = (ns / 1000) as u32;
+        if ns != us as u64 * 1000 {
+            self.write_log.note(reg, "itr_256ns", itr, Some(us), || {
+                format!(
+                    "{chip} counts EITR in 1 us (I210 datasheet §8.8.14): itr_256ns = \
+                     {itr} ({ns} ns) is held as eitr_us = {us} (truncated)"
+                )
+            });
+        }
+        (us, eitr_us_to_nanos(us))
+    }
+
     /// Write the throttle register of one vector. ITR: the new interval
     /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
     /// write also zeroes the counter, so pending causes assert at once
@@ -392,9 +427,11 @@ impl NicPort {
         out: &mut NicOut,
     ) {
         let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
+        let period_ps = super::on_clock_ps(interval, self.clock_error_ppb);
         let v = &mut self.vectors[vector as usize];
         v.reg = reg;
         v.interval = interval;
+        v.period_ps = period_ps;
         if resets_counter {
             v.next_allowed = now;
             v.spacing_floor = Nanos::ZERO;

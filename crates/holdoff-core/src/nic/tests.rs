@@ -41,6 +41,7 @@ impl Rig {
             mode,
             set_ide,
             rdmts_shift: 1,
+            legacy_itr: chip.legacy_itr,
         };
         let port = NicPort::new(chip, cfg, LinkDir::new(BitsPerSec::GIGABIT, Nanos(0)));
         let mut r = Rig {
@@ -300,6 +301,7 @@ fn rx_fifo_overrun_when_frames_outrun_the_descriptor_engine() {
         throttle: ThrottleKind::Itr256ns,
         has_abs_timers: true,
         regs: RegisterMap::E1000,
+        legacy_itr: chip::LegacyItr::Native,
         msix: false,
         max_queues: 1,
         max_ring: 4096,
@@ -398,11 +400,12 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // (ITR), §13.4.30/31 (RDTR, RADV), §13.4.41/44 (TIDV, TADV); 82574:
     // EITR in 256 ns and the same delay timers (82574/82583V datasheet
     // §9.2.6); igb class: EITR in 1 us is the only moderation register (I210
-    // datasheet §8.8.14), RADV/TADV absent; RDTR, TIDV and IDE kept as a
-    // what-if (the OpenBSD IDE variant of seed 004 relies on TIDV on i210).
+    // datasheet §8.8.14), RADV, TIDV, TADV and the IDE bit absent (no TIDV
+    // or TADV between TDT and TXDCTL; advanced descriptors without IDE);
+    // RDTR kept as a what-if.
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
-    let igb = [WhatIf, Absent, WhatIf, Absent, WhatIf];
+    let igb = [WhatIf, Absent, Absent, Absent, Absent];
     let table: [Row; 7] = [
         ("82540", ThrottleKind::Itr256ns, e1000),
         ("82546", ThrottleKind::Itr256ns, e1000),
@@ -481,7 +484,7 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
             },
         ),
         (
-            // igb class: EITR in 1 us, no RADV/TADV (null).
+            // igb class: EITR in 1 us, no RADV/TIDV/TADV/IDE (null).
             "i210",
             IntMode::Msi,
             Registers {
@@ -490,9 +493,9 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
                 eitr_us: Some(vec![0]),
                 rdtr_1024ns: Some(0),
                 radv_1024ns: None,
-                tidv_1024ns: Some(0),
+                tidv_1024ns: None,
                 tadv_1024ns: None,
-                ide: Some(true),
+                ide: None,
                 delay_timers_active: true,
             },
         ),
@@ -741,15 +744,17 @@ fn held_but_inert_writes_are_recorded_with_the_register_value() {
 }
 
 #[test]
-fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
-    // The I210 has neither TIDV nor an IDE bit in its advanced descriptor;
-    // the model keeps the 8254x rule as a what-if: with set_ide the TXDW
-    // cause waits TIDV = 8 ticks (8 x 1.024 us) after write-back, exactly as
-    // on the 82546 (tx_with_ide_waits_for_tidv_without_ide_is_immediate).
+fn tidv_on_i210_is_ignored_and_tx_completions_are_immediate() {
+    // The I210 has no TIDV (its transmit registers go from TDT to TXDCTL)
+    // and its advanced descriptors no IDE bit: a TIDV write is dropped and
+    // recorded, and TXDW is raised at write-back whatever set_ide says: one
+    // 64-B frame, TX DMA + 672 ns on the wire, then the cause at once
+    // (on an 82546 with IDE it would wait 8 x 1.024 us more).
     let c = chip_named("i210");
     let mut r = Rig::new(c, IntMode::Msi, true, 256);
     r.params(ModerationParams {
         tidv_1024ns: Some(8),
+        tadv_1024ns: Some(8),
         ..Default::default()
     });
     assert!(r.port.tx_post(0, pkt(0)));
@@ -757,7 +762,7 @@ fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
     r.drain();
     r.run_to(1_000_000);
     let done = c.tx_dma_ns.as_ns() + 672;
-    assert_eq!(r.assert_times(), vec![done + 8 * 1024]);
+    assert_eq!(r.assert_times(), vec![done]);
     let regs: Vec<_> = r
         .port
         .ignored_writes()
@@ -766,10 +771,155 @@ fn tidv_on_i210_acts_as_a_what_if_and_is_recorded_with_ide() {
         .collect();
     assert_eq!(
         regs,
-        vec![
-            ("TIDV", "tidv_1024ns", Some(8)),
-            ("IDE", "set_ide", Some(1))
-        ]
+        vec![("TADV", "tadv_1024ns", None), ("TIDV", "tidv_1024ns", None)]
     );
-    assert_eq!(r.port.registers().tidv_1024ns, Some(8));
+    assert_eq!(r.port.registers().tidv_1024ns, None);
+    assert_eq!(r.port.registers().ide, None);
+}
+
+// ------------------------------------------------ legacy ITR on EITR chips
+
+#[test]
+fn legacy_itr_write_is_honoured_or_ignored_as_the_port_says() {
+    use chip::LegacyItr::{Honoured, Ignored, Native};
+    // OpenBSD em(4) writes only the legacy ITR (0x000C4) = 488 (8000/s).
+    // Table: (chip, mode, chip default, behaviour run, EITR/ITR interval in
+    // effect [ns], ITR warning: None = no entry, Some(held) = entry holding
+    // `held` (None inside = dropped)), then the interrupts taken by 200
+    // frames 5 us apart (1 ms) with RDTR = 0 (every frame an immediate
+    // cause) and an instant driver.
+    // - 82546 (8254x SDM §13.4.18): ITR is native, 488 x 256 ns = 124.928 us.
+    //   A throttled vector asserts at d, d + I, d + 2I, ... (d = DMA) while
+    //   causes are pending; the last frame lands at 995 us + d, so the
+    //   assertions are k = 0 ..= ceil(995 us / I): ceil(995 / I) + 1.
+    // - i210 honoured: EITR[0] = 488 x 256 ns held in 1 us, truncated to
+    //   124 us (I210 datasheet §8.8.14: 1 us granularity); same count.
+    // - i210 ignored: EITR[0] keeps its reset value 0: no throttle, so every
+    //   frame is its own interrupt: 200.
+    // - in MSI-X mode the write is an EITR value in the other unit
+    //   (converted, as before), whatever `legacy_itr` says.
+    type Row = (
+        &'static str,
+        IntMode,
+        LegacyItr,
+        LegacyItr,
+        u64,
+        Option<Option<u32>>,
+    );
+    let rows: [Row; 6] = [
+        ("82546", IntMode::Intx, Native, Native, 124_928, None),
+        (
+            "i210",
+            IntMode::Msi,
+            Honoured,
+            Honoured,
+            124_000,
+            Some(Some(488)),
+        ),
+        ("i210", IntMode::Msi, Honoured, Ignored, 0, Some(None)),
+        ("i211", IntMode::Intx, Honoured, Ignored, 0, Some(None)),
+        (
+            "i350",
+            IntMode::Msi,
+            Honoured,
+            Honoured,
+            124_000,
+            Some(Some(488)),
+        ),
+        ("i210", IntMode::Msix, Honoured, Ignored, 124_000, None),
+    ];
+    for (name, mode, default, run, interval, itr_note) in rows {
+        // 124.928 us -> 9 interrupts, 124 us -> 10, no throttle -> 200.
+        let ints = match interval {
+            0 => 200,
+            i => 995_000u64.div_ceil(i) + 1,
+        };
+        let c = chip_named(name);
+        assert_eq!(c.legacy_itr, default, "{name} default");
+        let mut r = Rig::new(c, mode, false, 256);
+        r.port.cfg.legacy_itr = run;
+        r.auto_service = true;
+        r.params(ModerationParams {
+            itr_256ns: Some(488),
+            rdtr_1024ns: Some(0),
+            ..Default::default()
+        });
+        let what = format!("{name} {mode:?} {}", run.name());
+        assert_eq!(r.port.throttle(0).0.as_ns(), interval, "{what}: interval");
+        let itr = ignored(&r.port, "ITR");
+        match itr_note {
+            None => assert!(itr.is_empty(), "{what}: {itr:?}"),
+            Some(held) => {
+                assert_eq!(itr.len(), 1, "{what}");
+                assert_eq!((itr[0].field, itr[0].value), ("itr_256ns", 488), "{what}");
+                assert_eq!(itr[0].held, held, "{what}");
+                assert!(
+                    itr[0].reason.contains(run.name()),
+                    "{what}: {}",
+                    itr[0].reason
+                );
+            }
+        }
+        for i in 0..200 {
+            r.rx_at(i * 5_000);
+        }
+        r.run_to(1_200_000);
+        assert_eq!(r.port.interrupts(0), ints, "{what}: interrupts");
+    }
+}
+
+#[test]
+fn every_eitr_class_preset_has_a_legacy_itr_choice_and_no_other_does() {
+    // The property is meaningful exactly where the throttle is EITR in 1 us
+    // (igb class); the 8254x and the 82574 have ITR at 0x000C4 themselves.
+    for c in chip::presets() {
+        let native = c.legacy_itr == chip::LegacyItr::Native;
+        assert_eq!(native, c.throttle != ThrottleKind::Eitr1us, "{}", c.name);
+    }
+    // Seed 004's ~8000 interrupts/s under OpenBSD em(4), which writes only
+    // 0x000C4, is what the APU2 chips' default must reproduce.
+    for name in ["i210", "i211"] {
+        assert_eq!(chip_named(name).legacy_itr, chip::LegacyItr::Honoured);
+    }
+}
+
+#[test]
+fn a_fast_reference_clock_ends_each_interval_early_and_the_fraction_accumulates() {
+    // ITR 1953 = 499 968 ns nominal. A clock 30 ppm fast counts it in
+    // 499 968 * (1 - 30e-6) = 499 953.00096 ns; with a cause pending at every
+    // end the assertions come 499 953 ns apart, and the 0.96 ps left over per
+    // interval adds a whole ns only after about a thousand intervals.
+    let mut r = Rig::e1000();
+    r.port.set_clock_error_ppb(30_000);
+    r.params(ModerationParams {
+        itr_256ns: Some(1953),
+        ..Default::default()
+    });
+    assert_eq!(
+        r.port.throttle(0),
+        (Nanos(499_968), 1953),
+        "registers keep the nominal value"
+    );
+    assert_eq!(r.port.throttle_period(0), Nanos(499_953));
+    // Nobody reads ICR: the cause stays pending and re-asserts at every end.
+    r.rx_at(0);
+    r.run_to(dma() + 10 * 499_968);
+    let t = r.assert_times();
+    assert!(t.len() >= 10);
+    for w in t.windows(2) {
+        assert_eq!(w[1] - w[0], 499_953);
+    }
+    // A slow clock (-30 ppm): 499 982.99904 ns, i.e. 499 982 ns plus a
+    // carry that reaches 1 ns at the second interval.
+    let mut r = Rig::e1000();
+    r.port.set_clock_error_ppb(-30_000);
+    r.params(ModerationParams {
+        itr_256ns: Some(1953),
+        ..Default::default()
+    });
+    r.rx_at(0);
+    r.run_to(dma() + 3 * 500_000);
+    let t = r.assert_times();
+    assert_eq!(t[1] - t[0], 499_982);
+    assert_eq!(t[2] - t[1], 499_983);
 }

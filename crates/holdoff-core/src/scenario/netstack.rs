@@ -4,9 +4,15 @@
 //! process; TCP segments go to their connection's endpoint, whose output
 //! segments are sent and whose readers/writers are woken.
 //!
-//! Costs charged here (host profile): `tx_packet_ns` + one TDT write
-//! (`mmio_write_ns`) per packet sent, `wakeup_ns` per application woken.
-//! Receive costs (`rx_packet_ns`) are charged by the driver.
+//! Costs charged here (host profile): `tx_packet_ns` (`tx_ack_ns` for a
+//! pure ACK where the profile sets it) + one TDT write (`mmio_write_ns`)
+//! per packet sent, `wakeup_ns` per application woken.
+//! Receive costs (`rx_packet_ns`, `rx_ack_ns` for a pure ACK) are charged
+//! by the driver through `rx_cost`.
+//!
+//! The ping process's socket holds at most [`PING_SOCKET_PACKETS`] replies
+//! not yet read; more are dropped (`socket_full`), as a full receive
+//! buffer drops them in the kernel.
 
 use crate::apps::tcp_apps::{TcpIo, Wait};
 use crate::apps::{App, AppKind, AppSched};
@@ -17,6 +23,11 @@ use crate::metrics::Ledger;
 use crate::packet::{DropReason, Packet, PktKind};
 use crate::stack::tcp::{Segment, TcpEndpoint, TcpOut, TCP_FRAME_OVERHEAD};
 use crate::units::{Nanos, SimTime};
+
+/// Echo replies a ping socket queues before dropping: Linux sizes the
+/// default receive buffer (`net.core.rmem_default`) for 256 packets
+/// (`_SK_MEM_PACKETS` in net/core/sock.c).
+pub const PING_SOCKET_PACKETS: usize = 256;
 
 /// One TCP connection between two hosts.
 pub struct TcpConn {
@@ -75,10 +86,9 @@ pub fn flush_tcp(
 ) -> Nanos {
     let c = &conns[conn as usize];
     let mut cost = Nanos::ZERO;
-    let per_seg = prof.tx_packet_ns + prof.mmio_write_ns;
     let port = c.port[side as usize];
     for s in out.tcp.segs.drain(..) {
-        cost += per_seg;
+        cost += prof.tx_tcp_ns(s.len) + prof.mmio_write_ns;
         ledger.injected += 1;
         out.sends
             .push((t + cost, port, seg_packet(conn, &s, t + cost)));
@@ -130,6 +140,8 @@ impl StackSink for Stack<'_> {
     fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
         if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
             prof.forward_packet_ns
+        } else if pkt.kind == PktKind::Tcp {
+            prof.rx_tcp_ns(pkt.frame_bytes.saturating_sub(TCP_FRAME_OVERHEAD))
         } else {
             prof.rx_packet_ns
         }
@@ -187,6 +199,10 @@ impl StackSink for Stack<'_> {
                         host,
                         ..
                     }) if *host == self.host => {
+                        if p.replies.len() >= PING_SOCKET_PACKETS {
+                            self.ledger.drop(DropReason::SocketFull);
+                            return Nanos::ZERO;
+                        }
                         p.replies.push_back(pkt);
                         self.wake(t, app)
                     }

@@ -697,6 +697,17 @@ fn register_warnings(w: &World) -> Vec<WarningOut> {
                 ),
             });
         }
+        let dropped = w.trace_rows_dropped(pi);
+        if dropped > 0 {
+            out.push(WarningOut {
+                field: format!("{base}.moderation"),
+                message: format!(
+                    "moderation_trace keeps the first {} decisions; {dropped} later ones are \
+                     not listed",
+                    crate::scenario::world::MAX_TRACE_ROWS_PER_PORT
+                ),
+            });
+        }
     }
     out
 }

@@ -1,7 +1,8 @@
 //! A Linux-2.6-like TCP endpoint as a pure state machine.
 //!
-//! Models (Linux 2.6.6 defaults, seed-scenarios.md card 1 "Linux 2.6.6-era
-//! TCP facts"; RFC 2581/2582/2988/3390):
+//! Models (Linux 2.6.6 defaults: `net/ipv4/tcp.c` `sysctl_tcp_rmem`/
+//! `sysctl_tcp_wmem`, `net/ipv4/tcp_input.c` `sysctl_tcp_adv_win_scale`;
+//! RFC 2581/2582/2988/3390):
 //! - MSS 1448 (1500-byte MTU with timestamps); frames of `len + 70` bytes
 //!   (Ethernet 14 + IPv4 20 + TCP 20 + timestamps 12 + FCS 4);
 //! - initial cwnd 3 segments (Linux `tcp_init_cwnd` for 1095 < MSS <= 1460),

@@ -16,6 +16,10 @@ pub struct OneHost {
     /// The `[hosts.nics.moderation]` body; without a `kind` line it is static.
     pub moderation: String,
     pub rx_ring: u32,
+    /// Extra lines of the host (e.g. a `[hosts.napi]` table).
+    pub host_extra: &'static str,
+    /// Extra lines of the generator (e.g. `stop_us`).
+    pub generator_extra: &'static str,
 }
 
 impl Default for OneHost {
@@ -31,6 +35,8 @@ impl Default for OneHost {
             seed: 7,
             moderation: String::new(),
             rx_ring: 256,
+            host_extra: "",
+            generator_extra: "",
         }
     }
 }
@@ -48,6 +54,7 @@ sample_interval_us = 100000
 name = "dut"
 profile = "{profile}"
 driver = "{driver}"
+{host_extra}
 
 [[hosts.nics]]
 name = "eth0"
@@ -61,6 +68,7 @@ name = "gen"
 pattern = "{pattern}"
 rate_pps = {rate}
 frame_bytes = {bytes}
+{generator_extra}
 
 [[links]]
 a = "gen"
@@ -76,6 +84,7 @@ host = "dut"
             dur = self.duration_ms,
             profile = self.profile,
             driver = self.driver,
+            host_extra = self.host_extra,
             chip = self.chip,
             ring = self.rx_ring,
             moderation = if self.moderation.contains("kind =") {
@@ -86,6 +95,7 @@ host = "dut"
             pattern = self.pattern,
             rate = self.rate_pps,
             bytes = self.frame_bytes,
+            generator_extra = self.generator_extra,
         )
     }
 }
@@ -145,4 +155,9 @@ impl TwoHosts<'_> {
 pub fn run(toml: &str) -> serde_json::Value {
     let out = holdoff_core::api::run_toml(toml, None).expect("scenario runs");
     serde_json::from_str(&out.report_json).expect("report is JSON")
+}
+
+/// Run and return the report's `summary`.
+pub fn summary(toml: &str) -> serde_json::Value {
+    run(toml)["summary"].take()
 }

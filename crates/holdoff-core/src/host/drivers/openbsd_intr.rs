@@ -1,23 +1,33 @@
 //! OpenBSD em (`driver = "openbsd-intr"`): one handler in interrupt context
-//! reads ICR, cleans TX, then RX (all ready descriptors), refills; no
-//! masking, no loop, no deferred work (a NAPI listing by busy polling or a
-//! timer finds nothing to do). Source: OpenBSD sys/dev/pci/if_em.c
-//! (`em_intr`).
+//! reads ICR, cleans TX (`em_txeof`), then takes every ready RX descriptor
+//! (`em_rxeof`, no budget) and refills with one RDT write; no masking, no
+//! loop. The received packets go to the interface input queue
+//! (`if_input` -> `ifiq_input`), and the protocol work (IP, TCP, the
+//! segments TCP sends in reply) runs later in the softnet task, not in the
+//! handler. Sources: OpenBSD sys/dev/pci/if_em.c (`em_intr`, `em_txeof`,
+//! `em_rxeof`), sys/net/ifq.c (`ifiq_input` queues the mbuf list and adds
+//! the input task to the softnet task queue).
+//!
+//! Simplifies: the softnet task is modelled by the host's backlog service
+//! (the one the Linux non-NAPI path uses: `rx_driver_ns` per packet in the
+//! handler, the rest of the receive cost when the backlog is served,
+//! entered at `softirq_entry_ns`); the input queue's length limit is the
+//! backlog's (`netdev_max_backlog`).
 //!
 //! Units: costs [ns].
 
 use super::{DriverArch, Irq, IrqNext, Kernel};
-use crate::host::driver::RxOpts;
 use crate::units::{Nanos, SimTime};
 
 /// OpenBSD interrupt-context handler.
 pub struct OpenbsdIntr;
 
 impl DriverArch for OpenbsdIntr {
-    /// One pass in interrupt context: TX clean, then RX, refill.
+    /// One pass in interrupt context: TX clean, then RX to the input queue
+    /// (the driver share of each packet; protocol work deferred).
     fn on_cause(&self, k: &mut dyn Kernel, now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         let (cost, _) = k.clean_tx(i.at(now), cost);
-        let (cost, _) = k.clean_rx(i.at(now), u32::MAX, cost, RxOpts::default());
-        (cost, IrqNext::NextHandler)
+        let (rx_cost, _) = k.rx_to_backlog(i.port, i.vector);
+        (cost + rx_cost, IrqNext::NextHandler)
     }
 }

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::drivers;
 use crate::host::profile;
-use crate::nic::chip::{self, ChipProfile};
+use crate::nic::chip::{self, ChipProfile, LegacyItr};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -66,7 +66,52 @@ pub struct HostCfg {
     #[serde(default = "default_txqueuelen")]
     #[schemars(range(min = 0, max = 100_000))]
     pub txqueuelen: u32,
+    /// Per-packet costs set in place of the profile's (calibration fits and
+    /// what-if runs), at the profile's nominal clock; `cpu_mhz` scales them
+    /// as it scales the profile.
+    #[serde(default, skip_serializing_if = "CostsCfg::is_empty")]
+    pub costs: CostsCfg,
     pub nics: Vec<NicCfg>,
+}
+
+/// `[hosts.costs]`: per-packet costs in place of the profile's [ns at the
+/// profile's nominal clock]; each 1 to 1000000 (1 ms), absent = the profile's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostsCfg {
+    /// Receiving one packet, excluding the copy [ns].
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub rx_packet_ns: Option<u64>,
+    /// Sending one packet, excluding the copy [ns].
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub tx_packet_ns: Option<u64>,
+    /// Receiving a TCP segment without payload (a pure ACK) [ns].
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub rx_ack_ns: Option<u64>,
+    /// Sending a TCP segment without payload (a pure ACK) [ns].
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub tx_ack_ns: Option<u64>,
+}
+
+impl CostsCfg {
+    /// No cost overridden (the table is then left out of the echoed scenario).
+    pub fn is_empty(&self) -> bool {
+        self.overrides().iter().all(Option::is_none)
+    }
+
+    /// In the order `HostProfile::with_costs` takes.
+    pub fn overrides(&self) -> profile::CostOverrides {
+        [
+            self.rx_packet_ns,
+            self.tx_packet_ns,
+            self.rx_ack_ns,
+            self.tx_ack_ns,
+        ]
+    }
 }
 
 /// One forwarding rule (NIC names of this host).
@@ -84,7 +129,9 @@ fn default_txqueuelen() -> u32 {
     1000
 }
 
-/// TCP settings of a host. Defaults: Linux 2.6.6 (seed-scenarios.md card 1).
+/// TCP settings of a host. Defaults: Linux 2.6.6 (`net/ipv4/tcp.c`
+/// `sysctl_tcp_rmem`/`sysctl_tcp_wmem`, `net/ipv4/tcp_input.c`), the kernel
+/// of the linux-kernel post "abysmal e1000 performance (DITR)", 25 May 2004.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSysctls {
@@ -180,6 +227,17 @@ pub enum IntModeCfg {
     Msix,
 }
 
+/// What an EITR-class chip does with a legacy ITR (0x000C4) write in
+/// INTx/MSI mode (see `nic::chip::LegacyItr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LegacyItrCfg {
+    /// The write sets EITR[0] (the i210/i211/i350/82576 default).
+    Honoured,
+    /// The write is dropped: EITR[0] stays 0, no throttle.
+    Ignored,
+}
+
 /// One NIC port on a host.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -219,6 +277,12 @@ pub struct NicCfg {
     #[serde(default)]
     #[schemars(range(min = 0, max = 255))]
     pub irq_core: u32,
+    /// EITR-class chips (82576, i350, i210, i211) only: what a write to the
+    /// legacy ITR register (0x000C4, given as `itr_256ns`) does in INTx/MSI
+    /// mode: "honoured" (sets EITR[0]) or "ignored" (dropped, no throttle).
+    /// The datasheet does not settle it; default: the chip's ("honoured").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_itr: Option<LegacyItrCfg>,
     #[serde(default)]
     pub moderation: ModerationCfg,
 }
@@ -430,6 +494,16 @@ impl HostCfg {
                 format!("got {:?}; allowed: {}", self.profile, names_list(&profiles)),
             ));
         }
+        for (field, v) in [
+            ("rx_packet_ns", self.costs.rx_packet_ns),
+            ("tx_packet_ns", self.costs.tx_packet_ns),
+            ("rx_ack_ns", self.costs.rx_ack_ns),
+            ("tx_ack_ns", self.costs.tx_ack_ns),
+        ] {
+            if let Some(v) = v {
+                range(f(&format!("costs.{field}")), v, 1, 1_000_000, " ns")?;
+            }
+        }
         if let Some(mhz) = self.cpu_mhz {
             range(f("cpu_mhz"), mhz, 100, 10_000, "")?;
         }
@@ -559,6 +633,16 @@ impl NicCfg {
                 return Err(cfg_err(f("irq_line"), "only legacy INTx lines can be shared; remove irq_line or set interrupt_mode = \"intx\""));
             }
             range(f("irq_line"), line, 0, 255, "")?;
+        }
+        if self.legacy_itr.is_some() && c.legacy_itr == LegacyItr::Native {
+            return Err(cfg_err(
+                f("legacy_itr"),
+                format!(
+                    "chip {} has ITR (0x000C4) as its own throttle register; legacy_itr applies \
+                     only to EITR-class chips: 82576, i350, i210, i211",
+                    c.name
+                ),
+            ));
         }
         if ![2, 4, 8].contains(&self.rdmts_divisor) {
             return Err(cfg_err(

@@ -116,44 +116,19 @@ impl Scanner<'_> {
             b'[' => {
                 self.pos += 1;
                 let mut i = 0;
-                loop {
-                    self.skip(true);
-                    match self.peek()? {
-                        b']' => {
-                            self.pos += 1;
-                            break;
-                        }
-                        b',' => self.pos += 1,
-                        _ => {
-                            let at = self.pos;
-                            self.value(format!("{path}[{i}]"), at)?;
-                            i += 1;
-                        }
-                    }
-                }
+                self.items(b']', |s| {
+                    let at = s.pos;
+                    s.value(format!("{path}[{i}]"), at)?;
+                    i += 1;
+                    Some(())
+                })?;
             }
             b'{' => {
                 self.pos += 1;
-                loop {
-                    self.skip(true);
-                    match self.peek()? {
-                        b'}' => {
-                            self.pos += 1;
-                            break;
-                        }
-                        b',' => self.pos += 1,
-                        _ => {
-                            let at = self.pos;
-                            let k = self.key()?;
-                            if self.peek()? != b'=' {
-                                return None;
-                            }
-                            self.pos += 1;
-                            self.skip(false);
-                            self.value(join(&path, &k.join(".")), at)?;
-                        }
-                    }
-                }
+                self.items(b'}', |s| {
+                    let at = s.pos;
+                    s.key_value(&path, at)
+                })?;
             }
             _ => {
                 while self
@@ -174,6 +149,35 @@ impl Scanner<'_> {
             value: start..end,
         });
         Some(())
+    }
+
+    /// The elements of an array or inline table up to `close` (the opening
+    /// bracket already taken): `item` reads each element, commas and
+    /// newlines between them are skipped.
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        loop {
+            self.skip(true);
+            match self.peek()? {
+                c if c == close => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b',' => self.pos += 1,
+                _ => item(self)?,
+            }
+        }
+    }
+
+    /// `key = value` (in a table or an inline table) under `base`; `at` is
+    /// where the key starts.
+    fn key_value(&mut self, base: &str, at: usize) -> Option<()> {
+        let k = self.key()?;
+        if self.peek()? != b'=' {
+            return None;
+        }
+        self.pos += 1;
+        self.skip(false);
+        self.value(join(base, &k.join(".")), at)
     }
 
     fn document(&mut self) -> Option<()> {
@@ -211,21 +215,14 @@ impl Scanner<'_> {
                 self.headers.push((at, table.clone()));
                 continue;
             }
-            let k = self.key()?;
-            if self.peek()? != b'=' {
-                return None;
-            }
-            self.pos += 1;
-            self.skip(false);
-            self.value(join(&table, &k.join(".")), at)?;
+            self.key_value(&table, at)?;
         }
     }
 }
 
-/// The field path for an error at `span` of `text`; `quoted` is the value
-/// the error message quotes, if any (serde reports a wrong value inside an
-/// internally tagged table, such as an application, at the whole table).
-pub fn field_at(text: &str, span: Range<usize>, quoted: Option<&str>) -> Option<String> {
+/// The entries and table headers of `text`, or None if the scanner does not
+/// follow it.
+fn scan(text: &str) -> Option<Scanner<'_>> {
     let mut s = Scanner {
         b: text.as_bytes(),
         pos: 0,
@@ -233,6 +230,14 @@ pub fn field_at(text: &str, span: Range<usize>, quoted: Option<&str>) -> Option<
         headers: Vec::new(),
     };
     s.document()?;
+    Some(s)
+}
+
+/// The field path for an error at `span` of `text`; `quoted` is the value
+/// the error message quotes, if any (serde reports a wrong value inside an
+/// internally tagged table, such as an application, at the whole table).
+pub fn field_at(text: &str, span: Range<usize>, quoted: Option<&str>) -> Option<String> {
+    let s = scan(text)?;
     let at = span.start;
     // The innermost value around the position (or whose key starts there).
     let inner = s
@@ -275,13 +280,7 @@ pub fn field_at(text: &str, span: Range<usize>, quoted: Option<&str>) -> Option<
 
 /// The byte offset of `field`'s value, for the line/column of a message.
 pub fn offset_of(text: &str, field: &str) -> Option<usize> {
-    let mut s = Scanner {
-        b: text.as_bytes(),
-        pos: 0,
-        entries: Vec::new(),
-        headers: Vec::new(),
-    };
-    s.document()?;
+    let s = scan(text)?;
     s.entries
         .iter()
         .find(|e| e.path == field)

@@ -23,14 +23,23 @@ use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
-use crate::nic::chip;
+use crate::nic::chip::{self, LegacyItr};
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
 use crate::scenario::config::traffic::{ArrivalsCfg, ServiceCfg};
-use crate::scenario::config::{parse_rate, traffic, AppCfg, IntModeCfg, LinkCfg, Scenario};
+use crate::scenario::config::{
+    parse_rate, traffic, AppCfg, IntModeCfg, LegacyItrCfg, LinkCfg, Scenario,
+};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
 use crate::wire::LinkDir;
+use rand::RngExt;
+
+/// Reference-clock tolerance of a NIC [parts per billion]: Intel's LAN
+/// design guides require the 25 MHz reference within +-50 ppm for IEEE 802.3
+/// and recommend +-30 ppm (82562EZ/82547GI Dual Footprint Design Guide,
+/// appendix A "Measuring LAN Reference Frequency").
+pub const NIC_CLOCK_PPB: i32 = 30_000;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Endpoint, link and route tables of a scenario, computed once so that
@@ -143,7 +152,9 @@ impl World {
         let mut port_vec_line = Vec::new();
         let mut moderators = Vec::new();
         for (hi, h) in s.hosts.iter().enumerate() {
-            let base = profile::by_name(&h.profile).expect("validated profile");
+            let base = profile::by_name(&h.profile)
+                .expect("validated profile")
+                .with_costs(&h.costs.overrides());
             let prof = match h.cpu_mhz {
                 Some(mhz) => base.at_clock(mhz),
                 None => base,
@@ -183,8 +194,18 @@ impl World {
                     mode,
                     set_ide: n.set_ide,
                     rdmts_shift: n.rdmts_divisor.trailing_zeros(),
+                    legacy_itr: match n.legacy_itr {
+                        None => c.legacy_itr,
+                        Some(LegacyItrCfg::Honoured) => LegacyItr::Honoured,
+                        Some(LegacyItrCfg::Ignored) => LegacyItr::Ignored,
+                    },
                 };
-                let port = NicPort::new(c, cfg, egress);
+                let mut port = NicPort::new(c, cfg, egress);
+                // Each NIC counts its throttle on its own 25 MHz reference
+                // crystal: an error drawn once, uniform within Intel's
+                // recommended +-30 ppm (nic/mod.rs, "Clock").
+                let mut clock = rng_stream(s.seed, &format!("nic-clock/{name}"));
+                port.set_clock_error_ppb(clock.random_range(-NIC_CLOCK_PPB..=NIC_CLOCK_PPB));
                 let pidx = ports.len() as u16;
                 let mut lines = Vec::new();
                 for v in 0..port.num_vectors() as u16 {
@@ -569,6 +590,7 @@ impl World {
                 f
             },
             traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            traces_dropped: vec![0; s.hosts.iter().map(|h| h.nics.len()).sum()],
             mod_prev: Vec::new(),
             napi_state: Vec::new(),
             apps,

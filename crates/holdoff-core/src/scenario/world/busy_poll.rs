@@ -1,7 +1,8 @@
 //! Epoll busy polling (`napi_busy_loop`, `busy_poll_stop`) and IRQ
 //! suspension (`napi_suspend_irqs` / `napi_resume_irqs`) for rpc and
-//! rpc_open servers with `busy_poll_usecs`; the decisions are the pure functions of
-//! `host::driver` (algorithms.md §10; docs/models/napi.md).
+//! rpc_open servers with `busy_poll_usecs`; the decisions are the pure
+//! functions of `host::driver` (Linux 6.13 `net/core/dev.c`,
+//! `fs/eventpoll.c`; docs/models/napi.md).
 //!
 //! Simplifies: the spin is event-driven (one segment until the timeout, cut
 //! short at the next poll-iteration boundary after a packet lands).
@@ -42,7 +43,8 @@ pub(super) enum BusyStep {
 impl World {
     /// A busy-polling rpc server's slice: a busy-poll step, the end of a
     /// busy-poll loop, or serving requests and then entering a new loop
-    /// where it would otherwise sleep (algorithms.md §10).
+    /// where it would otherwise sleep (Linux 6.13 `fs/eventpoll.c`
+    /// `ep_busy_loop`, `net/core/dev.c` `napi_busy_loop`).
     pub(super) fn run_busy_server(
         &mut self,
         now: SimTime,

@@ -15,7 +15,7 @@
 //! lands on the polled ring (noticed at the next poll-iteration boundary,
 //! one iteration = the profile's `poll_overhead_ns`). The decisions of
 //! `napi_complete_done`, `busy_poll_stop` and epoll's IRQ suspension are
-//! the pure functions of `host::driver` (algorithms.md §10;
+//! the pure functions of `host::driver` (Linux 6.13 `net/core/dev.c`;
 //! docs/models/napi.md). A NAPI hrtimer expiry raises the softirq as its
 //! interrupt exits, so it preempts application work on its core.
 //!
@@ -24,7 +24,7 @@
 //! sampling, watchdogs), `napi` (poll lists, net_rx_action, backlog,
 //! deferred driver work), `busy_poll` (epoll busy polling, IRQ suspension),
 //! `cpu` (IRQ delivery, dispatch, segments), `datapath` (stack RX, transmit,
-//! qdisc), `series` (sampling), `kernel` (the services driver architectures
+//! qdisc), `series` (sampling), `guard` (the resource limits of a run), `kernel` (the services driver architectures
 //! see, `host::drivers::Kernel`) and `outcome` (the read API). The world
 //! holds no per-driver branch: it dispatches to `host::drivers`.
 //!
@@ -51,12 +51,14 @@ mod build;
 mod busy_poll;
 mod cpu;
 mod datapath;
+mod guard;
 mod kernel;
 mod moderation;
 mod napi;
 mod outcome;
 mod series;
 
+pub use guard::{Limit, Limits};
 pub use moderation::ExternalFactory;
 pub use napi::NapiStats;
 
@@ -65,6 +67,7 @@ use super::netstack::{flush_tcp, StackOut, TcpConn};
 use crate::apps::tcp_apps::Wait;
 use crate::apps::{App, AppKind, AppSched, Generator};
 use crate::engine::{rng_stream, EventQueue};
+use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
 use crate::host::drivers::DriverArch;
 use crate::host::profile::HostProfile;
@@ -77,8 +80,10 @@ use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
 use rand::RngExt;
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use busy_poll::Spin;
+use guard::Guard;
 use moderation::ModPrev;
 use napi::{NapiState, SoftirqState};
 use series::SamplePrev;
@@ -130,6 +135,37 @@ pub(crate) enum Ev {
         gen: u32,
     },
 }
+
+/// Where a run stands, given to the control callback of
+/// [`World::run_guarded`].
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Simulated time reached.
+    pub now: SimTime,
+    /// Simulated time the run ends at.
+    pub end: SimTime,
+    /// Events processed so far.
+    pub events: u64,
+}
+
+/// How a guarded run ended (besides its report).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStats {
+    /// The control callback asked to stop: the run ends at this instant.
+    pub interrupted: Option<SimTime>,
+    /// The longest the event queue grew [events].
+    pub peak_queued_events: usize,
+}
+
+/// Moderation trace rows kept per port: a per-interrupt algorithm decides
+/// thousands of times a second, so an hour-long run would otherwise hold
+/// gigabytes of trace (about 0.5 kB a row). Later decisions are counted,
+/// not kept, and the report warns.
+pub const MAX_TRACE_ROWS_PER_PORT: usize = 100_000;
+
+/// The guard's rate and queue checks (and the wall clock read for the
+/// control callback) run once per this many events.
+const CHECK_EVERY_EVENTS: u64 = 4096;
 
 /// A modelled host.
 pub struct Host {
@@ -183,8 +219,10 @@ pub struct World {
     qdisc: Vec<VecDeque<Packet>>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
-    /// Moderation decisions per port, in time order.
+    /// Moderation decisions per port, in time order (the first
+    /// `MAX_TRACE_ROWS_PER_PORT`; the rest are counted in `traces_dropped`).
     traces: Vec<Vec<TraceRow>>,
+    traces_dropped: Vec<u64>,
     mod_prev: Vec<Vec<ModPrev>>,
     /// Per port, per vector NAPI state.
     napi_state: Vec<Vec<NapiState>>,
@@ -293,10 +331,85 @@ impl World {
             .schedule(SimTime::ZERO + self.sample_interval, Ev::Sample);
     }
 
-    /// Run to the end of the scenario.
+    /// Run to the end of the scenario (unguarded; tests and benchmarks).
     pub fn run(&mut self) {
         while self.step().is_some() {}
         self.finish();
+    }
+
+    /// Memory of one queued event [bytes] (its entry in the event heap).
+    pub fn queued_event_bytes() -> usize {
+        std::mem::size_of::<(SimTime, u64, Ev)>()
+    }
+
+    /// The resource limits `run_guarded` applies by default.
+    pub fn limits(&self) -> Limits {
+        self.guard_limits()
+    }
+
+    /// Run to the end of the scenario under the resource guard (`limits`,
+    /// default [`World::limits`]), calling `control` about every
+    /// `control_every` of wall time (checked every few thousand events):
+    /// it gets the progress and returns `false` to stop the run at the
+    /// current instant (the world is then closed there, as if the scenario
+    /// ended, and the report covers the run up to it).
+    ///
+    /// Errors: `Error::Run` when a limit is hit (see `guard`), naming the
+    /// limit, the simulated time and the likely scenario field.
+    pub fn run_guarded(
+        &mut self,
+        limits: Option<Limits>,
+        control: &mut dyn FnMut(&Progress) -> bool,
+        control_every: Duration,
+    ) -> Result<RunStats, Error> {
+        let mut guard = Guard::new(limits.unwrap_or_else(|| self.guard_limits()));
+        let mut stats = RunStats::default();
+        let mut last_control = Instant::now();
+        let mut since_check = 0u64;
+        while let Some((now, ev)) = self.q.pop_until(self.end) {
+            if let Some(limit) = guard.count(now, &ev, self.q.len()) {
+                return Err(self.guard_error(&guard, limit, now));
+            }
+            self.handle(now, ev);
+            since_check += 1;
+            if since_check < CHECK_EVERY_EVENTS {
+                continue;
+            }
+            since_check = 0;
+            if let Some(limit) = guard.check(now, self.q.len()) {
+                return Err(self.guard_error(&guard, limit, now));
+            }
+            if last_control.elapsed() >= control_every {
+                last_control = Instant::now();
+                let progress = Progress {
+                    now,
+                    end: self.end,
+                    events: self.q.processed(),
+                };
+                if !control(&progress) {
+                    self.interrupt(now);
+                    stats.interrupted = Some(now);
+                    break;
+                }
+            }
+        }
+        stats.peak_queued_events = guard.peak_queue();
+        self.finish();
+        Ok(stats)
+    }
+
+    /// Stop the run at `now` on request: it ends here, marked in the report.
+    fn interrupt(&mut self, now: SimTime) {
+        if self.aborted.is_none() {
+            self.aborted = Some((
+                now,
+                format!(
+                    "interrupted at {} ns simulated (stop requested)",
+                    now.as_ns()
+                ),
+            ));
+        }
+        self.end = self.end.min(now);
     }
 
     /// Process the next event due by the end of the run; returns its time.
@@ -598,5 +711,211 @@ rate = "1G"
             }
         }
         assert_eq!(order, vec![1, 0]);
+    }
+
+    /// A polling host whose clock ticks `poll_hz` times a second.
+    fn polling_world(poll_hz: u32) -> World {
+        let toml = format!(
+            r#"
+name = "guard"
+duration_ms = 50
+[[hosts]]
+name = "dut"
+profile = "p4-xeon-2004"
+driver = "polling"
+[hosts.bsd]
+poll_hz = {poll_hz}
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[hosts.nics.moderation]
+kind = "static"
+[[generators]]
+name = "g0"
+rate_pps = 1000
+[[links]]
+a = "g0"
+b = "dut.eth0"
+rate = "1G"
+"#
+        );
+        let s = Scenario::from_toml(&toml).expect("valid scenario");
+        World::build(&s, None).expect("builds")
+    }
+
+    fn guarded_error(w: &mut World, limits: Limits) -> String {
+        match w.run_guarded(Some(limits), &mut |_| true, Duration::ZERO) {
+            Err(Error::Run { message }) => message,
+            other => panic!("expected the guard to stop the run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_default_limits_leave_a_normal_run_alone() {
+        let mut w = polling_world(100_000);
+        let limits = w.limits();
+        // The polling clock alone is 1e5 ticks/s; the 1G wire 1.49e6 frames/s.
+        assert!(limits.max_events_per_sim_s > 64.0 * (1e5 + 1e9 / 672.0));
+        let stats = w
+            .run_guarded(None, &mut |_| true, Duration::ZERO)
+            .expect("no limit is hit");
+        assert!(stats.interrupted.is_none());
+        assert!(stats.peak_queued_events > 0);
+    }
+
+    #[test]
+    fn the_event_rate_limit_names_the_polling_clock() {
+        // A limit of 50 000 events/s against a 100 kHz polling clock (two
+        // events per tick at least: the tick and the poll's CPU segment).
+        let mut w = polling_world(100_000);
+        let limits = Limits {
+            max_events_per_sim_s: 50_000.0,
+            ..w.limits()
+        };
+        let msg = guarded_error(&mut w, limits);
+        assert!(msg.contains("events per simulated second"), "{msg}");
+        assert!(msg.contains("`hosts[0].bsd.poll_hz`"), "{msg}");
+        assert!(msg.contains("at t = "), "{msg}");
+    }
+
+    #[test]
+    fn the_same_instant_limit_trips_when_time_stands_still() {
+        // The 10 us polling clock and the 10 ms sample clock meet every
+        // 10 ms: two events at one instant, one more than allowed.
+        let mut w = polling_world(100_000);
+        let limits = Limits {
+            max_same_instant: 1,
+            ..w.limits()
+        };
+        let msg = guarded_error(&mut w, limits);
+        assert!(msg.contains("at one simulated instant"), "{msg}");
+    }
+
+    #[test]
+    fn the_queue_limit_trips_above_its_budget() {
+        // The polling clock, the sample clock and the generator keep more
+        // than one event pending.
+        let mut w = polling_world(100_000);
+        let limits = Limits {
+            max_queued_events: 1,
+            ..w.limits()
+        };
+        let msg = guarded_error(&mut w, limits);
+        assert!(msg.contains("pending events"), "{msg}");
+    }
+
+    #[test]
+    fn a_full_moderation_trace_counts_later_decisions_and_the_report_warns() {
+        // DIM decides at every NAPI completion (`net_dim`); with the trace
+        // already full, every decision is counted instead of kept.
+        let toml = r#"
+name = "trace-cap"
+duration_ms = 5
+[[hosts]]
+name = "dut"
+profile = "p4-xeon-2004"
+driver = "napi"
+[[hosts.nics]]
+name = "eth0"
+chip = "i350"
+[hosts.nics.moderation]
+kind = "dim"
+[[generators]]
+name = "g0"
+rate_pps = 100000
+[[links]]
+a = "g0"
+b = "dut.eth0"
+rate = "1G"
+"#;
+        let s = Scenario::from_toml(toml).expect("valid scenario");
+        let mut w = World::build(&s, None).expect("builds");
+        let row = TraceRow {
+            t_ns: 0,
+            values: vec![],
+        };
+        w.traces[0] = vec![row; MAX_TRACE_ROWS_PER_PORT];
+        w.run();
+        assert_eq!(w.trace(0).len(), MAX_TRACE_ROWS_PER_PORT);
+        let dropped = w.trace_rows_dropped(0);
+        let ints = w.ports[0].interrupts(0);
+        assert!(
+            dropped > 0 && dropped <= ints,
+            "{dropped} dropped, {ints} interrupts"
+        );
+        let json = crate::scenario::report::to_json(&w).expect("report");
+        assert!(json.contains("later ones are not listed"), "warned");
+    }
+
+    #[test]
+    fn a_ping_socket_holds_at_most_its_buffer_of_unread_replies() {
+        use crate::host::driver::StackSink;
+        use crate::packet::{DropReason, PktKind};
+        use crate::scenario::netstack::{Stack, PING_SOCKET_PACKETS};
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ping.toml"
+        ))
+        .expect("example");
+        let s = Scenario::from_toml(&text).expect("valid scenario");
+        let mut w = World::build(&s, None).expect("builds");
+        // 300 echo replies reach the ping process (app 0 on host 0) before it
+        // runs: the socket keeps 256, the rest are dropped as socket_full.
+        let reply = Packet {
+            created: SimTime::ZERO,
+            frame_bytes: 98,
+            seq: 0,
+            ack: 0,
+            wnd: 0,
+            flow: 0,
+            kind: PktKind::IcmpEchoReply,
+        };
+        let before = w.ledger.dropped[DropReason::SocketFull.index()];
+        let mut st = Stack {
+            host: 0,
+            prof: w.hosts[0].profile,
+            apps: &mut w.apps,
+            sched: &w.sched,
+            conns: &mut w.conns,
+            udp_sink: None,
+            forward_to: &w.forward_to,
+            ledger: &mut w.ledger,
+            out: &mut w.sout,
+        };
+        for _ in 0..300 {
+            st.deliver(SimTime::ZERO, 0, reply);
+        }
+        let AppKind::Ping(p) = &w.apps[0].kind else {
+            panic!("app 0 is the ping");
+        };
+        assert_eq!(p.replies.len(), PING_SOCKET_PACKETS);
+        let dropped = w.ledger.dropped[DropReason::SocketFull.index()] - before;
+        assert_eq!(dropped, (300 - PING_SOCKET_PACKETS) as u64);
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_run_at_that_instant() {
+        // 5000 polling ticks alone: past the first control call (every
+        // CHECK_EVERY_EVENTS events at most).
+        let mut w = polling_world(100_000);
+        let mut calls = 0;
+        let stats = w
+            .run_guarded(
+                None,
+                &mut |p| {
+                    calls += 1;
+                    assert!(p.now <= p.end);
+                    false
+                },
+                Duration::ZERO,
+            )
+            .expect("no limit is hit");
+        let t = stats.interrupted.expect("stopped on request");
+        assert_eq!(calls, 1);
+        assert_eq!(w.end(), t);
+        assert!(t < SimTime(50_000_000), "stopped before the 50 ms end");
+        let (at, why) = w.aborted().expect("marked in the report");
+        assert_eq!(at, t);
+        assert!(why.starts_with("interrupted"));
     }
 }

@@ -153,7 +153,11 @@ impl World {
             if per_vector {
                 row.values.push(("vector", vector as i64));
             }
-            self.traces[p].push(row);
+            if self.traces[p].len() < super::MAX_TRACE_ROWS_PER_PORT {
+                self.traces[p].push(row);
+            } else {
+                self.traces_dropped[p] += 1;
+            }
         }
         Some(params)
     }

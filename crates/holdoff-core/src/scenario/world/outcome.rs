@@ -1,8 +1,8 @@
 //! The read API of a world: what a finished (or stepped) run reports,
 //! per component (hosts, ports, moderators, applications, connections,
 //! generators, the ledger and the time series). `report` renders from it;
-//! nothing here changes the model (except switching on a port's register
-//! log, for tests).
+//! nothing here changes the model (except, for tests, switching on a port's
+//! register log and pinning a port's clock error).
 //!
 //! Units: times [ns].
 
@@ -110,9 +110,15 @@ impl World {
         self.moderators[port][vector].as_ref()
     }
 
-    /// Moderation decisions of a port, in time order.
+    /// Moderation decisions of a port, in time order (at most
+    /// `MAX_TRACE_ROWS_PER_PORT`).
     pub fn trace(&self, port: usize) -> &[TraceRow] {
         &self.traces[port]
+    }
+
+    /// Moderation decisions of a port made after its trace was full.
+    pub fn trace_rows_dropped(&self, port: usize) -> u64 {
+        self.traces_dropped[port]
     }
 
     /// Counters of the NAPI instance of (port, vector).
@@ -139,6 +145,13 @@ impl World {
     /// Record every register access of a port (for tests of driver order).
     pub fn log_registers(&mut self, port: usize) {
         self.ports[port].enable_log();
+    }
+
+    /// Set the reference-clock error of a port [parts per billion; positive
+    /// = fast] in place of the one drawn from the seed (for tests that need
+    /// identical or known clocks; see `NicPort::set_clock_error_ppb`).
+    pub fn set_clock_error_ppb(&mut self, port: usize, ppb: i32) {
+        self.ports[port].set_clock_error_ppb(ppb);
     }
 
     /// The register accesses of a port recorded since `log_registers`.

@@ -119,6 +119,36 @@ impl Pipe {
     fn delivered(&self) -> u64 {
         self.ep[1].stats.bytes_received
     }
+
+    /// Bytes delivered per second in the second second of the run [B/s]: the
+    /// first second is left to slow start and window growth.
+    fn steady_rate(&mut self) -> f64 {
+        self.run(1_000_000_000);
+        let before = self.delivered();
+        self.run(2_000_000_000);
+        (self.delivered() - before) as f64
+    }
+
+    /// (time, segment) of what endpoint 1 sent back (ACKs, window updates).
+    fn to_sender(&self) -> impl Iterator<Item = (u64, &Segment)> + '_ {
+        self.log
+            .iter()
+            .filter(|(_, to, _)| *to == 0)
+            .map(|(t, _, s)| (*t, s))
+    }
+
+    /// (time, segment) of the data segments endpoint 0 sent (lost ones too).
+    fn data_segments(&self) -> impl Iterator<Item = (u64, &Segment)> + '_ {
+        self.log
+            .iter()
+            .filter(|(_, to, s)| *to == 1 && s.len > 0)
+            .map(|(t, _, s)| (*t, s))
+    }
+
+    /// (time, length) of the data segments endpoint 0 sent.
+    fn data_lengths(&self) -> Vec<(u64, u32)> {
+        self.data_segments().map(|(t, s)| (t, s.len)).collect()
+    }
 }
 
 #[test]
@@ -143,10 +173,7 @@ fn window_limited_throughput_is_window_over_rtt() {
         ..TcpConfig::default()
     };
     let mut p = Pipe::new(cfg, 5_000, u64::MAX / 4);
-    p.run(1_000_000_000);
-    let before = p.delivered();
-    p.run(2_000_000_000);
-    let got = (p.delivered() - before) as f64; // bytes in one second
+    let got = p.steady_rate();
     let w = window_from_space(87_380 - 1448, 2, 1448);
     assert_eq!(w, 63_712);
     let want = w as f64 / 0.010;
@@ -169,9 +196,8 @@ fn delayed_ack_every_second_full_segment() {
     let mut p = Pipe::new(cfg, 100, 20 * 1448);
     p.run(150_000); // first flight plus its ACKs, before any further send
     let acks = p
-        .log
-        .iter()
-        .filter(|(t, to, s)| *to == 0 && s.len == 0 && *t < 150_000)
+        .to_sender()
+        .filter(|(t, s)| s.len == 0 && *t < 150_000)
         .count();
     assert_eq!(p.delivered(), 20 * 1448);
     assert_eq!(acks, 10);
@@ -188,10 +214,9 @@ fn a_lone_small_segment_is_acked_by_the_delayed_ack_timer() {
     let mut p = Pipe::new(cfg, 100, 100);
     p.run(1_000_000_000);
     let acks: Vec<u64> = p
-        .log
-        .iter()
-        .filter(|(_, to, s)| *to == 0 && s.len == 0)
-        .map(|x| x.0)
+        .to_sender()
+        .filter(|(_, s)| s.len == 0)
+        .map(|(t, _)| t)
         .collect();
     assert_eq!(acks, vec![100_000 + 40_000_000]);
     assert_eq!(p.ep[1].stats.delayed_acks, 1);
@@ -236,13 +261,7 @@ fn a_lost_tail_segment_needs_the_retransmission_timeout() {
     p.run(10_000_000_000);
     assert_eq!(p.delivered(), 10 * 1448);
     assert_eq!(p.ep[0].stats.timeouts, 1);
-    let last = p
-        .log
-        .iter()
-        .filter(|(_, to, s)| *to == 1 && s.len > 0)
-        .map(|x| x.0)
-        .max()
-        .unwrap();
+    let last = p.data_segments().map(|(t, _)| t).max().unwrap();
     assert!(last >= 200_000_000, "retransmitted at {last} ns");
 }
 
@@ -256,23 +275,11 @@ fn nagle_holds_a_short_segment_while_data_is_in_flight() {
     };
     let mut p = Pipe::new(cfg, 1_000, 1448 + 100);
     p.run(100_000_000);
-    let data: Vec<(u64, u32)> = p
-        .log
-        .iter()
-        .filter(|(_, to, s)| *to == 1 && s.len > 0)
-        .map(|x| (x.0, x.2.len))
-        .collect();
-    assert_eq!(data, vec![(0, 1448), (2_000_000, 100)]);
+    assert_eq!(p.data_lengths(), vec![(0, 1448), (2_000_000, 100)]);
     // With TCP_NODELAY both go at once.
     let mut p = Pipe::new(TcpConfig::default(), 1_000, 1448 + 100);
     p.run(100_000_000);
-    let data: Vec<(u64, u32)> = p
-        .log
-        .iter()
-        .filter(|(_, to, s)| *to == 1 && s.len > 0)
-        .map(|x| (x.0, x.2.len))
-        .collect();
-    assert_eq!(data, vec![(0, 1448), (0, 100)]);
+    assert_eq!(p.data_lengths(), vec![(0, 1448), (0, 100)]);
 }
 
 #[test]
@@ -293,11 +300,7 @@ fn linux_initial_window_is_four_segments_and_the_clamp_reserves_one_mss() {
 
 /// The windows endpoint 1 advertised, in order.
 fn advertised(p: &Pipe) -> Vec<u32> {
-    p.log
-        .iter()
-        .filter(|(_, to, _)| *to == 0)
-        .map(|x| x.2.wnd)
-        .collect()
+    p.to_sender().map(|(_, s)| s.wnd).collect()
 }
 
 #[test]
@@ -341,10 +344,7 @@ fn linux_window_limited_throughput_is_the_grown_window_over_rtt() {
     // As window_limited_throughput_is_window_over_rtt, with the default
     // 2 KB-buffer truesize: one 34752-byte window per 10 ms RTT.
     let mut p = Pipe::new(TcpConfig::default(), 5_000, u64::MAX / 4);
-    p.run(1_000_000_000);
-    let before = p.delivered();
-    p.run(2_000_000_000);
-    let got = (p.delivered() - before) as f64;
+    let got = p.steady_rate();
     let want = 34_752.0 / 0.010;
     assert!((got - want).abs() / want < 0.01, "{got} vs {want}");
 }
@@ -362,15 +362,13 @@ fn an_unread_receive_buffer_closes_the_window_without_shrinking_it() {
     p.reads = false;
     p.run(3_000_000_000);
     let edges: Vec<u64> = p
-        .log
-        .iter()
-        .filter(|(_, to, _)| *to == 0)
-        .map(|x| x.2.ack as u64 + x.2.wnd as u64)
+        .to_sender()
+        .map(|(_, s)| s.ack as u64 + s.wnd as u64)
         .collect();
     assert!(edges.windows(2).all(|e| e[1] >= e[0]), "{edges:?}");
     let received = p.delivered();
     assert!(received <= (37 + 24) * 1448, "{received}");
-    assert_eq!(p.log.iter().rev().find(|x| x.1 == 0).unwrap().2.wnd, 0);
+    assert_eq!(p.to_sender().last().unwrap().1.wnd, 0);
     assert_eq!(p.ep[0].stats.retransmits, 0);
 }
 
