@@ -124,3 +124,33 @@ service_ns = 50000"#
         p(&short, "p50")
     );
 }
+
+#[test]
+fn drawn_sizes_agree_between_client_and_server() {
+    // Requests of 64 or 300 bytes and responses of 64 or 1400 bytes, drawn
+    // per request: the server must find each request's end where the client
+    // put it, or the connection stalls. At 5000 requests/s (far below
+    // capacity) every request but those in flight at the end completes, and
+    // the mean response size is (64 + 1400) / 2 = 732 bytes (1000 samples:
+    // sd of the mean 668 / sqrt(1000) = 21; 5 sd).
+    let a = run(
+        200,
+        r#"kind = "rpc_open"
+name = "load"
+host = "client"
+to = "server"
+rate_rps = 5000
+connections = 8
+request_sizes = [{ bytes = 64, weight = 1 }, { bytes = 300, weight = 1 }]
+response_sizes = [{ bytes = 64, weight = 1 }, { bytes = 1400, weight = 1 }]"#,
+    );
+    let ro = &a["rpc_open"];
+    let done = ro["completed"].as_u64().unwrap();
+    assert!(ro["outstanding"].as_u64().unwrap() <= 8, "{ro}");
+    assert_eq!(
+        done + ro["outstanding"].as_u64().unwrap(),
+        ro["issued"].as_u64().unwrap()
+    );
+    let mean = a["rx_bytes"].as_f64().unwrap() / done as f64;
+    assert!((mean - 732.0).abs() < 5.0 * 21.0, "mean response {mean}");
+}

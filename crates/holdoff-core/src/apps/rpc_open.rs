@@ -25,8 +25,10 @@
 //! epoll busy polling polls one NAPI id per epoll instance; with one thread
 //! per RX queue every connection of a thread is on that queue.
 //!
-//! Simplifies: one client host; fixed request and response sizes; no
-//! connection setup.
+//! Sizes: fixed (`request_bytes`, `response_bytes`) or weighted lists
+//! (`request_sizes`, `response_sizes`), drawn per request (`Sizes`).
+//!
+//! Simplifies: one client host; no connection setup.
 //!
 //! Units: times [ns] (`_ps` for the fixed arrival period), sizes [bytes].
 
@@ -37,6 +39,64 @@ use crate::metrics::LatencyHist;
 use crate::units::{Nanos, SimTime};
 use rand::RngExt;
 use std::collections::VecDeque;
+
+/// Request and response sizes: fixed, or drawn per request from weighted
+/// lists. The draw for request `k` of connection `c` is a hash of (seed, c,
+/// k), so the client and the server agree on every size without sharing
+/// state (the server knows where each request ends, as a protocol's length
+/// header would tell it).
+#[derive(Clone, Debug)]
+pub struct Sizes {
+    seed: u64,
+    /// (bytes, cumulative weight).
+    req: Vec<(u64, u64)>,
+    resp: Vec<(u64, u64)>,
+}
+
+fn cumulative(v: &[(u64, u32)]) -> Vec<(u64, u64)> {
+    let mut c = 0u64;
+    v.iter()
+        .filter(|(_, w)| *w > 0)
+        .map(|&(b, w)| {
+            c += w as u64;
+            (b, c)
+        })
+        .collect()
+}
+
+/// splitmix64 of (seed, conn, k, salt).
+fn mix(seed: u64, conn: u16, k: u64, salt: u64) -> u64 {
+    let mut z = seed ^ ((conn as u64) << 48) ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt;
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn pick(v: &[(u64, u64)], h: u64) -> u64 {
+    if v.len() == 1 {
+        return v[0].0;
+    }
+    let r = h % v.last().map_or(1, |x| x.1);
+    v.iter().find(|(_, c)| r < *c).map_or(v[0].0, |x| x.0)
+}
+
+impl Sizes {
+    /// Weighted (bytes, weight) lists (a single entry: a fixed size).
+    pub fn new(req: &[(u64, u32)], resp: &[(u64, u32)], seed: u64) -> Sizes {
+        Sizes {
+            seed,
+            req: cumulative(req),
+            resp: cumulative(resp),
+        }
+    }
+    pub fn request(&self, conn: u16, k: u64) -> u64 {
+        pick(&self.req, mix(self.seed, conn, k, 1))
+    }
+    pub fn response(&self, conn: u16, k: u64) -> u64 {
+        pick(&self.resp, mix(self.seed, conn, k, 2))
+    }
+}
 
 /// Arrival process of requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +110,15 @@ pub enum Arrivals {
 /// The client side: arrivals, per-connection queues, latency.
 pub struct RpcOpenClient {
     pub conns: Vec<u16>,
-    pub request_bytes: u64,
-    pub response_bytes: u64,
+    sizes: Sizes,
+    /// Per connection: requests fully written, responses fully read.
+    wr_idx: Vec<u64>,
+    rd_idx: Vec<u64>,
+    /// Bytes written and read by the client.
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
+    /// Request + response bytes of the completed requests.
+    pub done_bytes: u64,
     arrivals: Arrivals,
     /// Mean spacing between arrivals [ps].
     period_ps: u64,
@@ -83,8 +150,7 @@ pub struct RpcOpenClient {
 pub struct RpcOpenParams {
     pub rate_rps: f64,
     pub arrivals: Arrivals,
-    pub request_bytes: u64,
-    pub response_bytes: u64,
+    pub sizes: Sizes,
     pub max_outstanding: u32,
     pub timeout: Nanos,
     pub start: SimTime,
@@ -95,8 +161,12 @@ impl RpcOpenClient {
         let n = conns.len();
         RpcOpenClient {
             conns,
-            request_bytes: p.request_bytes,
-            response_bytes: p.response_bytes,
+            sizes: p.sizes.clone(),
+            wr_idx: vec![0; n],
+            rd_idx: vec![0; n],
+            tx_bytes: 0,
+            rx_bytes: 0,
+            done_bytes: 0,
             arrivals: p.arrivals,
             period_ps: (1e12 / p.rate_rps).round().max(1.0) as u64,
             next_ps: p.start.as_ns() as u128 * 1000,
@@ -142,7 +212,7 @@ impl RpcOpenClient {
         }
         self.issued += 1;
         if self.unsent[i].is_empty() {
-            self.write_left[i] = self.request_bytes;
+            self.write_left[i] = self.sizes.request(self.conns[i], self.wr_idx[i]);
         }
         self.unsent[i].push_back(t);
     }
@@ -178,19 +248,22 @@ impl RpcOpenClient {
             while !self.unsent[i].is_empty() {
                 let n = write_call(io, prof, now, &mut cost, c, 0, self.write_left[i]);
                 self.write_left[i] -= n;
+                self.tx_bytes += n;
                 if self.write_left[i] > 0 {
                     break;
                 }
                 let t = self.unsent[i].pop_front().expect("non-empty");
+                self.wr_idx[i] += 1;
                 if self.inflight[i].is_empty() {
-                    self.read_left[i] = self.response_bytes;
+                    self.read_left[i] = self.sizes.response(c, self.rd_idx[i]);
                 }
                 self.inflight[i].push_back(t);
-                self.write_left[i] = self.request_bytes;
+                self.write_left[i] = self.sizes.request(c, self.wr_idx[i]);
             }
             while !self.inflight[i].is_empty() && io.readable(c, 0) > 0 {
                 let n = read_call(io, prof, now, &mut cost, c, 0, self.read_left[i]);
                 self.read_left[i] -= n;
+                self.rx_bytes += n;
                 if self.read_left[i] > 0 {
                     break;
                 }
@@ -201,7 +274,10 @@ impl RpcOpenClient {
                 if lat > self.timeout {
                     self.timeouts += 1;
                 }
-                self.read_left[i] = self.response_bytes;
+                let k = self.rd_idx[i];
+                self.done_bytes += self.sizes.request(c, k) + self.sizes.response(c, k);
+                self.rd_idx[i] += 1;
+                self.read_left[i] = self.sizes.response(c, self.rd_idx[i]);
             }
         }
         (cost, Wait::Readable, self.next_arrival())
@@ -218,8 +294,9 @@ pub enum Service {
 /// One epoll worker thread of the server.
 pub struct RpcOpenServer {
     pub conns: Vec<u16>,
-    pub request_bytes: u64,
-    pub response_bytes: u64,
+    sizes: Sizes,
+    /// Per connection: the index of the request being read or answered.
+    idx: Vec<u64>,
     /// Mean service time per request.
     pub service: Nanos,
     pub dist: Service,
@@ -240,8 +317,7 @@ pub struct RpcOpenServer {
 impl RpcOpenServer {
     pub fn new(
         conns: Vec<u16>,
-        request_bytes: u64,
-        response_bytes: u64,
+        sizes: Sizes,
         service: Nanos,
         dist: Service,
         rng: StreamRng,
@@ -249,13 +325,13 @@ impl RpcOpenServer {
     ) -> Self {
         let n = conns.len();
         RpcOpenServer {
+            read_left: conns.iter().map(|&c| sizes.request(c, 0)).collect(),
+            idx: vec![0; n],
             conns,
-            request_bytes,
-            response_bytes,
+            sizes,
             service,
             dist,
             rng,
-            read_left: vec![request_bytes; n],
             write_left: vec![0; n],
             cursor: 0,
             served: 0,
@@ -302,7 +378,8 @@ impl RpcOpenServer {
                         write_blocked = true;
                         continue;
                     }
-                    self.read_left[i] = self.request_bytes;
+                    self.idx[i] += 1;
+                    self.read_left[i] = self.sizes.request(c, self.idx[i]);
                 }
                 if io.readable(c, 1) == 0 {
                     continue;
@@ -315,11 +392,12 @@ impl RpcOpenServer {
                 }
                 cost += self.service_time();
                 self.served += 1;
-                self.write_left[i] = self.response_bytes;
+                self.write_left[i] = self.sizes.response(c, self.idx[i]);
                 let w = write_call(io, prof, now, &mut cost, c, 1, self.write_left[i]);
                 self.write_left[i] -= w;
                 if self.write_left[i] == 0 {
-                    self.read_left[i] = self.request_bytes;
+                    self.idx[i] += 1;
+                    self.read_left[i] = self.sizes.request(c, self.idx[i]);
                 } else {
                     write_blocked = true;
                 }

@@ -502,10 +502,9 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                         sent: c.issued,
                         received: c.completed,
                         transactions: c.completed,
-                        rx_bytes: c.completed * c.response_bytes,
-                        throughput_bps: (c.completed * (c.request_bytes + c.response_bytes)) as f64
-                            * 8.0
-                            / dt,
+                        rx_bytes: c.rx_bytes,
+                        tx_bytes: c.tx_bytes,
+                        throughput_bps: c.done_bytes as f64 * 8.0 / dt,
                         latency_us: latency(&c.latency),
                         rpc_open: Some(RpcOpenOut {
                             offered_rps: c.offered_rps,

@@ -189,6 +189,12 @@ pub enum AppCfg {
         #[serde(default = "d_rpc")]
         #[schemars(range(min = 1, max = 1_048_576))]
         response_bytes: u64,
+        /// Request sizes drawn per request (instead of `request_bytes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_sizes: Option<Vec<ByteWeight>>,
+        /// Response sizes drawn per request (instead of `response_bytes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response_sizes: Option<Vec<ByteWeight>>,
         /// Mean server CPU time per request [ns], 0 to 1000000000 (1 s).
         #[serde(default)]
         #[schemars(range(min = 0, max = 1_000_000_000u64))]
@@ -263,6 +269,42 @@ pub enum AppCfg {
         #[schemars(range(min = 0, max = 255))]
         core: u32,
     },
+}
+
+/// A weighted message size of `rpc_open`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ByteWeight {
+    /// Message size [bytes], 1 to 1048576.
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub bytes: u64,
+    /// Relative weight, 0 to 1000000.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub weight: u32,
+}
+
+/// Check a weighted size list of `rpc_open`.
+fn validate_sizes(field: String, v: &[ByteWeight]) -> Result<(), Error> {
+    if v.is_empty() || v.iter().all(|s| s.weight == 0) {
+        return Err(cfg_err(field, "needs at least one entry with weight > 0"));
+    }
+    for (i, s) in v.iter().enumerate() {
+        range(
+            format!("{field}[{i}].bytes"),
+            s.bytes,
+            1,
+            1 << 20,
+            " bytes (1 MiB)",
+        )?;
+        range(
+            format!("{field}[{i}].weight"),
+            s.weight as u64,
+            0,
+            1_000_000,
+            "",
+        )?;
+    }
+    Ok(())
 }
 
 /// Arrival process of `rpc_open`.
@@ -494,8 +536,16 @@ impl AppCfg {
                 server_busy_poll_usecs,
                 server_busy_poll_budget,
                 server_prefer_busy_poll,
+                request_sizes,
+                response_sizes,
                 ..
             } => {
+                if let Some(v) = request_sizes {
+                    validate_sizes(f("request_sizes"), v)?;
+                }
+                if let Some(v) = response_sizes {
+                    validate_sizes(f("response_sizes"), v)?;
+                }
                 range(
                     f("server_busy_poll_usecs"),
                     *server_busy_poll_usecs,

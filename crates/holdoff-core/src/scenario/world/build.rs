@@ -11,7 +11,9 @@ use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::replay::Replay;
-use crate::apps::rpc_open::{Arrivals, RpcOpenClient, RpcOpenParams, RpcOpenServer, Service};
+use crate::apps::rpc_open::{
+    Arrivals, RpcOpenClient, RpcOpenParams, RpcOpenServer, Service, Sizes,
+};
 use crate::apps::tcp_apps::{
     BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
@@ -442,8 +444,20 @@ impl World {
                     server_busy_poll_usecs,
                     server_busy_poll_budget,
                     server_prefer_busy_poll,
+                    request_sizes,
+                    response_sizes,
                     ..
                 } => {
+                    let weighted = |v: &Option<Vec<traffic::ByteWeight>>, fixed: u64| {
+                        v.as_ref().map_or(vec![(fixed, 1)], |v| {
+                            v.iter().map(|s| (s.bytes, s.weight)).collect()
+                        })
+                    };
+                    let sizes = Sizes::new(
+                        &weighted(request_sizes, *request_bytes),
+                        &weighted(response_sizes, *response_bytes),
+                        rng_stream(s.seed, &format!("app/{name}/sizes")).random::<u64>(),
+                    );
                     let busy = (*server_busy_poll_usecs > 0).then(|| BusyPoll {
                         spin: Nanos::from_us(*server_busy_poll_usecs),
                         budget: *server_busy_poll_budget,
@@ -480,8 +494,7 @@ impl World {
                             core: core as u16,
                             kind: AppKind::RpcOpenServer(RpcOpenServer::new(
                                 mine,
-                                *request_bytes,
-                                *response_bytes,
+                                sizes.clone(),
                                 Nanos(*service_ns),
                                 match service {
                                     ServiceCfg::Fixed => Service::Fixed,
@@ -500,8 +513,7 @@ impl World {
                                 ArrivalsCfg::Poisson => Arrivals::Poisson,
                                 ArrivalsCfg::Fixed => Arrivals::Fixed,
                             },
-                            request_bytes: *request_bytes,
-                            response_bytes: *response_bytes,
+                            sizes,
                             max_outstanding: *max_outstanding,
                             timeout: Nanos::from_us(*timeout_us),
                             start: SimTime(start_us * 1000),
