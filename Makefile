@@ -9,7 +9,7 @@ PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
 DEV_STAMP := $(VENV)/.holdoff-dev
 
-.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate clean
+.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate replay-1g clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ test-rust: ## cargo tests of the core
 
 test-python: ## pytest (uses the installed extension: `make develop` after Rust changes)
 	$(PYTHON) -m pytest -q
+
+replay-1g: ## replay a 1 GB capture written to a temp dir; peak RSS must stay under 200 MB
+	HOLDOFF_REPLAY_GB=1 $(PYTHON) -m pytest -q tests/test_replay.py -k memory
 
 lint: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(DEV_STAMP)) ## formatting, clippy, ruff and mypy
 	cargo fmt --all --check

@@ -33,15 +33,18 @@ def run_toml(
     seed: int | None = None,
     classes: dict[str, type] | None = None,
     progress: Callable[[int, int, int], object] | None = None,
+    base_dir: str | None = None,
 ) -> tuple[str, dict[str, float | int], str | None]:
     """Run a scenario given as TOML text; returns ``(report_json, perf, aborted)``.
 
     ``progress(sim_now_ns, sim_end_ns, events)`` is called about every 50 ms;
     a pending signal (Ctrl-C) or an exception from ``progress`` stops the run
     and is raised with ``holdoff_partial = (report_json, perf, interrupted_at_ns)``.
+    ``base_dir``: the scenario file's directory; relative ``capture`` paths
+    are resolved against it (None: the working directory).
     """
 
-def validate_toml(text: str) -> None:
+def validate_toml(text: str, base_dir: str | None = None) -> None:
     """Check a scenario given as TOML text without running it."""
 
 def normalize_toml(text: str) -> str:

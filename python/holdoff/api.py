@@ -97,7 +97,13 @@ def run(
     also holds ``peak_rss_bytes``: the peak resident memory of this process
     so far (which includes earlier runs in the same process).
     """
-    return run_text(scenario_text(scenario), seed=seed, moderators=moderators, progress=progress)
+    return run_text(
+        scenario_text(scenario),
+        seed=seed,
+        moderators=moderators,
+        progress=progress,
+        base_dir=scenario_dir(scenario),
+    )
 
 
 def run_text(
@@ -106,13 +112,21 @@ def run_text(
     seed: int | None = None,
     moderators: Mapping[str, type] | None = None,
     progress: ProgressCallback | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> RunResult:
-    """Like :func:`run`, for a scenario that is TOML text (never read as a path)."""
+    """Like :func:`run`, for a scenario that is TOML text (never read as a path).
+
+    ``base_dir`` is the directory relative ``capture`` paths are resolved
+    against (default: the working directory).
+    """
     from holdoff.moderator import ModeratorError
 
     classes = dict(moderators) if moderators else None
+    base = None if base_dir is None else os.fspath(base_dir)
     try:
-        report_json, perf, aborted = _core.run_toml(text, _check_seed(seed), classes, progress)
+        report_json, perf, aborted = _core.run_toml(
+            text, _check_seed(seed), classes, progress, base
+        )
     except BaseException as err:
         partial = getattr(err, "holdoff_partial", None)
         if partial is not None:
@@ -142,12 +156,23 @@ def peak_rss_bytes() -> int:
 
 def validate(scenario: Scenario) -> None:
     """Checks a scenario without running it; raises :class:`ScenarioError` if invalid."""
-    _core.validate_toml(scenario_text(scenario))
+    validate_text(scenario_text(scenario), base_dir=scenario_dir(scenario))
 
 
-def validate_text(text: str) -> None:
+def validate_text(text: str, *, base_dir: str | os.PathLike[str] | None = None) -> None:
     """Like :func:`validate`, for a scenario that is TOML text (never read as a path)."""
-    _core.validate_toml(text)
+    _core.validate_toml(text, None if base_dir is None else os.fspath(base_dir))
+
+
+def scenario_dir(scenario: Scenario) -> str | None:
+    """The directory of a scenario given as a path (relative ``capture``
+    paths in it are resolved against it); None for TOML text and dicts,
+    whose relative paths are resolved against the working directory."""
+    if isinstance(scenario, os.PathLike):
+        return str(Path(scenario).resolve().parent)
+    if isinstance(scenario, str) and _looks_like_path(scenario):
+        return str(Path(scenario.strip()).resolve().parent)
+    return None
 
 
 def schema() -> dict[str, Any]:

@@ -170,10 +170,17 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
     return tomli_w.dumps(doc)
 
 
-def _run(text: str, seed: int | None, progress: _ProgressLine | None = None) -> RunResult:
-    """Runs ``text``; scenario errors exit 2, simulation errors exit 1."""
+def _run(
+    text: str,
+    seed: int | None,
+    progress: _ProgressLine | None = None,
+    base_dir: Path | None = None,
+) -> RunResult:
+    """Runs ``text``; scenario errors exit 2, simulation errors exit 1.
+
+    ``base_dir``: the scenario file's directory (relative capture paths)."""
     try:
-        return run_text(text, seed=seed, progress=progress)
+        return run_text(text, seed=seed, progress=progress, base_dir=base_dir)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
     except _core.SimulationError as err:
@@ -279,7 +286,7 @@ def run_command(
         show_progress = sys.stderr.isatty() and not json_output
     progress = _ProgressLine(sys.stderr.isatty()) if show_progress else None
     try:
-        result = _run(text, seed, progress)
+        result = _run(text, seed, progress, file.resolve().parent)
     except KeyboardInterrupt as err:
         _interrupted_run(err, json_output)
     if out is not None:
@@ -344,7 +351,7 @@ def validate_command(
     """Check a scenario file without running it."""
     text = _read(file)
     try:
-        validate_text(text)
+        validate_text(text, base_dir=file.resolve().parent)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
     _stdout().print(Text(f"ok: {scenario_name(text) or file.stem}", style="green"))
@@ -1104,6 +1111,74 @@ def livelock_command(
         )
     _stdout().print(t)
     _stderr().print(f"plot saved to {png}")
+
+
+@app.command("experiment", cls=_Command)
+def experiment_command(
+    name: Annotated[str, typer.Argument(help="The experiment: napi-modes.", show_default=False)],
+    out: Annotated[
+        Path,
+        typer.Option("-o", "--out", help="Folder for the table (parquet) and the HTML report."),
+    ] = Path("runs/experiments"),
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the table as JSON on stdout.")
+    ] = False,
+    duration_ms: Annotated[
+        int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
+    ] = 50,
+    executor: Annotated[
+        str, typer.Option("--executor", help="serial, process (local processes) or ray.")
+    ] = "process",
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
+    ] = None,
+) -> None:
+    """Run a bundled experiment and write its table and HTML report.
+
+    napi-modes: p99 latency and server CPU against offered load, up to and
+    past saturation, for an interrupt-driven server, NAPI deferral, IRQ
+    suspension and busy polling (open-loop request/response, xeon-modern,
+    i210); a curve per mode and each mode's saturation throughput.
+    """
+    from holdoff import experiments
+
+    if name != "napi-modes":
+        _fail(f"unknown experiment {name!r}; allowed: napi-modes", 2)
+    if executor not in ("serial", "process", "ray"):
+        _fail(f"unknown executor {executor!r}; allowed: serial, process, ray", 2)
+    loads = experiments.DEFAULT_LOADS
+    with _stderr().status(
+        f"napi-modes: running {len(experiments.MODES)} modes x {len(loads)} loads"
+    ):
+        table = experiments.run_napi_modes(
+            loads,
+            duration_ms=duration_ms,
+            executor=executor,  # type: ignore[arg-type]
+            workers=workers,
+        )
+    html = experiments.write_napi_modes(table, out)
+    if json_out:
+        sys.stdout.write(table.to_json(orient="records") + "\n")
+        return
+    t = Table(title="p99 latency [µs] (server CPU busy) by offered load")
+    t.add_column("offered req/s", justify="right")
+    for mode in experiments.MODES:
+        t.add_column(mode, justify="right")
+    for load in loads:
+        cells = []
+        for mode in experiments.MODES:
+            row = table[(table["mode"] == mode) & (table["offered_rps"] == load)].iloc[0]
+            cells.append(f"{row['p99_us']:,.0f} ({row['server_cpu_busy']:.2f})")
+        t.add_row(f"{load:,.0f}", *cells)
+    _stdout().print(t)
+    sat = Table(title="saturation throughput")
+    sat.add_column("mode")
+    sat.add_column("req/s", justify="right")
+    for mode, rps in experiments.saturation(table).itertuples(index=False):
+        sat.add_row(str(mode), f"{rps:,.0f}")
+    _stdout().print(sat)
+    _stderr().print(f"report saved to {html}")
 
 
 # -- bundled examples ------------------------------------------------------------------

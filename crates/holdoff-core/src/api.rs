@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::scenario::world::{ExternalFactory, Progress};
 use crate::scenario::{report, Scenario, World};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use crate::VERSION;
@@ -50,7 +51,18 @@ pub fn build_with(
     seed_override: Option<u64>,
     factory: Option<&mut ExternalFactory>,
 ) -> Result<World, Error> {
-    let mut s = Scenario::from_toml(text)?;
+    build_in(text, seed_override, factory, None)
+}
+
+/// As `build_with`, for a scenario file in `base_dir`: relative `capture`
+/// paths are resolved against it (None: the working directory).
+pub fn build_in(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    base_dir: Option<&Path>,
+) -> Result<World, Error> {
+    let mut s = Scenario::from_toml_in(text, base_dir)?;
     if let Some(seed) = seed_override {
         s.seed = seed;
     }
@@ -71,6 +83,16 @@ pub fn run_toml_with(
     run_toml_controlled(text, seed_override, factory, &mut |_| true)
 }
 
+/// As `run_toml_with`, for a scenario file in `base_dir` (see `build_in`).
+pub fn run_toml_in(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    base_dir: Option<&Path>,
+) -> Result<RunOutput, Error> {
+    run_toml_controlled_in(text, seed_override, factory, &mut |_| true, base_dir)
+}
+
 /// Run a scenario under the resource guard, calling `control` about every
 /// [`CONTROL_EVERY`] of wall time with the run's progress; when it returns
 /// false the run stops at that simulated instant and its report covers the
@@ -84,7 +106,19 @@ pub fn run_toml_controlled(
     factory: Option<&mut ExternalFactory>,
     control: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<RunOutput, Error> {
-    let mut w = build_with(text, seed_override, factory)?;
+    run_toml_controlled_in(text, seed_override, factory, control, None)
+}
+
+/// As `run_toml_controlled`, for a scenario file in `base_dir`: relative
+/// `capture` paths are resolved against it (None: the working directory).
+pub fn run_toml_controlled_in(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    control: &mut dyn FnMut(&Progress) -> bool,
+    base_dir: Option<&Path>,
+) -> Result<RunOutput, Error> {
+    let mut w = build_in(text, seed_override, factory, base_dir)?;
     let t0 = Instant::now();
     let stats = w.run_guarded(None, control, CONTROL_EVERY)?;
     let wall = t0.elapsed().as_secs_f64();
@@ -113,7 +147,12 @@ pub fn run_toml_controlled(
 
 /// Validate a scenario without running it.
 pub fn validate_toml(text: &str) -> Result<(), Error> {
-    Scenario::from_toml(text).map(|_| ())
+    validate_toml_in(text, None)
+}
+
+/// As `validate_toml`, for a scenario file in `base_dir` (see `build_in`).
+pub fn validate_toml_in(text: &str, base_dir: Option<&Path>) -> Result<(), Error> {
+    Scenario::from_toml_in(text, base_dir).map(|_| ())
 }
 
 /// The scenario as the core reads it, validated, with every default filled

@@ -68,16 +68,20 @@ pub enum DropReason {
     NoListener,
     /// The per-CPU input backlog of a non-NAPI driver was full (netdev_max_backlog).
     BacklogFull,
+    /// A replayed frame was longer than the link MTU (+ 18 bytes of header
+    /// and FCS): the receiving MAC counts it as oversize and drops it.
+    FrameOverMtu,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::RxFifoOverrun,
         DropReason::RxRingFull,
         DropReason::TxRingFull,
         DropReason::SocketFull,
         DropReason::NoListener,
         DropReason::BacklogFull,
+        DropReason::FrameOverMtu,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -87,6 +91,7 @@ impl DropReason {
             DropReason::SocketFull => "socket_full",
             DropReason::NoListener => "no_listener",
             DropReason::BacklogFull => "backlog_full",
+            DropReason::FrameOverMtu => "frame_over_mtu",
         }
     }
     pub fn index(self) -> usize {

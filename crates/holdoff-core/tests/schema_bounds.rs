@@ -215,6 +215,9 @@ fn bases() -> Vec<Value> {
         {"kind": "netpipe", "name": "np", "host": "a", "to": "b"},
         {"kind": "rpc", "name": "rpc", "host": "b", "to": "a"},
         {"kind": "iperf", "name": "iperf", "host": "a", "to": "b"},
+        {"kind": "rpc_open", "name": "open", "host": "a", "to": "b", "rate_rps": 1000.0,
+            "request_sizes": [{"bytes": 64, "weight": 1}, {"bytes": 300, "weight": 1}],
+            "response_sizes": [{"bytes": 1000, "weight": 3}, {"bytes": 64, "weight": 1}]},
     ]);
     let itr_chip = "82546";
     let eitr_chip = "82576";
@@ -233,6 +236,17 @@ fn bases() -> Vec<Value> {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));
         }
     }
+    // A replaying generator (capture, speed, loops, mtu_bytes).
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/office.pcapng"
+    );
+    out.push(base(
+        itr_chip,
+        json!({"kind": "static"}),
+        apps.clone(),
+        json!({"name": "g", "pattern": "replay", "capture": capture}),
+    ));
     // INTx (for irq_line) and a polling host (its clock and burst).
     let mut intx = base(
         itr_chip,
@@ -259,6 +273,8 @@ fn companions(field: &str, value: f64) -> Vec<(&'static str, Value)> {
         ("wmem_default", v) if v >= 1 << 20 => vec![("wmem_max", json!(v))],
         ("mss_bytes", 8960) => vec![("skb_truesize_bytes", json!(0))],
         ("skb_truesize_bytes", v) if v > 1 << 20 => vec![("rmem_default", json!(1u64 << 30))],
+        // rpc_open: at most one server thread per connection.
+        ("server_threads", v) if v > 16 => vec![("connections", json!(v))],
         // end_bytes >= start_bytes.
         ("start_bytes", v) if v > 8_388_608 => vec![("end_bytes", json!(v))],
         _ => vec![],

@@ -69,13 +69,14 @@ fn guarded<T>(
 /// every 50 ms to run pending signal handlers (`check_signals`) and the
 /// progress callback, and for each call into a Python moderation algorithm.
 #[pyfunction]
-#[pyo3(signature = (text, seed = None, classes = None, progress = None))]
+#[pyo3(signature = (text, seed = None, classes = None, progress = None, base_dir = None))]
 fn run_toml<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     classes: Option<Bound<'py, PyDict>>,
     progress: Option<Bound<'py, PyAny>>,
+    base_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
     let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
     let progress: Option<Py<PyAny>> = progress.map(|p| p.unbind());
@@ -110,7 +111,13 @@ fn run_toml<'py>(
                     true
                 })
             };
-            api::run_toml_controlled(text, seed, Some(&mut factory), &mut control)
+            api::run_toml_controlled_in(
+                text,
+                seed,
+                Some(&mut factory),
+                &mut control,
+                base_dir.as_deref(),
+            )
         }))
     });
     let output = guarded(py, result)?;
@@ -137,8 +144,11 @@ fn run_toml<'py>(
 /// Raises:
 ///     ScenarioError: the text is not valid TOML or not a valid scenario.
 #[pyfunction]
-fn validate_toml(py: Python<'_>, text: &str) -> PyResult<()> {
-    let result = catch_unwind(AssertUnwindSafe(|| api::validate_toml(text)));
+#[pyo3(signature = (text, base_dir = None))]
+fn validate_toml(py: Python<'_>, text: &str, base_dir: Option<std::path::PathBuf>) -> PyResult<()> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        api::validate_toml_in(text, base_dir.as_deref())
+    }));
     guarded(py, result)
 }
 

@@ -3,6 +3,9 @@
 //! stop times and flows. Plain data; the scenario format embeds it as
 //! `[[generators]]` and checks it (`scenario::config::traffic`).
 //!
+//! A generator may also replay a capture (`pattern = "replay"`, the model in
+//! `apps::replay`): sizes and times then come from the file.
+//!
 //! Units are in the field names: `_pps` [frames/s], `_bytes`, `_us`.
 
 use schemars::JsonSchema;
@@ -28,7 +31,16 @@ pub enum Pattern {
     Poisson,
     /// Constant rate during `on_us`, silent during `off_us`, repeated.
     OnOff,
+    /// The frames of a pcap or pcapng file (`capture`), with its sizes and
+    /// inter-arrival times.
+    Replay,
 }
+
+/// Replay speed bounds (a multiple of real time).
+pub const MIN_SPEED: f64 = 0.001;
+pub const MAX_SPEED: f64 = 1000.0;
+/// Most passes over a capture.
+pub const MAX_LOOPS: u32 = 1_000_000;
 
 /// A weighted frame size.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
@@ -72,7 +84,8 @@ pub struct GeneratorCfg {
     #[serde(default)]
     #[schemars(range(min = 0, max = 3_600_000_000u64))]
     pub off_us: Option<u64>,
-    /// First frame at [us].
+    /// First frame at [us]. For `pattern = "replay"`: the capture time
+    /// skipped from the capture's first record [us].
     #[serde(default)]
     #[schemars(range(min = 0, max = 3_600_000_000u64))]
     pub start_us: u64,
@@ -84,6 +97,27 @@ pub struct GeneratorCfg {
     #[serde(default = "one_u16")]
     #[schemars(range(min = 1, max = 65_535))]
     pub flows: u16,
+    /// Replay: the capture file (pcap or pcapng), relative to the scenario
+    /// file's directory (or the working directory for TOML text and dicts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
+    /// Replay: speed as a multiple of real time, 0.001 to 1000 (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.001, max = 1000.0))]
+    pub speed: Option<f64>,
+    /// Replay: passes over the capture, 1 to 1000000 (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub loops: Option<u32>,
+    /// Replay: keep only frames to this IPv4/IPv6 address or MAC address
+    /// ("10.0.0.2", "00:1b:21:aa:bb:cc").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_to: Option<String>,
+    /// Replay: the link MTU [bytes], 68 to 9000 (default 1500); longer
+    /// frames are dropped as `frame_over_mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 68, max = 9000))]
+    pub mtu_bytes: Option<u32>,
 }
 
 fn one_u16() -> u16 {

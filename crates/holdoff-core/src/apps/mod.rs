@@ -6,6 +6,10 @@
 //!   or weighted frame sizes; never faster than its line (frames wait for the
 //!   wire). Constant spacing is carried in picoseconds so long-run rates are
 //!   exact.
+//! - Replay: a generator whose frames come from a capture file
+//!   (`replay`); streamed, one record read ahead.
+//! - Open-loop request/response (`rpc_open`): many connections, arrivals
+//!   independent of replies.
 //! - UdpSink: a socket with a receive-buffer limit, read by an application
 //!   thread; records one-way latency (generator emission -> application read).
 //! - Ping: sends an ICMP echo request every interval, records the round trip
@@ -15,6 +19,8 @@
 
 pub mod generator;
 pub mod netpipe;
+pub mod replay;
+pub mod rpc_open;
 pub mod tcp_apps;
 
 use crate::engine::StreamRng;
@@ -49,9 +55,47 @@ pub struct Generator {
     pub rx_packets: u64,
     pub rx_bytes: u64,
     pub offered_bps: f64,
+    /// The capture being replayed (`pattern = "replay"`).
+    pub replay: Option<Box<replay::Replay>>,
 }
 
 impl Generator {
+    /// A generator replaying a capture (opened by the caller).
+    pub fn replaying(cfg: &GeneratorCfg, r: replay::Replay, end: SimTime, rng: StreamRng) -> Self {
+        let stop = cfg
+            .stop_us
+            .map(|s| SimTime(s * 1000))
+            .unwrap_or(end)
+            .min(end);
+        Generator {
+            pattern: Pattern::Replay,
+            period_ps: 1,
+            sizes: vec![(64, 1)],
+            total_weight: 1,
+            start: SimTime::ZERO,
+            stop,
+            on: Nanos(0),
+            off: Nanos(0),
+            flows: 1,
+            rng,
+            next_ps: 0,
+            next_seq: 0,
+            sent_packets: 0,
+            sent_bytes: 0,
+            rx_packets: 0,
+            rx_bytes: 0,
+            offered_bps: 0.0,
+            replay: Some(Box::new(r)),
+        }
+    }
+
+    /// A replayed frame longer than the link MTU: dropped before it reaches
+    /// the receiver (`DropReason::FrameOverMtu`).
+    pub fn over_mtu(&self, pkt: &Packet) -> bool {
+        self.replay
+            .as_ref()
+            .is_some_and(|r| pkt.frame_bytes > r.max_frame_bytes())
+    }
     /// Build from a validated config; `line_bps` is the link rate.
     pub fn new(cfg: &GeneratorCfg, line_bps: u64, end: SimTime, rng: StreamRng) -> Self {
         let sizes: Vec<(u32, u32)> = match (&cfg.frame_sizes, cfg.frame_bytes) {
@@ -125,11 +169,16 @@ impl Generator {
             rx_packets: 0,
             rx_bytes: 0,
             offered_bps: rate_pps * mean_frame_bits * duty,
+            replay: None,
         }
     }
 
     /// Time of the first emission, if any.
     pub fn first(&mut self) -> Option<SimTime> {
+        if let Some(r) = &mut self.replay {
+            let t = SimTime(self.start.as_ns().saturating_add(r.advance()?));
+            return (t < self.stop).then_some(t);
+        }
         let t = self.align(SimTime(self.start.as_ns()));
         (t < self.stop).then_some(t)
     }
@@ -151,6 +200,26 @@ impl Generator {
 
     /// Emit a frame at `now`; returns it and the next emission time.
     pub fn emit(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
+        if let Some(r) = &mut self.replay {
+            let f = r.take().expect("emit follows a frame read ahead");
+            let pkt = Packet {
+                created: now,
+                frame_bytes: f.frame_bytes(),
+                seq: self.next_seq,
+                ack: 0,
+                wnd: 0,
+                flow: f.flow,
+                kind: PktKind::Udp,
+            };
+            self.next_seq = self.next_seq.wrapping_add(1);
+            self.sent_packets += 1;
+            self.sent_bytes += pkt.frame_bytes as u64;
+            let next = r
+                .advance()
+                .map(|rel| SimTime(self.start.as_ns().saturating_add(rel)))
+                .filter(|t| *t < self.stop);
+            return (pkt, next);
+        }
         let bytes = self.pick_size();
         let flow = (self.next_seq % self.flows as u32) as u16;
         let pkt = Packet {
@@ -173,7 +242,7 @@ impl Generator {
                 self.next_ps = now.as_ns() as u128 * 1000 + gap_ps.max(1);
                 SimTime((self.next_ps / 1000) as u64)
             }
-            Pattern::Constant | Pattern::OnOff => {
+            Pattern::Constant | Pattern::OnOff | Pattern::Replay => {
                 self.next_ps += self.period_ps as u128;
                 let t = SimTime((self.next_ps / 1000) as u64);
                 let a = self.align(t);
@@ -251,6 +320,10 @@ pub enum AppKind {
     },
     RpcClient(tcp_apps::RpcClient),
     RpcServer(tcp_apps::RpcServer),
+    /// Open-loop request/response client (many connections).
+    RpcOpenClient(rpc_open::RpcOpenClient),
+    /// One worker thread of the open-loop load's server.
+    RpcOpenServer(rpc_open::RpcOpenServer),
 }
 
 /// One application instance.
@@ -302,6 +375,11 @@ mod tests {
             start_us: 0,
             stop_us: None,
             flows: 1,
+            capture: None,
+            speed: None,
+            loops: None,
+            only_to: None,
+            mtu_bytes: None,
         }
     }
 

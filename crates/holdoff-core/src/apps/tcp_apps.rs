@@ -60,7 +60,7 @@ fn copy(prof: &HostProfile, n: u64) -> Nanos {
 
 /// One write(2) at `now + *cost`: the stack's send cost plus the copy of
 /// the bytes accepted are added to `*cost`; returns the bytes accepted.
-fn write_call<I: TcpIo>(
+pub(crate) fn write_call<I: TcpIo>(
     io: &mut I,
     prof: &HostProfile,
     now: SimTime,
@@ -75,7 +75,7 @@ fn write_call<I: TcpIo>(
 }
 
 /// One read(2) at `now + *cost`, likewise; returns the bytes read.
-fn read_call<I: TcpIo>(
+pub(crate) fn read_call<I: TcpIo>(
     io: &mut I,
     prof: &HostProfile,
     now: SimTime,

@@ -174,6 +174,28 @@ pub struct AppOut {
     /// NetPIPE transmitter: the NPtcp-style output lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netpipe_lines: Option<Vec<String>>,
+    /// Open-loop request/response client (`rpc_open`) only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc_open: Option<RpcOpenOut>,
+}
+
+/// The open-loop load's rates and counts.
+#[derive(Serialize)]
+pub struct RpcOpenOut {
+    /// Target rate [requests/s].
+    pub offered_rps: f64,
+    /// Completed requests / (end - start) [requests/s].
+    pub achieved_rps: f64,
+    /// Arrivals accepted into a connection's queue [count].
+    pub issued: u64,
+    /// Responses read [count].
+    pub completed: u64,
+    /// Arrivals refused: their connection had `max_outstanding` requests [count].
+    pub dropped: u64,
+    /// Responses later than `timeout_us` after their intended send time [count].
+    pub timeouts: u64,
+    /// Requests queued or awaiting a reply at the end [count].
+    pub outstanding: u64,
 }
 
 #[derive(Serialize)]
@@ -221,7 +243,36 @@ pub struct GenOut {
     pub sent_bytes: u64,
     pub offered_bps: f64,
     pub rx_packets: u64,
+    /// What a replaying generator read from its capture (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureOut>,
 }
+
+/// A replayed capture, as read in its first pass (after `start_us` and
+/// `only_to`): frames, span, sizes and share of TCP.
+#[derive(Serialize)]
+pub struct CaptureOut {
+    pub file: String,
+    /// Frames kept from the file [count].
+    pub frames: u64,
+    /// Bytes of the kept frames, padded, with FCS [bytes].
+    pub bytes: u64,
+    /// First to last kept frame, capture time [ns].
+    pub duration_ns: u64,
+    /// Kept frames by size with padding and FCS (RFC 2819 buckets) [count].
+    pub size_histogram: BTreeMap<&'static str, u64>,
+    /// Share of kept frames that are TCP [0..1].
+    pub tcp_share: f64,
+    /// Kept frames longer than the MTU (dropped as `frame_over_mtu`) [count].
+    pub over_mtu: u64,
+    /// Records skipped by `start_us` or `only_to` [count].
+    pub skipped: u64,
+    /// The run read the whole file (false: the run ended first).
+    pub complete: bool,
+}
+
+/// Share of TCP frames above which a warning says replay is open loop.
+pub const TCP_WARN_SHARE: f64 = 0.5;
 
 #[derive(Serialize)]
 pub struct Series<'a> {
@@ -270,8 +321,22 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             ),
         });
     }
+    if let Some((gi, e)) = w
+        .generators()
+        .iter()
+        .enumerate()
+        .find_map(|(gi, g)| g.replay.as_ref()?.error.as_ref().map(|e| (gi, e)))
+    {
+        return Err(Error::Run {
+            message: format!("generators[{gi}] ({}): {e}", w.generator_name(gi)),
+        });
+    }
+    // `frame_over_mtu` only exists for replayed captures: it is reported
+    // when the scenario replays one (or, never otherwise, when non-zero).
+    let replays = w.generators().iter().any(|g| g.replay.is_some());
     let drops = DropReason::ALL
         .iter()
+        .filter(|r| replays || **r != DropReason::FrameOverMtu || l.dropped[r.index()] > 0)
         .map(|r| (r.as_str(), l.dropped[r.index()]))
         .collect();
     let ports = w
@@ -366,6 +431,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 transactions: 0,
                 netpipe: None,
                 netpipe_lines: None,
+                rpc_open: None,
             };
             match &a.kind {
                 AppKind::UdpSink(s) => AppOut {
@@ -428,6 +494,35 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     kind: "rpc_server",
                     ..base
                 },
+                AppKind::RpcOpenClient(c) => {
+                    let dt =
+                        (w.end().as_ns().saturating_sub(c.started.as_ns())).max(1) as f64 / 1e9;
+                    AppOut {
+                        kind: "rpc_open",
+                        sent: c.issued,
+                        received: c.completed,
+                        transactions: c.completed,
+                        rx_bytes: c.rx_bytes,
+                        tx_bytes: c.tx_bytes,
+                        throughput_bps: c.done_bytes as f64 * 8.0 / dt,
+                        latency_us: latency(&c.latency),
+                        rpc_open: Some(RpcOpenOut {
+                            offered_rps: c.offered_rps,
+                            achieved_rps: c.completed as f64 / dt,
+                            issued: c.issued,
+                            completed: c.completed,
+                            dropped: c.dropped,
+                            timeouts: c.timeouts,
+                            outstanding: c.outstanding(),
+                        }),
+                        ..base
+                    }
+                }
+                AppKind::RpcOpenServer(srv) => AppOut {
+                    kind: "rpc_open_server",
+                    transactions: srv.served,
+                    ..base
+                },
                 AppKind::IperfServer { srv, started } => {
                     let dt = (w.end() - *started).as_ns().max(1) as f64 / 1e9;
                     AppOut {
@@ -477,8 +572,9 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             generator: w.generator_name(gi).to_string(),
             sent_packets: g.sent_packets,
             sent_bytes: g.sent_bytes,
-            offered_bps: g.offered_bps,
+            offered_bps: g.replay.as_ref().map_or(g.offered_bps, |r| r.offered_bps()),
             rx_packets: g.rx_packets,
+            capture: g.replay.as_ref().map(|r| capture_out(w, gi, r)),
         })
         .collect();
     Ok(Summary {
@@ -505,6 +601,66 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
 /// directly (`ModeratorConfig::config_field`), the `moderation` table when
 /// the algorithm wrote it, `set_ide` for the descriptor bit.
 fn warnings(w: &World) -> Vec<WarningOut> {
+    let mut out = register_warnings(w);
+    for (gi, g) in w.generators().iter().enumerate() {
+        let Some(r) = &g.replay else { continue };
+        let st = &r.stats;
+        if st.frames > 0 && st.tcp_frames as f64 / st.frames as f64 > TCP_WARN_SHARE {
+            out.push(WarningOut {
+                field: format!("generators[{gi}].capture"),
+                message: format!(
+                    "{:.0}% of the replayed frames are TCP: replay is open loop, so TCP's feedback (ACK clocking, congestion window, retransmissions) is not reproduced; the frames arrive at the capture's times whatever the receiver does",
+                    100.0 * st.tcp_frames as f64 / st.frames as f64
+                ),
+            });
+        }
+        if st.over_mtu > 0 {
+            out.push(WarningOut {
+                field: format!("generators[{gi}].mtu_bytes"),
+                message: format!(
+                    "{} captured frames are longer than the MTU ({} bytes) and are dropped as frame_over_mtu (a capture taken above segmentation offload holds frames the wire never carried)",
+                    st.over_mtu,
+                    r.max_frame_bytes() - 18
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The capture summary of replaying generator `gi`.
+fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay) -> CaptureOut {
+    use crate::apps::replay::SIZE_BUCKETS;
+    let st = &r.stats;
+    CaptureOut {
+        file: w.scenario().generators[gi]
+            .capture
+            .clone()
+            .unwrap_or_default(),
+        frames: st.frames,
+        bytes: st.bytes,
+        duration_ns: match (st.first_ts_ns, st.last_ts_ns) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        },
+        size_histogram: SIZE_BUCKETS
+            .iter()
+            .zip(st.size_hist)
+            .map(|((_, name), n)| (*name, n))
+            .collect(),
+        tcp_share: if st.frames > 0 {
+            st.tcp_frames as f64 / st.frames as f64
+        } else {
+            0.0
+        },
+        over_mtu: st.over_mtu,
+        skipped: st.skipped,
+        complete: st.complete,
+    }
+}
+
+/// Register writes not in effect (see `warnings`).
+fn register_warnings(w: &World) -> Vec<WarningOut> {
     let s = w.scenario();
     let nics = s
         .hosts
@@ -566,6 +722,7 @@ pub fn to_json(w: &World) -> Result<String, Error> {
                 AppKind::UdpSink(s) => &s.latency,
                 AppKind::Ping(p) => &p.rtt,
                 AppKind::RpcClient(c) => &c.latency,
+                AppKind::RpcOpenClient(c) => &c.latency,
                 _ => return None,
             };
             Some((a.name.clone(), h.buckets()))

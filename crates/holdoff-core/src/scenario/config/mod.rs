@@ -57,6 +57,10 @@ pub struct Scenario {
     pub links: Vec<LinkCfg>,
     #[serde(default)]
     pub apps: Vec<AppCfg>,
+    /// The directory of the scenario file, when it was read from a file:
+    /// relative `capture` paths are resolved against it (not a field of the file).
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 fn default_seed() -> u64 {
@@ -138,7 +142,14 @@ pub(crate) fn names_list(v: &[&str]) -> String {
 impl Scenario {
     /// Parse TOML text and validate it.
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
-        let s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
+        Self::from_toml_in(text, None)
+    }
+
+    /// As `from_toml`, for a file in `base_dir` (relative capture paths
+    /// are resolved against it; None: the working directory).
+    pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, Error> {
+        let mut s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
+        s.base_dir = base_dir.map(|p| p.to_path_buf());
         s.validate()?;
         Ok(s)
     }
@@ -205,6 +216,7 @@ impl Scenario {
                 ));
             }
             traffic::validate_generator(g, &format!("generators[{gi}]"))?;
+            traffic::validate_capture(g, &format!("generators[{gi}]"), self.base_dir.as_deref())?;
         }
         Ok(())
     }
@@ -294,7 +306,30 @@ impl Scenario {
                 ));
             }
         }
+        if let AppCfg::RpcOpen {
+            to,
+            server_cores: Some(cores),
+            ..
+        } = a
+        {
+            let n = self
+                .hosts
+                .iter()
+                .find(|h| h.name == *to)
+                .map_or(0, |h| h.cores);
+            if let Some((i, c)) = cores.iter().enumerate().find(|(_, c)| **c >= n) {
+                return Err(cfg_err(
+                    f(&format!("server_cores[{i}]")),
+                    format!("got {c}; host {to:?} has {n} core(s)"),
+                ));
+            }
+        }
         if let AppCfg::Rpc {
+            to,
+            server_busy_poll_usecs,
+            ..
+        }
+        | AppCfg::RpcOpen {
             to,
             server_busy_poll_usecs,
             ..

@@ -9,10 +9,14 @@
 use super::cfg_err;
 use super::host::{one, yes};
 pub use crate::apps::generator::{GeneratorCfg, Pattern, SizeWeight};
-use crate::apps::generator::{MAX_FRAME, MAX_RATE_PPS, MAX_TIME_US, MIN_FRAME};
+use crate::apps::generator::{
+    MAX_FRAME, MAX_LOOPS, MAX_RATE_PPS, MAX_SPEED, MAX_TIME_US, MIN_FRAME, MIN_SPEED,
+};
+use crate::apps::replay::{resolve, CaptureReader, OnlyTo, ReplaySettings};
 use crate::error::Error;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// Largest application message or write [bytes]: 1 GiB.
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
@@ -159,6 +163,89 @@ pub enum AppCfg {
         #[serde(default)]
         server_prefer_busy_poll: bool,
     },
+    /// Open-loop request/response load (memcached-style load generator):
+    /// requests arrive at `rate_rps` over `connections` TCP connections from
+    /// `host` to `to` whether or not replies have come back; latency is
+    /// measured from each request's intended send time.
+    RpcOpen {
+        name: String,
+        host: String,
+        to: String,
+        /// Target request rate [requests/s], > 0 and at most 10000000.
+        #[schemars(range(max = 1.0e7), extend("exclusiveMinimum" = 0))]
+        rate_rps: f64,
+        /// Arrival process: "poisson" (exponential gaps) or "fixed".
+        #[serde(default)]
+        arrivals: ArrivalsCfg,
+        /// TCP connections, 1 to 4096 (requests are spread round robin).
+        #[serde(default = "d_open_conns")]
+        #[schemars(range(min = 1, max = 4096))]
+        connections: u32,
+        /// Request size [bytes], 1 to 1048576.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_048_576))]
+        request_bytes: u64,
+        /// Response size [bytes], 1 to 1048576.
+        #[serde(default = "d_rpc")]
+        #[schemars(range(min = 1, max = 1_048_576))]
+        response_bytes: u64,
+        /// Request sizes drawn per request (instead of `request_bytes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_sizes: Option<Vec<ByteWeight>>,
+        /// Response sizes drawn per request (instead of `response_bytes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response_sizes: Option<Vec<ByteWeight>>,
+        /// Mean server CPU time per request [ns], 0 to 1000000000 (1 s).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000_000u64))]
+        service_ns: u64,
+        /// Service-time distribution: "fixed" or "exponential".
+        #[serde(default)]
+        service: ServiceCfg,
+        /// Server epoll worker threads, 1 to 64 (connection c is served by thread c mod threads).
+        #[serde(default = "one")]
+        #[schemars(range(min = 1, max = 64))]
+        server_threads: u32,
+        /// Core of each server thread (below the server host's `cores`);
+        /// default: thread i on core i mod cores.
+        #[serde(default)]
+        server_cores: Option<Vec<u32>>,
+        /// Server epoll busy polling (EPIOCSPARAMS `busy_poll_usecs`) [us]:
+        /// each server thread spins polling the NAPI instance of its
+        /// connections' queue instead of sleeping (0 = off; at most 1 s).
+        /// Give one thread per RX queue so a thread's connections share one
+        /// queue (connection c is on queue c mod queues).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1_000_000))]
+        server_busy_poll_usecs: u64,
+        /// Packets per busy poll (EPIOCSPARAMS `busy_poll_budget`) [packets], 1 to 65535.
+        #[serde(default = "d_busy_budget")]
+        #[schemars(range(min = 1, max = 65_535))]
+        server_busy_poll_budget: u32,
+        /// EPIOCSPARAMS `prefer_busy_poll` (needed for `irq_suspend_timeout_ns`).
+        #[serde(default)]
+        server_prefer_busy_poll: bool,
+        /// Requests queued or awaiting a reply per connection, 1 to 65536;
+        /// an arrival beyond it is refused and counted as dropped.
+        #[serde(default = "d_open_outstanding")]
+        #[schemars(range(min = 1, max = 65_536))]
+        max_outstanding: u32,
+        /// A reply later than this after its intended send time counts as a timeout [us], 1 to 3600000000.
+        #[serde(default = "d_open_timeout")]
+        #[schemars(range(min = 1, max = 3_600_000_000u64))]
+        timeout_us: u64,
+        /// First arrival at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        /// TCP_NODELAY on every connection (default on).
+        #[serde(default = "yes")]
+        nodelay: bool,
+        /// Core of the client (on `host`).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
     /// iperf-like bulk TCP transfer from `host` to `to`.
     Iperf {
         name: String,
@@ -184,6 +271,72 @@ pub enum AppCfg {
     },
 }
 
+/// A weighted message size of `rpc_open`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ByteWeight {
+    /// Message size [bytes], 1 to 1048576.
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub bytes: u64,
+    /// Relative weight, 0 to 1000000.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub weight: u32,
+}
+
+/// Check a weighted size list of `rpc_open`.
+fn validate_sizes(field: String, v: &[ByteWeight]) -> Result<(), Error> {
+    if v.is_empty() || v.iter().all(|s| s.weight == 0) {
+        return Err(cfg_err(field, "needs at least one entry with weight > 0"));
+    }
+    for (i, s) in v.iter().enumerate() {
+        range(
+            format!("{field}[{i}].bytes"),
+            s.bytes,
+            1,
+            1 << 20,
+            " bytes (1 MiB)",
+        )?;
+        range(
+            format!("{field}[{i}].weight"),
+            s.weight as u64,
+            0,
+            1_000_000,
+            "",
+        )?;
+    }
+    Ok(())
+}
+
+/// Arrival process of `rpc_open`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalsCfg {
+    #[default]
+    Poisson,
+    Fixed,
+}
+
+/// Service-time distribution of `rpc_open`'s server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceCfg {
+    #[default]
+    Fixed,
+    Exponential,
+}
+
+/// Most `rpc_open` connections.
+pub const MAX_OPEN_CONNS: u32 = 4096;
+
+fn d_open_conns() -> u32 {
+    16
+}
+fn d_open_outstanding() -> u32 {
+    1024
+}
+fn d_open_timeout() -> u64 {
+    1_000_000
+}
 fn d_np_start() -> u64 {
     1
 }
@@ -220,7 +373,8 @@ impl AppCfg {
             | AppCfg::Ping { name, .. }
             | AppCfg::Netpipe { name, .. }
             | AppCfg::Iperf { name, .. }
-            | AppCfg::Rpc { name, .. } => name,
+            | AppCfg::Rpc { name, .. }
+            | AppCfg::RpcOpen { name, .. } => name,
         }
     }
     pub fn host(&self) -> &str {
@@ -229,7 +383,8 @@ impl AppCfg {
             | AppCfg::Ping { host, .. }
             | AppCfg::Netpipe { host, .. }
             | AppCfg::Iperf { host, .. }
-            | AppCfg::Rpc { host, .. } => host,
+            | AppCfg::Rpc { host, .. }
+            | AppCfg::RpcOpen { host, .. } => host,
         }
     }
     pub fn core(&self) -> u32 {
@@ -238,7 +393,8 @@ impl AppCfg {
             | AppCfg::Ping { core, .. }
             | AppCfg::Netpipe { core, .. }
             | AppCfg::Iperf { core, .. }
-            | AppCfg::Rpc { core, .. } => *core,
+            | AppCfg::Rpc { core, .. }
+            | AppCfg::RpcOpen { core, .. } => *core,
         }
     }
     /// The peer host of a two-host application.
@@ -247,7 +403,8 @@ impl AppCfg {
             AppCfg::Ping { to, .. }
             | AppCfg::Netpipe { to, .. }
             | AppCfg::Iperf { to, .. }
-            | AppCfg::Rpc { to, .. } => Some(to),
+            | AppCfg::Rpc { to, .. }
+            | AppCfg::RpcOpen { to, .. } => Some(to),
             AppCfg::UdpSink { .. } => None,
         }
     }
@@ -258,6 +415,7 @@ impl AppCfg {
             AppCfg::Netpipe { .. } => "netpipe",
             AppCfg::Iperf { .. } => "iperf",
             AppCfg::Rpc { .. } => "rpc",
+            AppCfg::RpcOpen { .. } => "rpc_open",
         }
     }
 
@@ -364,6 +522,100 @@ impl AppCfg {
                     ));
                 }
             }
+            AppCfg::RpcOpen {
+                rate_rps,
+                connections,
+                request_bytes,
+                response_bytes,
+                service_ns,
+                server_threads,
+                server_cores,
+                max_outstanding,
+                timeout_us,
+                start_us,
+                server_busy_poll_usecs,
+                server_busy_poll_budget,
+                server_prefer_busy_poll,
+                request_sizes,
+                response_sizes,
+                ..
+            } => {
+                if let Some(v) = request_sizes {
+                    validate_sizes(f("request_sizes"), v)?;
+                }
+                if let Some(v) = response_sizes {
+                    validate_sizes(f("response_sizes"), v)?;
+                }
+                range(
+                    f("server_busy_poll_usecs"),
+                    *server_busy_poll_usecs,
+                    0,
+                    1_000_000,
+                    " (0 = off; 1 s)",
+                )?;
+                range(
+                    f("server_busy_poll_budget"),
+                    *server_busy_poll_budget as u64,
+                    1,
+                    65_535,
+                    " (Linux default 8)",
+                )?;
+                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
+                    return Err(cfg_err(
+                        f("server_prefer_busy_poll"),
+                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
+                    ));
+                }
+                if !(*rate_rps > 0.0 && *rate_rps <= 1.0e7) {
+                    return Err(cfg_err(
+                        f("rate_rps"),
+                        format!("got {rate_rps}; allowed: > 0 and <= 1e7 requests/s"),
+                    ));
+                }
+                range(
+                    f("connections"),
+                    *connections as u64,
+                    1,
+                    MAX_OPEN_CONNS as u64,
+                    "",
+                )?;
+                range(
+                    f("request_bytes"),
+                    *request_bytes,
+                    1,
+                    1 << 20,
+                    " bytes (1 MiB)",
+                )?;
+                range(
+                    f("response_bytes"),
+                    *response_bytes,
+                    1,
+                    1 << 20,
+                    " bytes (1 MiB)",
+                )?;
+                range(f("service_ns"), *service_ns, 0, 1_000_000_000, " ns (1 s)")?;
+                range(f("server_threads"), *server_threads as u64, 1, 64, "")?;
+                if server_threads > connections {
+                    return Err(cfg_err(
+                        f("server_threads"),
+                        format!("got {server_threads}; at most one thread per connection ({connections})"),
+                    ));
+                }
+                if let Some(cores) = server_cores {
+                    if cores.len() != *server_threads as usize {
+                        return Err(cfg_err(
+                            f("server_cores"),
+                            format!(
+                                "got {} cores; give one per server thread ({server_threads})",
+                                cores.len()
+                            ),
+                        ));
+                    }
+                }
+                range(f("max_outstanding"), *max_outstanding as u64, 1, 65_536, "")?;
+                range(f("timeout_us"), *timeout_us, 1, MAX_TIME_US, " us (1 hour)")?;
+                time("start_us", *start_us)?;
+            }
             AppCfg::Iperf {
                 streams,
                 write_bytes,
@@ -399,6 +651,26 @@ fn range(field: String, v: u64, lo: u64, hi: u64, note: &str) -> Result<(), Erro
 /// Check a generator's own fields; `path` is `generators[i]`.
 pub fn validate_generator(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
     let f = |x: &str| format!("{path}.{x}");
+    if g.pattern == Pattern::Replay {
+        return validate_replay(g, path);
+    }
+    for (name, set) in [
+        ("capture", g.capture.is_some()),
+        ("speed", g.speed.is_some()),
+        ("loops", g.loops.is_some()),
+        ("only_to", g.only_to.is_some()),
+        ("mtu_bytes", g.mtu_bytes.is_some()),
+    ] {
+        if set {
+            return Err(cfg_err(
+                f(name),
+                format!(
+                    "only for pattern = \"replay\" (this generator's pattern is {:?})",
+                    g.pattern
+                ),
+            ));
+        }
+    }
     match (g.rate_pps, g.load) {
         (Some(_), Some(_)) | (None, None) => {
             return Err(cfg_err(
@@ -543,4 +815,84 @@ impl LinkCfg {
             " ns (1 s)",
         )
     }
+}
+
+/// Check a replaying generator's own fields (not the file; see `validate_capture`).
+fn validate_replay(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
+    let f = |x: &str| format!("{path}.{x}");
+    if g.capture.as_deref().is_none_or(|c| c.trim().is_empty()) {
+        return Err(cfg_err(
+            f("capture"),
+            "pattern \"replay\" needs capture = \"path/to/file.pcapng\" (pcap or pcapng)",
+        ));
+    }
+    for (name, set) in [
+        ("rate_pps", g.rate_pps.is_some()),
+        ("load", g.load.is_some()),
+        ("frame_bytes", g.frame_bytes.is_some()),
+        ("frame_sizes", g.frame_sizes.is_some()),
+        ("on_us", g.on_us.is_some()),
+        ("off_us", g.off_us.is_some()),
+    ] {
+        if set {
+            return Err(cfg_err(
+                f(name),
+                "not used by pattern \"replay\": rates, sizes and times come from the capture",
+            ));
+        }
+    }
+    if let Some(v) = g.speed {
+        if !(MIN_SPEED..=MAX_SPEED).contains(&v) {
+            return Err(cfg_err(
+                f("speed"),
+                format!("got {v}; allowed: 0.001 to 1000 (a multiple of real time)"),
+            ));
+        }
+    }
+    if let Some(l) = g.loops {
+        range(f("loops"), l as u64, 1, MAX_LOOPS as u64, "")?;
+    }
+    if let Some(m) = g.mtu_bytes {
+        range(f("mtu_bytes"), m as u64, 68, 9000, " bytes")?;
+    }
+    if let Some(o) = &g.only_to {
+        if OnlyTo::parse(o).is_none() {
+            return Err(cfg_err(
+                f("only_to"),
+                format!("got {o:?}; allowed: an IPv4 or IPv6 address or a MAC address (00:1b:21:aa:bb:cc)"),
+            ));
+        }
+    }
+    range(f("start_us"), g.start_us, 0, MAX_TIME_US, " us (1 hour)")?;
+    if let Some(stop) = g.stop_us {
+        range(f("stop_us"), stop, 1, MAX_TIME_US, " us (1 hour)")?;
+    }
+    Ok(())
+}
+
+/// The replay settings of a replaying generator (None for other patterns);
+/// `base` is the scenario file's directory.
+pub fn replay_settings(g: &GeneratorCfg, base: Option<&Path>) -> Option<ReplaySettings> {
+    if g.pattern != Pattern::Replay {
+        return None;
+    }
+    Some(ReplaySettings {
+        path: resolve(g.capture.as_deref()?, base),
+        speed_milli: (g.speed.unwrap_or(1.0) * 1000.0).round().max(1.0) as u64,
+        loops: g.loops.unwrap_or(1),
+        skip_ns: g.start_us * 1000,
+        only_to: g.only_to.as_deref().and_then(OnlyTo::parse),
+        max_frame_bytes: g.mtu_bytes.unwrap_or(1500) + 18,
+    })
+}
+
+/// A replaying generator's capture: the file exists and its header reads.
+/// Record errors are found as the run reads them.
+pub fn validate_capture(g: &GeneratorCfg, path: &str, base: Option<&Path>) -> Result<(), Error> {
+    let Some(set) = replay_settings(g, base) else {
+        return Ok(());
+    };
+    CaptureReader::open(&set.path)
+        .map(|_| ())
+        .map_err(|e| cfg_err(format!("{path}.capture"), e.to_string()))
 }

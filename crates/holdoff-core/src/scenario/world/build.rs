@@ -10,6 +10,10 @@ use super::napi::SoftirqState;
 use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
+use crate::apps::replay::Replay;
+use crate::apps::rpc_open::{
+    Arrivals, RpcOpenClient, RpcOpenParams, RpcOpenServer, Service, Sizes,
+};
 use crate::apps::tcp_apps::{
     BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
@@ -23,7 +27,10 @@ use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
 use crate::nic::chip::{self, LegacyItr};
 use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
-use crate::scenario::config::{parse_rate, AppCfg, IntModeCfg, LegacyItrCfg, LinkCfg, Scenario};
+use crate::scenario::config::traffic::{ArrivalsCfg, ServiceCfg};
+use crate::scenario::config::{
+    parse_rate, traffic, AppCfg, IntModeCfg, LegacyItrCfg, LinkCfg, Scenario,
+};
 use crate::scenario::netstack::{StackOut, TcpConn};
 use crate::stack::tcp::{TcpConfig, TcpEndpoint};
 use crate::units::{BitsPerSec, Nanos, SimTime};
@@ -264,12 +271,16 @@ impl World {
         for (gi, g) in s.generators.iter().enumerate() {
             let ep = ports.len() + gi;
             let rate = parse_rate(&topo.link[ep].rate).expect("validated rate");
-            gens.push(Generator::new(
-                g,
-                rate,
-                end,
-                rng_stream(s.seed, &format!("generator/{}", g.name)),
-            ));
+            let rng = rng_stream(s.seed, &format!("generator/{}", g.name));
+            if let Some(set) = traffic::replay_settings(g, s.base_dir.as_deref()) {
+                let r = Replay::open(set).map_err(|e| Error::Config {
+                    field: format!("generators[{gi}].capture"),
+                    message: e.to_string(),
+                })?;
+                gens.push(Generator::replaying(g, r, end, rng));
+            } else {
+                gens.push(Generator::new(g, rate, end, rng));
+            }
             gen_egress.push(topo.egress(ep));
         }
         let peer: Vec<Endpoint> = s
@@ -412,6 +423,102 @@ impl World {
                         *request_bytes,
                         *response_bytes,
                         Nanos::from_us(*think_us),
+                    ))
+                }
+                AppCfg::RpcOpen {
+                    name,
+                    to,
+                    rate_rps,
+                    arrivals,
+                    connections,
+                    request_bytes,
+                    response_bytes,
+                    service_ns,
+                    service,
+                    server_threads,
+                    server_cores,
+                    max_outstanding,
+                    timeout_us,
+                    start_us,
+                    nodelay,
+                    server_busy_poll_usecs,
+                    server_busy_poll_budget,
+                    server_prefer_busy_poll,
+                    request_sizes,
+                    response_sizes,
+                    ..
+                } => {
+                    let weighted = |v: &Option<Vec<traffic::ByteWeight>>, fixed: u64| {
+                        v.as_ref().map_or(vec![(fixed, 1)], |v| {
+                            v.iter().map(|s| (s.bytes, s.weight)).collect()
+                        })
+                    };
+                    let sizes = Sizes::new(
+                        &weighted(request_sizes, *request_bytes),
+                        &weighted(response_sizes, *response_bytes),
+                        rng_stream(s.seed, &format!("app/{name}/sizes")).random::<u64>(),
+                    );
+                    let busy = (*server_busy_poll_usecs > 0).then(|| BusyPoll {
+                        spin: Nanos::from_us(*server_busy_poll_usecs),
+                        budget: *server_busy_poll_budget,
+                        prefer: *server_prefer_busy_poll,
+                    });
+                    let th = host_idx(to);
+                    let first_srv = n_cfg_apps + servers.len() as u16;
+                    let threads = *server_threads as u16;
+                    let cs: Vec<u16> = (0..*connections as u16)
+                        .map(|c| {
+                            new_conn(
+                                &mut conns,
+                                hi,
+                                to,
+                                *nodelay,
+                                [apps.len() as u16, first_srv + c % threads],
+                            )
+                        })
+                        .collect();
+                    let host_cores = s.hosts[th as usize].cores;
+                    for t in 0..threads {
+                        let mine: Vec<u16> = cs
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i as u16 % threads == t)
+                            .map(|(_, c)| *c)
+                            .collect();
+                        let core = server_cores
+                            .as_ref()
+                            .map_or(t as u32 % host_cores, |v| v[t as usize]);
+                        servers.push(App {
+                            name: format!("{name}.server{t}"),
+                            host: th,
+                            core: core as u16,
+                            kind: AppKind::RpcOpenServer(RpcOpenServer::new(
+                                mine,
+                                sizes.clone(),
+                                Nanos(*service_ns),
+                                match service {
+                                    ServiceCfg::Fixed => Service::Fixed,
+                                    ServiceCfg::Exponential => Service::Exponential,
+                                },
+                                rng_stream(s.seed, &format!("app/{name}/server{t}")),
+                                busy,
+                            )),
+                        });
+                    }
+                    AppKind::RpcOpenClient(RpcOpenClient::new(
+                        cs,
+                        &RpcOpenParams {
+                            rate_rps: *rate_rps,
+                            arrivals: match arrivals {
+                                ArrivalsCfg::Poisson => Arrivals::Poisson,
+                                ArrivalsCfg::Fixed => Arrivals::Fixed,
+                            },
+                            sizes,
+                            max_outstanding: *max_outstanding,
+                            timeout: Nanos::from_us(*timeout_us),
+                            start: SimTime(start_us * 1000),
+                        },
+                        rng_stream(s.seed, &format!("app/{name}/arrivals")),
                     ))
                 }
                 AppCfg::Iperf {

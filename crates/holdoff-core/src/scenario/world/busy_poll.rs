@@ -1,8 +1,8 @@
 //! Epoll busy polling (`napi_busy_loop`, `busy_poll_stop`) and IRQ
-//! suspension (`napi_suspend_irqs` / `napi_resume_irqs`) for rpc servers with
-//! `busy_poll_usecs`; the decisions are the pure functions of
-//! `host::driver` (Linux 6.13 `net/core/dev.c`, `fs/eventpoll.c`;
-//! docs/models/napi.md).
+//! suspension (`napi_suspend_irqs` / `napi_resume_irqs`) for rpc and
+//! rpc_open servers with `busy_poll_usecs`; the decisions are the pure
+//! functions of `host::driver` (Linux 6.13 `net/core/dev.c`,
+//! `fs/eventpoll.c`; docs/models/napi.md).
 //!
 //! Simplifies: the spin is event-driven (one segment until the timeout, cut
 //! short at the next poll-iteration boundary after a packet lands).
@@ -57,7 +57,14 @@ impl World {
         self.sched[a].runnable = false;
         self.sched[a].waits = None;
         let mut cost = Nanos::ZERO;
-        if std::mem::take(&mut self.busy_serve[a]) {
+        let spin_now = match &mut self.apps[a].kind {
+            AppKind::RpcOpenServer(srv) => std::mem::take(&mut srv.spin_next),
+            _ => false,
+        };
+        if spin_now {
+            // The previous segment served; the loop starts in its own
+            // segment, so a kick cannot shorten the serving CPU time.
+        } else if std::mem::take(&mut self.busy_serve[a]) {
             // The busy-poll loop of this slice's predecessor found events.
         } else if self.spin[a].is_some() {
             match self.busy_step(now, app, bp, &mut cost) {
@@ -85,10 +92,24 @@ impl World {
             }
         }
         let (mut io, apps) = self.app_io(prof);
-        let AppKind::RpcServer(srv) = &mut apps[a].kind else {
-            unreachable!("busy polling is an rpc server option")
+        let (cost, w) = match &mut apps[a].kind {
+            AppKind::RpcServer(srv) => srv.run(now, cost, prof, &mut io),
+            AppKind::RpcOpenServer(_) if spin_now => (cost, Wait::Readable),
+            AppKind::RpcOpenServer(srv) => {
+                let (cost, w, more) = srv.run(now, cost, prof, &mut io);
+                if more {
+                    // Its quantum is used up: serve again when the slice ends.
+                    self.busy_serve[a] = true;
+                    return (cost, Some(Work::App { app }), EndAction::None);
+                }
+                if w == Wait::Readable {
+                    srv.spin_next = true;
+                    return (cost, Some(Work::App { app }), EndAction::None);
+                }
+                (cost, w)
+            }
+            _ => unreachable!("busy polling is an rpc or rpc_open server option"),
         };
-        let (cost, w) = srv.run(now, cost, prof, &mut io);
         if w != Wait::Readable {
             self.sched[a].waits = Some(w);
             return (cost, None, EndAction::None);
@@ -293,19 +314,26 @@ impl World {
 
     /// Data waits in the rpc server's socket.
     pub(super) fn server_readable(&self, app: u16) -> bool {
-        let AppKind::RpcServer(srv) = &self.apps[app as usize].kind else {
-            return false;
-        };
-        self.conns[srv.conn as usize].ep[1].readable() > 0
+        match &self.apps[app as usize].kind {
+            AppKind::RpcServer(srv) => self.conns[srv.conn as usize].ep[1].readable() > 0,
+            AppKind::RpcOpenServer(srv) => srv
+                .conns
+                .iter()
+                .any(|&c| self.conns[c as usize].ep[1].readable() > 0),
+            _ => false,
+        }
     }
 
     /// The NAPI instance (port, vector) the rpc server's connection arrives on.
     pub(super) fn server_napi(&self, app: u16) -> (u16, u16) {
-        let AppKind::RpcServer(srv) = &self.apps[app as usize].kind else {
-            unreachable!("busy polling is an rpc server option")
+        let conn = match &self.apps[app as usize].kind {
+            AppKind::RpcServer(srv) => srv.conn,
+            // The NAPI id of the thread's epoll: its first connection's queue.
+            AppKind::RpcOpenServer(srv) => srv.conns[0],
+            _ => unreachable!("busy polling is an rpc or rpc_open server option"),
         };
-        let port = self.conns[srv.conn as usize].port[1];
+        let port = self.conns[conn as usize].port[1];
         let p = &self.ports[port as usize];
-        (port, p.vector_of_queue(p.rx_queue_of_flow(srv.conn)))
+        (port, p.vector_of_queue(p.rx_queue_of_flow(conn)))
     }
 }

@@ -203,6 +203,11 @@ impl World {
         if let AppKind::RpcServer(RpcServer { busy: Some(bp), .. }) = self.apps[app as usize].kind {
             return self.run_busy_server(now, app, bp);
         }
+        if let AppKind::RpcOpenServer(srv) = &self.apps[app as usize].kind {
+            if let Some(bp) = srv.busy {
+                return self.run_busy_server(now, app, bp);
+            }
+        }
         let h = self.apps[app as usize].host;
         let prof = self.hosts[h as usize].profile;
         self.sched[app as usize].runnable = false;
@@ -216,6 +221,7 @@ impl World {
             },
             _ => 0,
         };
+        let end = self.end;
         let (mut io, apps) = self.app_io(prof);
         let (cost, wait) = match &mut apps[app as usize].kind {
             AppKind::UdpSink(s) => {
@@ -281,6 +287,25 @@ impl World {
             }
             AppKind::RpcServer(srv) => {
                 let (cost, w) = srv.run(now, cost, prof, &mut io);
+                (cost, Some(w))
+            }
+            AppKind::RpcOpenServer(srv) => {
+                let (cost, w, more) = srv.run(now, cost, prof, &mut io);
+                if more && now + cost <= end {
+                    // Its quantum is used up: run again when the slice ends.
+                    self.sched[app as usize].wake_pending = true;
+                    self.q.schedule(now + cost, Ev::Wake { app });
+                }
+                (cost, Some(w))
+            }
+            AppKind::RpcOpenClient(c) => {
+                let (cost, w, next) = c.run(now, cost, prof, &mut io);
+                // Woken by its sockets or at the next arrival, whichever first.
+                let due = c.timer_at != Some(next) && next <= end;
+                if due {
+                    c.timer_at = Some(next);
+                    self.q.schedule(next, Ev::AppTimer { app });
+                }
                 (cost, Some(w))
             }
             AppKind::RpcClient(c) => {

@@ -313,6 +313,7 @@ impl World {
                 AppCfg::Ping { start_us, .. }
                 | AppCfg::Iperf { start_us, .. }
                 | AppCfg::Rpc { start_us, .. }
+                | AppCfg::RpcOpen { start_us, .. }
                 | AppCfg::Netpipe { start_us, .. } => {
                     self.q
                         .schedule(SimTime(start_us * 1000), Ev::AppTimer { app: ai as u16 });
@@ -434,15 +435,19 @@ impl World {
             Ev::GenEmit { gen } => {
                 let (pkt, next) = self.gens[gen as usize].emit(now);
                 self.ledger.injected += 1;
-                let dep = self.gen_egress[gen as usize].send(now, pkt.frame_bytes);
-                let ep = self.peer[self.ports.len() + gen as usize];
-                self.q.schedule(
-                    dep.arrive,
-                    Ev::Arrive {
-                        ep: ep_index(ep, self.ports.len()),
-                        pkt,
-                    },
-                );
+                if self.gens[gen as usize].over_mtu(&pkt) {
+                    self.ledger.drop(crate::packet::DropReason::FrameOverMtu);
+                } else {
+                    let dep = self.gen_egress[gen as usize].send(now, pkt.frame_bytes);
+                    let ep = self.peer[self.ports.len() + gen as usize];
+                    self.q.schedule(
+                        dep.arrive,
+                        Ev::Arrive {
+                            ep: ep_index(ep, self.ports.len()),
+                            pkt,
+                        },
+                    );
+                }
                 if let Some(t) = next {
                     // Never faster than the line: wait for the wire to be free.
                     let t = t.max(self.gen_egress[gen as usize].free_at());

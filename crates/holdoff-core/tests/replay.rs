@@ -1,0 +1,517 @@
+//! Capture replay: the shipped fixture, every capture format variant, every
+//! kind of bad capture (with its exact error), and a property test that a
+//! generator's frames written to a capture replay as the same arrivals.
+
+use holdoff_core::api;
+use holdoff_core::apps::generator::{GeneratorCfg, Pattern};
+use holdoff_core::apps::replay::{CaptureReader, Replay, ReplaySettings};
+use holdoff_core::apps::Generator;
+use holdoff_core::engine::rng_stream;
+use holdoff_core::units::SimTime;
+use proptest::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("holdoff-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+// ------------------------------------------------------------ writers
+
+/// An Ethernet/IPv4/UDP frame of `len` bytes without FCS (at least 42).
+fn udp_frame(len: usize, sport: u16) -> Vec<u8> {
+    let mut f = vec![0u8; len.max(42)];
+    f[12] = 0x08;
+    f[14] = 0x45;
+    f[23] = 17;
+    f[26..30].copy_from_slice(&[10, 0, 1, 1]);
+    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+    f[34..36].copy_from_slice(&sport.to_be_bytes());
+    f.truncate(len.max(14));
+    f
+}
+
+struct Pcap {
+    nanos: bool,
+    be: bool,
+    snaplen: u32,
+    linktype: u32,
+}
+
+impl Pcap {
+    fn header(&self) -> Vec<u8> {
+        let magic: u32 = if self.nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+        let mut v = Vec::new();
+        let w32 = |v: &mut Vec<u8>, x: u32| {
+            v.extend(if self.be {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            })
+        };
+        w32(&mut v, magic);
+        let (a, b) = (2u16, 4u16);
+        v.extend(if self.be {
+            a.to_be_bytes()
+        } else {
+            a.to_le_bytes()
+        });
+        v.extend(if self.be {
+            b.to_be_bytes()
+        } else {
+            b.to_le_bytes()
+        });
+        w32(&mut v, 0);
+        w32(&mut v, 0);
+        w32(&mut v, self.snaplen);
+        w32(&mut v, self.linktype);
+        v
+    }
+    fn record(&self, t_ns: u64, frame: &[u8], caplen: Option<u32>) -> Vec<u8> {
+        let mut v = Vec::new();
+        let cap = caplen.unwrap_or(frame.len().min(self.snaplen as usize) as u32);
+        let frac = if self.nanos {
+            t_ns % 1_000_000_000
+        } else {
+            t_ns % 1_000_000_000 / 1000
+        };
+        for x in [
+            (t_ns / 1_000_000_000) as u32,
+            frac as u32,
+            cap,
+            frame.len() as u32,
+        ] {
+            v.extend(if self.be {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            });
+        }
+        v.extend(&frame[..(cap as usize).min(frame.len())]);
+        v
+    }
+}
+
+const LE: Pcap = Pcap {
+    nanos: false,
+    be: false,
+    snaplen: 65535,
+    linktype: 1,
+};
+
+fn pcapng_block(btype: u32, body: &[u8], be: bool) -> Vec<u8> {
+    let mut b = body.to_vec();
+    while !b.len().is_multiple_of(4) {
+        b.push(0);
+    }
+    let n = (b.len() + 12) as u32;
+    let w = |x: u32| if be { x.to_be_bytes() } else { x.to_le_bytes() };
+    let mut v = Vec::new();
+    v.extend(w(btype));
+    v.extend(w(n));
+    v.extend(b);
+    v.extend(w(n));
+    v
+}
+
+fn shb(be: bool) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend(if be {
+        0x1a2b_3c4du32.to_be_bytes()
+    } else {
+        0x1a2b_3c4du32.to_le_bytes()
+    });
+    body.extend(if be {
+        1u16.to_be_bytes()
+    } else {
+        1u16.to_le_bytes()
+    });
+    body.extend([0, 0]);
+    body.extend((-1i64).to_le_bytes());
+    pcapng_block(0x0a0d_0d0a, &body, be)
+}
+
+fn idb(tsresol: u8, linktype: u16, be: bool) -> Vec<u8> {
+    let w16 = |x: u16| if be { x.to_be_bytes() } else { x.to_le_bytes() };
+    let mut body = Vec::new();
+    body.extend(w16(linktype));
+    body.extend([0, 0]);
+    body.extend(if be {
+        0u32.to_be_bytes()
+    } else {
+        0u32.to_le_bytes()
+    });
+    body.extend(w16(9));
+    body.extend(w16(1));
+    body.extend([tsresol, 0, 0, 0]);
+    body.extend(w16(0));
+    body.extend(w16(0));
+    pcapng_block(1, &body, be)
+}
+
+fn epb(iface: u32, ts_units: u64, frame: &[u8], be: bool) -> Vec<u8> {
+    let w = |x: u32| if be { x.to_be_bytes() } else { x.to_le_bytes() };
+    let mut body = Vec::new();
+    for x in [
+        iface,
+        (ts_units >> 32) as u32,
+        ts_units as u32,
+        frame.len() as u32,
+        frame.len() as u32,
+    ] {
+        body.extend(w(x));
+    }
+    body.extend(frame);
+    pcapng_block(6, &body, be)
+}
+
+fn spb(frame: &[u8], be: bool) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend(if be {
+        (frame.len() as u32).to_be_bytes()
+    } else {
+        (frame.len() as u32).to_le_bytes()
+    });
+    body.extend(frame);
+    pcapng_block(3, &body, be)
+}
+
+fn read_all(path: &Path) -> Result<Vec<(u64, u32)>, String> {
+    let mut r = CaptureReader::open(path).map_err(|e| e.to_string())?;
+    let mut v = Vec::new();
+    while let Some(f) = r.next_frame().map_err(|e| e.to_string())? {
+        v.push((f.ts_ns, f.frame_bytes()));
+    }
+    Ok(v)
+}
+
+// ------------------------------------------------------------ formats
+
+#[test]
+fn every_format_variant_reads_the_same_frames() {
+    // Three frames 1.5 us and 2.25 us apart (whole microseconds for the
+    // microsecond variants would lose the 0.5 us; so the us variants use
+    // whole-us gaps and the ns variants fractional ones).
+    let frames = [udp_frame(1000, 1), udp_frame(42, 2), udp_frame(1514, 3)];
+    let t0 = 1_700_000_000_000_000_000u64;
+    let times_us = [t0, t0 + 2_000, t0 + 5_000];
+    let times_ns = [t0, t0 + 1_500, t0 + 3_750];
+    // Sizes: 1000 + FCS; 42 padded to 60 + FCS; 1514 + FCS.
+    let sizes = [1004u32, 64, 1518];
+    for (nanos, be) in [(false, false), (false, true), (true, false), (true, true)] {
+        let p = Pcap {
+            nanos,
+            be,
+            snaplen: 65535,
+            linktype: 1,
+        };
+        let times = if nanos { times_ns } else { times_us };
+        let mut b = p.header();
+        for (t, f) in times.iter().zip(&frames) {
+            b.extend(p.record(*t, f, None));
+        }
+        let path = tmp(&format!("v-{nanos}-{be}.pcap"));
+        std::fs::write(&path, &b).unwrap();
+        let got = read_all(&path).unwrap();
+        let want: Vec<(u64, u32)> = times.iter().copied().zip(sizes).collect();
+        assert_eq!(got, want, "pcap nanos={nanos} be={be}");
+    }
+    for be in [false, true] {
+        // Interface 0 in microseconds (if_tsresol 6), interface 1 in units
+        // of 2^-10 s (if_tsresol 0x8a): 1024 units = 1 s.
+        let mut b = shb(be);
+        b.extend(idb(6, 1, be));
+        b.extend(idb(0x8a, 1, be));
+        b.extend(epb(0, 1_000_000, &frames[0], be)); // 1 s
+        b.extend(epb(1, 1024 + 512, &frames[1], be)); // 1.5 s
+        b.extend(spb(&frames[2], be)); // no timestamp: 1.5 s
+        let path = tmp(&format!("v-{be}.pcapng"));
+        std::fs::write(&path, &b).unwrap();
+        let got = read_all(&path).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (1_000_000_000, 1004),
+                (1_500_000_000, 64),
+                (1_500_000_000, 1518)
+            ],
+            "pcapng be={be}"
+        );
+    }
+}
+
+// ------------------------------------------------------------ bad captures
+
+fn open_err(name: &str, bytes: &[u8]) -> String {
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    let e = read_all(&path).unwrap_err();
+    e.replace(&path.display().to_string(), "FILE")
+}
+
+#[test]
+fn bad_captures_name_file_offset_and_fault() {
+    let f = udp_frame(100, 1);
+    assert_eq!(
+        open_err("zero.pcap", b""),
+        "capture FILE: at byte 0: empty file (0 bytes): not a pcap or pcapng file"
+    );
+    assert_eq!(
+        open_err("magic.pcap", b"GIF89a not a capture at all, but long enough to parse"),
+        "capture FILE: at byte 0: unknown magic number 47494638: not pcap (a1b2c3d4, a1b23c4d, either byte order) nor pcapng (0a0d0d0a)"
+    );
+    // Truncated record: a whole record, then 10 bytes of the next header.
+    let mut b = LE.header();
+    b.extend(LE.record(1_000, &f, None));
+    b.extend(&LE.record(2_000, &f, None)[..10]);
+    assert_eq!(
+        open_err("trunc.pcap", &b),
+        "capture FILE: at byte 140: truncated record header (10 of 16 bytes before the end of the file)"
+    );
+    // Record length over the file: the header says 100 bytes, 40 remain.
+    let mut b = LE.header();
+    b.extend(&LE.record(1_000, &f, None)[..56]);
+    assert_eq!(
+        open_err("overfile.pcap", &b),
+        "capture FILE: at byte 24: record length 100 runs past the end of the file (40 bytes left after the header)"
+    );
+    // Record length over snaplen 64.
+    let p = Pcap { snaplen: 64, ..LE };
+    let mut b = p.header();
+    b.extend(p.record(1_000, &f, Some(100)));
+    assert_eq!(
+        open_err("snap.pcap", &b),
+        "capture FILE: at byte 24: record length 100 is over the snaplen 64"
+    );
+    // Timestamps going backwards: the second record is 1 us earlier.
+    let mut b = LE.header();
+    b.extend(LE.record(5_000, &f, None));
+    b.extend(LE.record(4_000, &f, None));
+    assert_eq!(
+        open_err("back.pcap", &b),
+        "capture FILE: at byte 140: timestamp goes backwards: 4000 ns is earlier than the previous record's 5000 ns"
+    );
+    // Unsupported link type (LINKTYPE_RAW = 101).
+    let p = Pcap {
+        linktype: 101,
+        ..LE
+    };
+    assert_eq!(
+        open_err("raw.pcap", &p.header()),
+        "capture FILE: at byte 20: unsupported link type 101 (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)"
+    );
+    // pcapng: a packet on an interface of an unsupported link type (IEEE 802.11 = 105).
+    let mut b = shb(false);
+    b.extend(idb(6, 105, false));
+    let at = b.len();
+    b.extend(epb(0, 1, &f, false));
+    assert_eq!(
+        open_err("wifi.pcapng", &b),
+        format!("capture FILE: at byte {at}: interface 0: unsupported link type 105 (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)")
+    );
+    // A directory.
+    let d = tmp("a-directory");
+    std::fs::create_dir_all(&d).unwrap();
+    let e = read_all(&d).unwrap_err();
+    assert_eq!(
+        e.replace(&d.display().to_string(), "FILE"),
+        "capture FILE: at byte 0: is a directory, not a pcap or pcapng file"
+    );
+}
+
+#[test]
+fn a_bad_capture_fails_validation_naming_the_field() {
+    let text = scenario_text(&tmp("missing.pcapng").display().to_string());
+    let e = api::validate_toml(&text).unwrap_err().to_string();
+    assert!(e.contains("generators[0].capture"), "{e}");
+    assert!(e.contains("cannot open"), "{e}");
+}
+
+#[test]
+fn a_record_error_mid_run_stops_the_run_with_the_error() {
+    let f = udp_frame(100, 1);
+    let mut b = LE.header();
+    b.extend(LE.record(1_000, &f, None));
+    b.extend(LE.record(500, &f, None));
+    let path = tmp("midrun.pcap");
+    std::fs::write(&path, &b).unwrap();
+    let e = api::run_toml(&scenario_text(&path.display().to_string()), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("generators[0] (trace)"), "{e}");
+    assert!(e.contains("timestamp goes backwards"), "{e}");
+}
+
+// ------------------------------------------------------------ the fixture
+
+fn scenario_text(capture: &str) -> String {
+    format!(
+        r#"
+name = "replay"
+duration_ms = 150
+[[hosts]]
+name = "server"
+profile = "xeon-modern"
+driver = "napi"
+cores = 4
+[[hosts.nics]]
+name = "eth0"
+chip = "i350"
+queues = 4
+[hosts.nics.moderation]
+kind = "static"
+eitr_us = 50
+[[generators]]
+name = "trace"
+pattern = "replay"
+capture = "{capture}"
+[[links]]
+a = "trace"
+b = "server.eth0"
+rate = "1G"
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "server"
+"#
+    )
+}
+
+fn run_fixture(file: &str) -> Value {
+    let out = api::run_toml_in(&scenario_text(file), None, None, Some(&fixtures())).unwrap();
+    serde_json::from_str(&out.report_json).unwrap()
+}
+
+#[test]
+fn shipped_capture_replays_every_frame() {
+    // scripts/make_capture.py writes 1000 frames; two are 9014-byte frames
+    // over the 1500-byte MTU (dropped as frame_over_mtu). The pcap and the
+    // pcapng file hold the same frames.
+    for file in ["office.pcapng", "office.pcap"] {
+        let r = run_fixture(file);
+        let s = &r["summary"];
+        assert_eq!(s["ledger"]["injected"], 1000, "{file}");
+        assert_eq!(s["ledger"]["balanced"], true);
+        assert_eq!(s["drops"]["frame_over_mtu"], 2);
+        let cap = &s["generators"][0]["capture"];
+        assert_eq!(cap["frames"], 1000);
+        assert_eq!(cap["complete"], true);
+        assert_eq!(cap["over_mtu"], 2);
+        // The capture's share of TCP is over one half: the open-loop warning.
+        assert!(cap["tcp_share"].as_f64().unwrap() > 0.5);
+        assert!(s["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["field"] == "generators[0].capture"));
+        // Flows spread over the four queues (RSS on the 5-tuple).
+        let vectors = s["ports"][0]["vectors"].as_array().unwrap();
+        assert!(
+            vectors
+                .iter()
+                .filter(|v| v["interrupts"].as_u64().unwrap() > 0)
+                .count()
+                >= 3
+        );
+    }
+}
+
+// ------------------------------------------------------------ property
+
+fn gen_cfg(rate: f64, sizes: &[u32]) -> GeneratorCfg {
+    let toml = format!(
+        "name = \"g\"\npattern = \"poisson\"\nrate_pps = {rate}\nframe_sizes = [{}]\nflows = 8\n",
+        sizes
+            .iter()
+            .map(|b| format!("{{ bytes = {b}, weight = 1 }}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut c: GeneratorCfg = toml::from_str(&toml).unwrap();
+    c.pattern = Pattern::Poisson;
+    c
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// A Poisson generator's frames, written as a nanosecond pcap (the frame
+    /// size minus the FCS as the original length), replay with the same
+    /// times (relative to the first) and the same sizes.
+    #[test]
+    fn a_generators_frames_replay_as_the_same_arrivals(
+        seed in 0u64..1000,
+        rate in 1.0e4f64..1.0e6,
+        sizes in proptest::collection::vec(64u32..=1518, 1..4),
+        nanos_be in 0usize..2,
+    ) {
+        let mut g = Generator::new(&gen_cfg(rate, &sizes), 1_000_000_000, SimTime(2_000_000), rng_stream(seed, "g"));
+        let mut sent = Vec::new();
+        let mut t = g.first();
+        while let Some(now) = t {
+            let (pkt, next) = g.emit(now);
+            sent.push((now.as_ns(), pkt.frame_bytes));
+            t = next;
+        }
+        let p = Pcap { nanos: true, be: nanos_be == 1, snaplen: 65535, linktype: 1 };
+        let base = 1_600_000_000_000_000_000u64;
+        let mut b = p.header();
+        for (i, (t, bytes)) in sent.iter().enumerate() {
+            b.extend(p.record(base + t, &udp_frame(*bytes as usize - 4, i as u16), None));
+        }
+        let path = tmp(&format!("prop-{seed}-{nanos_be}.pcap"));
+        std::fs::write(&path, &b).unwrap();
+        let mut r = Replay::open(ReplaySettings {
+            path: path.clone(),
+            speed_milli: 1000,
+            loops: 1,
+            skip_ns: 0,
+            only_to: None,
+            max_frame_bytes: 1518,
+        }).unwrap();
+        let mut got = Vec::new();
+        while let Some(rel) = r.advance() {
+            let f = r.take().unwrap();
+            got.push((rel, f.frame_bytes()));
+        }
+        let t0 = sent.first().map(|s| s.0).unwrap_or(0);
+        let want: Vec<(u64, u32)> = sent.iter().map(|(t, b)| (t - t0, *b)).collect();
+        prop_assert_eq!(got, want);
+        std::fs::remove_file(&path).ok();
+    }
+}
+
+#[test]
+fn loops_and_speed_scale_the_schedule() {
+    // Frames at 0, 10 and 30 us: at speed 2 they come at 0, 5, 15 us; a
+    // second pass starts one mean gap (15 us of capture time, 7.5 us
+    // replayed) after the last frame: 22.5, 27.5, 37.5 us.
+    let f = udp_frame(100, 1);
+    let mut b = LE.header();
+    for t in [1_000_000u64, 1_010_000, 1_030_000] {
+        b.extend(LE.record(t, &f, None));
+    }
+    let path = tmp("loops.pcap");
+    std::fs::write(&path, &b).unwrap();
+    let mut r = Replay::open(ReplaySettings {
+        path,
+        speed_milli: 2000,
+        loops: 2,
+        skip_ns: 0,
+        only_to: None,
+        max_frame_bytes: 1518,
+    })
+    .unwrap();
+    let mut got = Vec::new();
+    while let Some(rel) = r.advance() {
+        r.take();
+        got.push(rel);
+    }
+    assert_eq!(got, vec![0, 5_000, 15_000, 22_500, 27_500, 37_500]);
+    assert_eq!(r.stats.frames, 3);
+}
