@@ -251,9 +251,20 @@ pub struct TcpCtx<'a> {
     pub out: &'a mut StackOut,
 }
 
-impl TcpIo for TcpCtx<'_> {
-    fn write(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos) {
-        let acc = self.conns[conn as usize].ep[side as usize].app_write(t, n, &mut self.out.tcp);
+impl TcpCtx<'_> {
+    /// One socket call on `side` of `conn` at `t`: the endpoint's part, then
+    /// the segments it produced sent (their cost returned with its result).
+    fn call(
+        &mut self,
+        t: SimTime,
+        conn: u16,
+        side: u8,
+        f: impl FnOnce(&mut TcpEndpoint, &mut TcpOut) -> u64,
+    ) -> (u64, Nanos) {
+        let n = f(
+            &mut self.conns[conn as usize].ep[side as usize],
+            &mut self.out.tcp,
+        );
         let cost = flush_tcp(
             self.conns,
             self.sched,
@@ -264,22 +275,17 @@ impl TcpIo for TcpCtx<'_> {
             self.ledger,
             self.out,
         );
-        (acc, cost)
+        (n, cost)
+    }
+}
+
+impl TcpIo for TcpCtx<'_> {
+    fn write(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos) {
+        self.call(t, conn, side, |ep, out| ep.app_write(t, n, out))
     }
 
     fn read(&mut self, t: SimTime, conn: u16, side: u8, n: u64) -> (u64, Nanos) {
-        let got = self.conns[conn as usize].ep[side as usize].app_read(t, n, &mut self.out.tcp);
-        let cost = flush_tcp(
-            self.conns,
-            self.sched,
-            conn,
-            side,
-            t,
-            self.prof,
-            self.ledger,
-            self.out,
-        );
-        (got, cost)
+        self.call(t, conn, side, |ep, out| ep.app_read(t, n, out))
     }
 
     fn readable(&self, conn: u16, side: u8) -> u64 {
