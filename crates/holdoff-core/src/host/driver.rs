@@ -448,6 +448,9 @@ pub struct RxOpts {
     /// Return each buffer with its own RDT write (older BSD em) instead of
     /// one write per pass.
     pub rdt_per_packet: bool,
+    /// Keep the cleaned buffers: no RDT write at the end of this call (a
+    /// pass cut into several calls writes RDT once, in its last call).
+    pub keep_buffers: bool,
 }
 
 /// `clean_rx` with driver-specific per-packet work.
@@ -475,7 +478,7 @@ pub fn clean_rx_with<S: StackSink>(
             }
             n += 1;
         }
-        if port.rx_held(q) > 0 {
+        if port.rx_held(q) > 0 && !opts.keep_buffers {
             port.rx_refill(q);
             cost += prof.mmio_write_ns;
         }

@@ -29,6 +29,7 @@
 
 pub mod driver;
 pub mod drivers;
+pub mod lock;
 pub mod profile;
 
 use crate::units::{Nanos, SimTime};

@@ -12,6 +12,7 @@ use crate::apps::tcp_apps::{TcpIo, Wait};
 use crate::apps::{App, AppKind, AppSched};
 use crate::engine::Timer;
 use crate::host::driver::StackSink;
+use crate::host::lock::{LockCosts, Mutex};
 use crate::host::profile::HostProfile;
 use crate::metrics::Ledger;
 use crate::packet::{DropReason, Packet, PktKind};
@@ -112,6 +113,18 @@ pub struct Stack<'a> {
     pub forward_to: &'a [Option<u16>],
     pub ledger: &'a mut Ledger,
     pub out: &'a mut StackOut,
+    /// When the host's driver models its locks (`DriverArch::locks`): every
+    /// port's driver lock, the core this stack work runs on and the current
+    /// time. The forwarding path then takes the output port's lock to
+    /// transmit, as FreeBSD's `em_start` does (`EM_LOCK`).
+    pub tx_locks: Option<TxLocks<'a>>,
+}
+
+/// The driver locks the forwarding path takes (see `Stack::tx_locks`).
+pub struct TxLocks<'a> {
+    pub locks: &'a mut [Mutex],
+    pub core: u16,
+    pub now: SimTime,
 }
 
 impl Stack<'_> {
@@ -141,11 +154,23 @@ impl StackSink for Stack<'_> {
                 // IP forwarding: the profile's forward cost covers the whole
                 // path from RX descriptor to TX descriptor, of which the
                 // driver already charged rx_packet_ns; plus one TDT write.
-                let cost = self
+                let mut cost = self
                     .prof
                     .forward_packet_ns
-                    .saturating_sub(self.prof.rx_packet_ns)
-                    + self.prof.mmio_write_ns;
+                    .saturating_sub(self.prof.rx_packet_ns);
+                if let Some(tl) = &mut self.tx_locks {
+                    // em_start(out): EM_LOCK; em_start_locked (if_snd
+                    // dequeue, em_encap, TDT write); EM_UNLOCK. Waiting for
+                    // the lock (the other NIC's thread may hold it) delays
+                    // this thread.
+                    let hold = self.prof.tx_driver_ns + self.prof.mmio_write_ns;
+                    let m = &mut tl.locks[out as usize];
+                    m.prune(tl.now);
+                    let g = m.acquire(t + cost, tl.core, hold, &LockCosts::of(self.prof));
+                    cost += g.elapsed() + self.prof.lock_ns + hold;
+                } else {
+                    cost += self.prof.mmio_write_ns;
+                }
                 self.out.sends.push((t + cost, out, pkt));
                 return cost;
             }

@@ -18,6 +18,7 @@ use crate::host::profile;
 use crate::nic::chip::{self, ChipProfile};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 /// Largest descriptor ring of any chip preset [descriptors].
@@ -43,6 +44,12 @@ pub struct HostCfg {
     #[serde(default)]
     #[schemars(range(min = 100, max = 10_000))]
     pub cpu_mhz: Option<u32>,
+    /// Per-packet costs of the profile replaced [ns], by field name
+    /// (forward_packet_ns, rx_packet_ns, rx_driver_ns, tx_packet_ns,
+    /// tx_driver_ns, lock_handoff_ns). For calibration scripts and what-if
+    /// runs; the bundled reproduction cases use the presets as they are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profile_overrides: BTreeMap<String, u64>,
     /// CPU cores [count].
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 256))]
@@ -432,6 +439,18 @@ impl HostCfg {
         }
         if let Some(mhz) = self.cpu_mhz {
             range(f("cpu_mhz"), mhz, 100, 10_000, "")?;
+        }
+        for (k, &v) in &self.profile_overrides {
+            if !profile::OVERRIDABLE.contains(&k.as_str()) {
+                return Err(cfg_err(
+                    f("profile_overrides"),
+                    format!(
+                        "unknown cost {k:?}; allowed: {}",
+                        profile::OVERRIDABLE.join(", ")
+                    ),
+                ));
+            }
+            range(f(&format!("profile_overrides.{k}")), v, 0, 1_000_000, "")?;
         }
         range(f("cores"), self.cores, 1, MAX_CORES, "")?;
         check_napi(&self.napi, &f("napi"))?;

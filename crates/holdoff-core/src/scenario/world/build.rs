@@ -144,7 +144,9 @@ impl World {
             let prof = match h.cpu_mhz {
                 Some(mhz) => base.at_clock(mhz),
                 None => base,
-            };
+            }
+            .with_overrides(&h.profile_overrides)
+            .expect("validated overrides");
             let mut host = Host {
                 name: h.name.clone(),
                 profile: prof,
@@ -461,6 +463,15 @@ impl World {
             busy_serve: vec![false; apps.len()],
             pending_dispatch: Vec::new(),
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            locks: s
+                .hosts
+                .iter()
+                .flat_map(|h| {
+                    h.nics.iter().map(move |n| {
+                        crate::host::lock::Mutex::new(format!("{}.{}", h.name, n.name))
+                    })
+                })
+                .collect(),
             forward_to: {
                 let mut f = Vec::new();
                 for h in &s.hosts {

@@ -10,7 +10,7 @@ use crate::host::driver::{self};
 use crate::host::profile::HostProfile;
 use crate::nic::NicPort;
 use crate::packet::{DropReason, Packet};
-use crate::scenario::netstack::{Stack, TcpCtx};
+use crate::scenario::netstack::{Stack, TcpCtx, TxLocks};
 use crate::units::{Nanos, SimTime};
 
 impl World {
@@ -20,6 +20,7 @@ impl World {
         &mut self,
         now: SimTime,
         h: u16,
+        core: u16,
         port: u16,
         vector: u16,
         max: u32,
@@ -27,7 +28,7 @@ impl World {
         opts: driver::RxOpts,
     ) -> (Nanos, u32) {
         let prof = self.hosts[h as usize].profile;
-        let (mut stack, ports) = self.stack(h);
+        let (mut stack, ports) = self.stack(h, Some((core, now)));
         driver::clean_rx_with(
             &mut ports[port as usize],
             port,
@@ -41,9 +42,23 @@ impl World {
         )
     }
 
-    /// The stack of host `h`, and the ports (borrowed beside it).
-    pub(super) fn stack(&mut self, h: u16) -> (Stack<'_>, &mut [NicPort]) {
+    /// The stack of host `h`, and the ports (borrowed beside it). With
+    /// `on` = (core, now) and a driver whose locks are modelled, the stack
+    /// takes driver locks to transmit.
+    pub(super) fn stack(
+        &mut self,
+        h: u16,
+        on: Option<(u16, SimTime)>,
+    ) -> (Stack<'_>, &mut [NicPort]) {
         let host = &self.hosts[h as usize];
+        let tx_locks = match on {
+            Some((core, now)) if host.arch.locks() => Some(TxLocks {
+                locks: &mut self.locks,
+                core,
+                now,
+            }),
+            _ => None,
+        };
         let stack = Stack {
             host: h,
             prof: host.profile,
@@ -54,6 +69,7 @@ impl World {
             forward_to: &self.forward_to,
             ledger: &mut self.ledger,
             out: &mut self.sout,
+            tx_locks,
         };
         (stack, &mut self.ports)
     }

@@ -181,6 +181,9 @@ pub struct World {
     conns: Vec<TcpConn>,
     /// Interface queue in front of each port's TX ring.
     qdisc: Vec<VecDeque<Packet>>,
+    /// Each port's driver lock (FreeBSD `EM_LOCK`; taken only by drivers
+    /// whose locks are modelled, `DriverArch::locks`).
+    locks: Vec<crate::host::lock::Mutex>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
     /// Moderation decisions per port, in time order.

@@ -27,6 +27,9 @@ pub(super) struct NapiState {
     pub(super) prefer_busy_poll: bool,
     pub(super) busy_owner: Option<u16>,
     pub(super) stats: NapiStats,
+    /// A BSD driver's progress inside one long pass (`Kernel::slice_state`);
+    /// non-zero: the pass goes on at the head of its core's list.
+    pub(super) slice: u32,
 }
 
 /// Busy-poll and IRQ-suspension counters of one NAPI instance (reported
@@ -233,7 +236,7 @@ impl World {
         let mut backlog =
             std::mem::take(&mut self.hosts[h as usize].softirq[core as usize].backlog);
         let mut work = 0u32;
-        let (mut stack, _) = self.stack(h);
+        let (mut stack, _) = self.stack(h, Some((core, now)));
         while work < weight {
             let Some((port, pkt)) = backlog.pop_front() else {
                 break;
@@ -348,10 +351,16 @@ impl World {
         if arch.budgeted() {
             return self.net_rx_tail(now, h, core, cost, pass.work, relist, thread, on_end);
         }
-        // A task queue or interrupt thread runs until its list is empty.
+        // A task queue or interrupt thread runs until its list is empty; a
+        // pass cut into segments goes on before anything else.
+        let mid_pass = self.napi_state[port as usize][vector as usize].slice != 0;
         let sq = &mut self.hosts[h as usize].softirq[core as usize];
         if let Some(entry) = relist {
-            sq.poll_list.push_back(entry);
+            if mid_pass {
+                sq.poll_list.push_front(entry);
+            } else {
+                sq.poll_list.push_back(entry);
+            }
         }
         if sq.poll_list.is_empty() {
             sq.active = false;

@@ -52,6 +52,16 @@ impl Host {
         self.lines.iter().map(|l| l.delivered).sum()
     }
 
+    /// Global indices of its NIC ports.
+    pub fn port_indices(&self) -> &[u16] {
+        &self.ports
+    }
+
+    /// Its driver models its locks (`DriverArch::locks`).
+    pub fn models_locks(&self) -> bool {
+        self.arch.locks()
+    }
+
     /// Times net_rx_action ran out of budget or time [count].
     pub fn time_squeeze(&self) -> u64 {
         self.softirq.iter().map(|s| s.time_squeeze).sum()
@@ -134,6 +144,11 @@ impl World {
 
     pub fn generator_name(&self, gen: usize) -> &str {
         &self.gen_names[gen]
+    }
+
+    /// The driver lock of a port (`host::lock`).
+    pub fn port_lock(&self, port: usize) -> &crate::host::lock::Mutex {
+        &self.locks[port]
     }
 
     /// Record every register access of a port (for tests of driver order).
