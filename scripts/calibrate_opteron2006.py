@@ -79,7 +79,8 @@ def main() -> int:
     best, pps = fit()
     resid = (pps - PUBLISHED_TASKQUEUE_PPS) / PUBLISHED_TASKQUEUE_PPS
     print("opteron-2006 forward_packet_ns fitted on the taskqueue 750 kpps point")
-    print(f"  preset now:   taskqueue {before_tq / 1e3:7.1f} kpps, ithread {before_it / 1e3:7.1f} kpps")
+    now = f"taskqueue {before_tq / 1e3:7.1f} kpps, ithread {before_it / 1e3:7.1f} kpps"
+    print(f"  preset as is: {now}")
     print(f"  fit:          forward_packet_ns = {best} ns")
     print(f"  residual:     taskqueue {pps / 1e3:7.1f} kpps vs 750 published ({resid:+.2%})")
     it = forwarded_pps("ithread-full.toml", best)

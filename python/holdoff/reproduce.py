@@ -305,8 +305,7 @@ def run_curve(
         for load in curve.loads:
             scenario = dict(base)
             scenario["generators"] = [
-                {**g, "load": load} if g["name"] == curve.offered else g
-                for g in base["generators"]
+                {**g, "load": load} if g["name"] == curve.offered else g for g in base["generators"]
             ]
             summary = run(scenario).summary
             secs = float(summary["sim_time_ns"]) / 1e9
