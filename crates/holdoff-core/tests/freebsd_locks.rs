@@ -6,6 +6,11 @@
 mod common;
 
 fn scenario(driver: &str, load: f64) -> String {
+    scenario_with(driver, load, 2, "")
+}
+
+fn scenario_with(driver: &str, load: f64, cores: u32, bsd: &str) -> String {
+    let em1_core = cores - 1;
     format!(
         r#"
 name = "fwd"
@@ -14,10 +19,11 @@ duration_ms = 40
 [[hosts]]
 name = "router"
 profile = "opteron-2006"
-cores = 2
+cores = {cores}
 driver = "{driver}"
 txqueuelen = 255
 forward = [{{ from = "em0", to = "em1" }}]
+bsd = {{ {bsd} }}
 [[hosts.nics]]
 name = "em0"
 chip = "82546"
@@ -30,7 +36,7 @@ tadv_1024ns = 64
 [[hosts.nics]]
 name = "em1"
 chip = "82546"
-irq_core = 1
+irq_core = {em1_core}
 [hosts.nics.moderation]
 kind = "static"
 itr_per_s = 8000
@@ -122,4 +128,44 @@ fn other_drivers_report_no_locks() {
     let toml = scenario("napi", 0.2);
     let r = common::run(&toml);
     assert!(r["summary"]["hosts"][0].get("locks").is_none());
+}
+
+fn forwarded(r: &serde_json::Value) -> u64 {
+    u(&r["summary"]["generators"][1]["rx_packets"])
+}
+
+#[test]
+fn one_cpu_without_fast_forwarding_livelocks_the_interrupt_thread() {
+    // net.isr.direct = 0, fast-forwarding off: the receiving thread queues
+    // each packet on ipintrq (50) for swi:net, which runs below interrupt
+    // threads. On one CPU an overloaded interrupt thread never leaves its
+    // loop (em_rxeof(-1), ICR never empty), so swi:net never runs: ipintrq
+    // overflows and almost nothing is forwarded (receive livelock, Mogul
+    // and Ramakrishnan 1997). At 20 % of line rate the thread finishes
+    // its loops and swi:net keeps up.
+    let bsd = "ip_fastforwarding = false, isr_direct = false";
+    let light = common::run(&scenario_with("freebsd-ithread", 0.2, 1, bsd));
+    let full = common::run(&scenario_with("freebsd-ithread", 1.0, 1, bsd));
+    assert!(
+        forwarded(&full) * 20 < forwarded(&light),
+        "{} vs {}",
+        forwarded(&full),
+        forwarded(&light)
+    );
+    let n = &full["summary"]["hosts"][0]["netisr"];
+    assert!(u(&n["ipintrq_drops"]) > 0, "{n}");
+    assert_eq!(
+        u(&n["ipintrq_max"]),
+        50,
+        "net.inet.ip.intr_queue_maxlen default"
+    );
+    // net.isr.direct = 1 runs ip_input inline: no queue, no livelock.
+    let direct = common::run(&scenario_with(
+        "freebsd-ithread",
+        1.0,
+        1,
+        "ip_fastforwarding = false, isr_direct = true",
+    ));
+    assert!(direct["summary"]["hosts"][0].get("netisr").is_none());
+    assert!(forwarded(&direct) > forwarded(&light));
 }

@@ -64,7 +64,7 @@ impl Work {
     /// counts as softirq time (as Linux's irq-time accounting does).
     pub fn acct_class(&self) -> Class {
         match self {
-            Work::Softirq { .. } => Class::Softirq,
+            Work::Softirq { .. } | Work::App { app: SWI_NET } => Class::Softirq,
             w => w.class(),
         }
     }
@@ -82,6 +82,11 @@ impl Work {
 
 /// Application-queue id of the per-core ksoftirqd thread.
 pub const KSOFTIRQD: u16 = u16::MAX;
+
+/// Application-queue id of FreeBSD's `swi:net` thread (netisr): it runs
+/// below interrupt and taskqueue threads, like application work, and its
+/// CPU time counts as softirq.
+pub const SWI_NET: u16 = u16::MAX - 1;
 
 /// Something to do when a segment ends (not at its start).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

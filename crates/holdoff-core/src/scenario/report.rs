@@ -145,6 +145,10 @@ pub struct HostOut {
     /// (latency). Absent for other drivers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locks: Vec<LockOut>,
+    /// FreeBSD netisr counters (`ipintrq` drops, its peak, packets forwarded
+    /// by `swi:net`), when forwarding goes through it. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netisr: Option<crate::scenario::world::NetisrStats>,
 }
 
 #[derive(Serialize)]
@@ -377,6 +381,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 } else {
                     Vec::new()
                 },
+                netisr: h.netisr(),
             }
         })
         .collect();

@@ -277,10 +277,12 @@ pub const NAPI_BOUNDS: [(&str, u64, u64); 7] = [
 /// so a polling host never costs more events than an interrupting one.
 /// `poll_burst`: kern.polling.burst_max, 10 to 20000 (FreeBSD kern_poll.c
 /// `MIN_POLL_BURST_MAX`, `MAX_POLL_BURST_MAX`).
-pub const BSD_BOUNDS: [(&str, i64, i64); 3] = [
+/// `ip_intr_queue_maxlen`: 1 to 100000 packets.
+pub const BSD_BOUNDS: [(&str, i64, i64); 4] = [
     ("rx_process_limit", -1, 1_000_000),
     ("poll_hz", 1, 100_000),
     ("poll_burst", 10, 20_000),
+    ("ip_intr_queue_maxlen", 1, 100_000),
 ];
 
 /// `T`'s schema with `minimum`/`maximum` added to the named properties.
@@ -365,6 +367,7 @@ fn check_bsd(b: &BsdConfig, path: &str) -> Result<(), Error> {
         b.rx_process_limit as i64,
         b.poll_hz as i64,
         b.poll_burst as i64,
+        b.ip_intr_queue_maxlen as i64,
     ];
     for ((field, lo, hi), v) in BSD_BOUNDS.iter().zip(values) {
         range(format!("{path}.{field}"), v, *lo, *hi, "")?;

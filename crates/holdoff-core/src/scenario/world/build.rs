@@ -6,7 +6,7 @@
 //! Units: times [ns].
 
 use super::moderation::{build_moderator, ExternalFactory};
-use super::napi::SoftirqState;
+use super::napi::{Netisr, SoftirqState};
 use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
@@ -160,6 +160,13 @@ impl World {
                 ports: Vec::new(),
                 udp_sink: None,
                 txqueuelen: h.txqueuelen,
+                netisr: Netisr {
+                    queued: drivers::arch(h.driver).locks()
+                        && !h.bsd.ip_fastforwarding
+                        && !h.bsd.isr_direct,
+                    maxlen: h.bsd.ip_intr_queue_maxlen,
+                    ..Netisr::default()
+                },
             };
             let mut shared: Vec<(u32, u16)> = Vec::new();
             for (ni, n) in h.nics.iter().enumerate() {
@@ -462,6 +469,7 @@ impl World {
             spin: vec![None; apps.len()],
             busy_serve: vec![false; apps.len()],
             pending_dispatch: Vec::new(),
+            sending: None,
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             locks: s
                 .hosts

@@ -82,8 +82,11 @@ impl Kernel for HostKernel<'_> {
 
     fn clean_rx(&mut self, at: Poll, max: u32, cost: Nanos, opts: RxOpts) -> (Nanos, u32) {
         let Poll { now, port, vector } = at;
-        self.w
-            .stack_rx(now, self.h, self.core, port, vector, max, cost, opts)
+        let out = self
+            .w
+            .stack_rx(now, self.h, self.core, port, vector, max, cost, opts);
+        self.w.wake_swi_net(self.h, self.core);
+        out
     }
 
     fn rx_to_backlog(&mut self, port: u16, vector: u16) -> (Nanos, u32) {

@@ -58,7 +58,7 @@ mod outcome;
 mod series;
 
 pub use moderation::ExternalFactory;
-pub use napi::NapiStats;
+pub use napi::{NapiStats, NetisrStats};
 
 use super::config::{AppCfg, Scenario};
 use super::netstack::{flush_tcp, StackOut, TcpConn};
@@ -148,6 +148,8 @@ pub struct Host {
     /// The UDP sink application on this host, if any.
     udp_sink: Option<u16>,
     txqueuelen: u32,
+    /// FreeBSD netisr (`ipintrq`, `swi:net`).
+    netisr: napi::Netisr,
 }
 
 /// What an endpoint index refers to.
@@ -197,6 +199,8 @@ pub struct World {
     busy_serve: Vec<bool>,
     /// Cores to dispatch after the current segment began: (host, core).
     pending_dispatch: Vec<(u16, u16)>,
+    /// The segment whose sends `post_segment` is transmitting: (host, core).
+    sending: Option<(u16, u16)>,
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
     /// The run stopped early: when and why (a moderation algorithm failed).

@@ -62,6 +62,12 @@ impl Host {
         self.arch.locks()
     }
 
+    /// Counters of its netisr, when forwarded packets are queued to
+    /// `ipintrq` (FreeBSD drivers, fast-forwarding off, net.isr.direct 0).
+    pub fn netisr(&self) -> Option<super::NetisrStats> {
+        self.netisr.queued.then_some(self.netisr.stats)
+    }
+
     /// Times net_rx_action ran out of budget or time [count].
     pub fn time_squeeze(&self) -> u64 {
         self.softirq.iter().map(|s| s.time_squeeze).sum()
@@ -173,6 +179,11 @@ impl World {
                 .iter()
                 .flat_map(|h| h.softirq.iter())
                 .map(|s| s.backlog.len() as u64)
+                .sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .map(|h| h.netisr.queue.len() as u64)
                 .sum::<u64>();
         // Replies created by a segment are posted before the segment's event returns.
         wire + nic + apps
