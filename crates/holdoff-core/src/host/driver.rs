@@ -114,12 +114,14 @@ pub struct BsdConfig {
     /// `ip_fastforward` before any queue). The model's default is on, as the
     /// 2006 forwarding tests ran; FreeBSD's own default is 0.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
     pub ip_fastforwarding: bool,
     /// `net.isr.direct` (FreeBSD 6, default 0): with fast-forwarding off,
     /// 1 runs `ip_input` in the receiving thread; 0 queues the packet on
     /// `ipintrq` for the `swi:net` thread (lower priority than interrupt
     /// and taskqueue threads).
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub isr_direct: bool,
     /// `net.inet.ip.intr_queue_maxlen`: length of `ipintrq` [packets]
     /// (`ipqmaxlen = IFQ_MAXLEN` = 50); overflow counts in
@@ -128,6 +130,7 @@ pub struct BsdConfig {
         default = "default_ipintrq",
         skip_serializing_if = "is_default_ipintrq"
     )]
+    #[schemars(extend("default" = 50))]
     pub ip_intr_queue_maxlen: u32,
 }
 
