@@ -23,7 +23,8 @@
 //! segment but not the timestamps already computed inside it. A busy-poll
 //! spin (an application segment) is cut short when a packet lands on the
 //! ring it polls (`Core::shorten`). No caches, no
-//! frequency scaling, no inter-core contention.
+//! frequency scaling; inter-core contention only through the driver locks
+//! of the drivers that model them (`lock`).
 //!
 //! Units: times [ns].
 
