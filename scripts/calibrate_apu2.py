@@ -77,7 +77,7 @@ def scenario(run_id: str, costs: dict[str, int] | None) -> dict[str, Any]:
     if costs:
         for h in data["hosts"]:
             if h["profile"] == "apu2":
-                h["costs"] = dict(costs)
+                h["profile_overrides"] = dict(costs)
     return data
 
 

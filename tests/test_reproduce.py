@@ -193,3 +193,50 @@ def test_case_sources_are_public_references() -> None:
         text = (rp.cases_dir() / cid / "case.toml").read_text()
         for bad in ("seed-scenarios", "algorithms.md", "card ", "seed 00"):
             assert bad not in text, (cid, bad)
+
+
+def test_freebsd_2006_case_fits_one_point_and_sweeps_offered_load() -> None:
+    # The case names its one fitted point and the curve it predicts; the
+    # curve runs both designs' line-rate scenarios at rising offered load.
+    case = rp.load_case("freebsd-2006-fastintr")
+    text = (case.folder / "case.toml").read_text()
+    assert "Published points used to fit: ONE" in text
+    (curve,) = case.curves
+    assert curve.offered == "source" and curve.delivered == "sink"
+    assert {s.label for s in curve.series} == {"interrupt thread", "fast interrupt + taskqueue"}
+    assert curve.loads == sorted(curve.loads) and curve.loads[-1] == 1.0
+
+
+def test_no_case_overrides_a_profile_cost() -> None:
+    # Cases use the shared presets as they are; profile_overrides exist for
+    # calibration scripts and what-if runs only.
+    for cid in rp.list_cases():
+        for f in (rp.cases_dir() / cid).glob("*.toml"):
+            assert "profile_overrides" not in f.read_text(), f
+
+
+@pytest.fixture(scope="module")
+def fastintr_curve() -> dict[str, list[tuple[float, float]]]:
+    case = rp.load_case("freebsd-2006-fastintr")
+    return rp.run_curve(case.curves[0])
+
+
+def test_freebsd_2006_curve_shapes(fastintr_curve: dict[str, list[tuple[float, float]]]) -> None:
+    tq = fastintr_curve["fast interrupt + taskqueue"]
+    it = fastintr_curve["interrupt thread"]
+    # Light load (298 kpps offered) is far below either design's capacity:
+    # everything offered is forwarded.
+    for rows in (tq, it):
+        offered, delivered = rows[0]
+        assert delivered == pytest.approx(offered, rel=0.01)
+    # The NIC cannot transmit more than 800 kpps (em commit text 2006; the
+    # 82546 preset's TX limit): never above it, whatever the offered load.
+    assert max(d for _, d in tq) < 800_000
+    # Past saturation the taskqueue's bounded passes hold the output flat.
+    saturated = [d for o, d in tq if o > 900_000]
+    assert min(saturated) >= 0.95 * max(saturated)
+    # The interrupt thread pays more per forwarded packet (lock drop and RDT
+    # write per packet): below the taskqueue wherever both are saturated.
+    for (o, d_it), (_, d_tq) in zip(it, tq, strict=True):
+        if o > 900_000:
+            assert d_it < d_tq

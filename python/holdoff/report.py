@@ -462,6 +462,7 @@ def _case_section(doc: _Doc, anchor: str, case: CaseResult) -> str:
         )
     else:
         parts.extend(_netpipe_plots(doc, case))
+        parts.extend(_load_curves(doc, case))
         for run in case.case.runs:
             timeline = _timeline(doc, case.results[run.id], f"{case.case.id} / {run.label}")
             parts.append(_fold(f"Timelines: {_e(run.id)} — {_e(run.label)}", timeline, open_=False))
@@ -529,6 +530,45 @@ def _netpipe_plots(doc: _Doc, case: CaseResult) -> list[str]:
             height=430,
             margin={"l": 60, "r": 20, "t": 50, "b": 50},
         )
+        out.append(doc.plot(fig))
+    return out
+
+
+def _load_curves(doc: _Doc, case: CaseResult) -> list[str]:
+    """Delivered against offered load, one plot per curve of the case."""
+    import plotly.graph_objects as go
+
+    out: list[str] = []
+    for name, series in case.curves.items():
+        fig = go.Figure()
+        top = 0.0
+        for label, rows in series.items():
+            fig.add_trace(
+                go.Scatter(
+                    x=[x / 1e3 for x, _ in rows],
+                    y=[y / 1e3 for _, y in rows],
+                    mode="lines+markers",
+                    name=f"simulated: {label}",
+                )
+            )
+            top = max([top] + [x / 1e3 for x, _ in rows])
+        fig.add_trace(
+            go.Scatter(
+                x=[0, top],
+                y=[0, top],
+                mode="lines",
+                name="delivered = offered",
+                line={"dash": "dot", "color": "grey"},
+            )
+        )
+        fig.update_xaxes(title_text="offered [kpackets/s]")
+        fig.update_yaxes(title_text="delivered [kpackets/s]")
+        fig.update_layout(
+            title=f"{case.case.id}: {name}",
+            height=430,
+            margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        )
+        out.append(f"<h3>{_e(name)} (simulated)</h3>")
         out.append(doc.plot(fig))
     return out
 

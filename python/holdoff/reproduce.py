@@ -72,6 +72,24 @@ class CaseRun:
 
 
 @dataclass(frozen=True)
+class CurveSeries:
+    label: str
+    scenario: Path
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Delivered rate against offered load: each series' scenario re-run with
+    the offered generator's ``load`` (fraction of line rate) set to each value."""
+
+    name: str
+    offered: str
+    delivered: str
+    loads: list[float]
+    series: list[CurveSeries]
+
+
+@dataclass(frozen=True)
 class Case:
     id: str
     title: str
@@ -79,6 +97,7 @@ class Case:
     folder: Path
     runs: list[CaseRun]
     checks: list[Check]
+    curves: list[Curve] = field(default_factory=list)
 
 
 @dataclass
@@ -106,6 +125,8 @@ class CaseResult:
     case: Case
     checks: list[CheckResult]
     results: dict[str, RunResult] = field(default_factory=dict)
+    # Per curve name, per series label: (offered, delivered) [packets/s].
+    curves: dict[str, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -138,6 +159,19 @@ def load_case(case_id: str) -> Case:
             for r in data["runs"]
         ]
         checks = [Check(**c) for c in data["checks"]]
+        curves = [
+            Curve(
+                name=c["name"],
+                offered=c["offered"],
+                delivered=c["delivered"],
+                loads=[float(x) for x in c["loads"]],
+                series=[
+                    CurveSeries(label=s["label"], scenario=folder / s["scenario"])
+                    for s in c["series"]
+                ],
+            )
+            for c in data.get("curves", [])
+        ]
         case = Case(
             id=data["id"],
             title=data["title"],
@@ -145,6 +179,7 @@ def load_case(case_id: str) -> Case:
             folder=folder,
             runs=runs,
             checks=checks,
+            curves=curves,
         )
     except (KeyError, TypeError) as e:
         raise CaseError(f"{path}: malformed case file: {e}") from e
@@ -253,7 +288,36 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
                 op=c.op,
             )
         )
-    return CaseResult(case=case, checks=checks, results=results)
+    curves = {c.name: run_curve(c, progress=progress) for c in case.curves}
+    return CaseResult(case=case, checks=checks, results=results, curves=curves)
+
+
+def run_curve(
+    curve: Curve, *, progress: Callable[[str], None] | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """Per series label: (offered, delivered) rates [packets/s], one point per load."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    for s in curve.series:
+        if progress:
+            progress(f"curve {curve.name!r}: {s.label}")
+        base = tomllib.loads(s.scenario.read_text(encoding="utf-8"))
+        rows = []
+        for load in curve.loads:
+            scenario = dict(base)
+            scenario["generators"] = [
+                {**g, "load": load} if g["name"] == curve.offered else g for g in base["generators"]
+            ]
+            summary = run(scenario).summary
+            secs = float(summary["sim_time_ns"]) / 1e9
+            gens = {g["generator"]: g for g in summary["generators"]}
+            rows.append(
+                (
+                    float(gens[curve.offered]["sent_packets"]) / secs,
+                    float(gens[curve.delivered]["rx_packets"]) / secs,
+                )
+            )
+        out[s.label] = rows
+    return out
 
 
 def to_json(results: list[CaseResult]) -> dict[str, Any]:

@@ -23,12 +23,14 @@
 //! segment but not the timestamps already computed inside it. A busy-poll
 //! spin (an application segment) is cut short when a packet lands on the
 //! ring it polls (`Core::shorten`). No caches, no
-//! frequency scaling, no inter-core contention.
+//! frequency scaling; inter-core contention only through the driver locks
+//! of the drivers that model them (`lock`).
 //!
 //! Units: times [ns].
 
 pub mod driver;
 pub mod drivers;
+pub mod lock;
 pub mod profile;
 
 use crate::units::{Nanos, SimTime};
@@ -63,7 +65,7 @@ impl Work {
     /// counts as softirq time (as Linux's irq-time accounting does).
     pub fn acct_class(&self) -> Class {
         match self {
-            Work::Softirq { .. } => Class::Softirq,
+            Work::Softirq { .. } | Work::App { app: SWI_NET } => Class::Softirq,
             w => w.class(),
         }
     }
@@ -81,6 +83,11 @@ impl Work {
 
 /// Application-queue id of the per-core ksoftirqd thread.
 pub const KSOFTIRQD: u16 = u16::MAX;
+
+/// Application-queue id of FreeBSD's `swi:net` thread (netisr): it runs
+/// below interrupt and taskqueue threads, like application work, and its
+/// CPU time counts as softirq.
+pub const SWI_NET: u16 = u16::MAX - 1;
 
 /// Something to do when a segment ends (not at its start).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,6 +18,7 @@ use crate::apps::tcp_apps::{TcpIo, Wait};
 use crate::apps::{App, AppKind, AppSched};
 use crate::engine::Timer;
 use crate::host::driver::StackSink;
+use crate::host::lock::{LockCosts, Mutex};
 use crate::host::profile::HostProfile;
 use crate::metrics::Ledger;
 use crate::packet::{DropReason, Packet, PktKind};
@@ -122,6 +123,30 @@ pub struct Stack<'a> {
     pub forward_to: &'a [Option<u16>],
     pub ledger: &'a mut Ledger,
     pub out: &'a mut StackOut,
+    /// When the host's driver models its locks (`DriverArch::locks`): every
+    /// port's driver lock, the core this stack work runs on and the current
+    /// time. The forwarding path then takes the output port's lock to
+    /// transmit, as FreeBSD's `em_start` does (`EM_LOCK`).
+    pub tx_locks: Option<TxLocks<'a>>,
+    /// FreeBSD netisr when forwarded packets are queued (fast-forwarding
+    /// off, `net.isr.direct = 0`): received packets to forward go to
+    /// `ipintrq` for `swi:net` instead.
+    pub netisr: Option<&'a mut dyn IpQueue>,
+}
+
+/// A protocol input queue the stack can hand packets to (FreeBSD `ipintrq`).
+pub trait IpQueue {
+    /// Queue `pkt` received on `port`, or drop it when full (booked in
+    /// `ledger`). Returns the CPU time of the hand-off.
+    fn enqueue(&mut self, port: u16, pkt: Packet, prof: &HostProfile, ledger: &mut Ledger)
+        -> Nanos;
+}
+
+/// The driver locks the forwarding path takes (see `Stack::tx_locks`).
+pub struct TxLocks<'a> {
+    pub locks: &'a mut [Mutex],
+    pub core: u16,
+    pub now: SimTime,
 }
 
 impl Stack<'_> {
@@ -136,9 +161,42 @@ impl Stack<'_> {
     }
 }
 
+impl Stack<'_> {
+    /// IP forwarding of `pkt` received on `port`, at `t`: the profile's
+    /// forward cost covers the whole path from RX descriptor to TX
+    /// descriptor, of which the receive side already charged its share;
+    /// plus the output driver's start (TDT write; under the output port's
+    /// lock when the driver's locks are modelled).
+    pub fn forward_now(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
+        let out = self.forward_to[port as usize].expect("a forwarded port");
+        let mut cost = self
+            .prof
+            .forward_packet_ns
+            .saturating_sub(self.prof.rx_packet_ns);
+        if let Some(tl) = &mut self.tx_locks {
+            // em_start(out): EM_LOCK; em_start_locked (if_snd dequeue,
+            // em_encap, TDT write); EM_UNLOCK. Waiting for the lock (the
+            // other NIC's thread may hold it) delays this thread.
+            let hold = self.prof.tx_driver_ns + self.prof.mmio_write_ns;
+            let m = &mut tl.locks[out as usize];
+            m.prune(tl.now);
+            let g = m.acquire(t + cost, tl.core, hold, &LockCosts::of(self.prof));
+            cost += g.elapsed() + self.prof.lock_ns + hold;
+        } else {
+            cost += self.prof.mmio_write_ns;
+        }
+        self.out.sends.push((t + cost, out, pkt));
+        cost
+    }
+}
+
 impl StackSink for Stack<'_> {
     fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
         if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
+            if self.netisr.is_some() {
+                // Driver and ether_input up to netisr_queue; swi:net does the rest.
+                return prof.rx_driver_ns;
+            }
             prof.forward_packet_ns
         } else if pkt.kind == PktKind::Tcp {
             prof.rx_tcp_ns(pkt.frame_bytes.saturating_sub(TCP_FRAME_OVERHEAD))
@@ -148,19 +206,11 @@ impl StackSink for Stack<'_> {
     }
 
     fn deliver(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
-        if pkt.kind == PktKind::Udp {
-            if let Some(out) = self.forward_to[port as usize] {
-                // IP forwarding: the profile's forward cost covers the whole
-                // path from RX descriptor to TX descriptor, of which the
-                // driver already charged rx_packet_ns; plus one TDT write.
-                let cost = self
-                    .prof
-                    .forward_packet_ns
-                    .saturating_sub(self.prof.rx_packet_ns)
-                    + self.prof.mmio_write_ns;
-                self.out.sends.push((t + cost, out, pkt));
-                return cost;
+        if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
+            if let Some(n) = &mut self.netisr {
+                return n.enqueue(port, pkt, self.prof, self.ledger);
             }
+            return self.forward_now(t, port, pkt);
         }
         match pkt.kind {
             PktKind::Udp => {

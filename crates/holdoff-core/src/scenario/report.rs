@@ -140,6 +140,25 @@ pub struct HostOut {
     /// Interrupt deliveries to cores (handler invocations, including spurious/shared).
     pub irq_deliveries: u64,
     pub time_squeeze: u64,
+    /// Driver locks (FreeBSD `EM_LOCK`, one per port) when the driver
+    /// models them: acquisitions, contention, spinning (CPU) and sleeping
+    /// (latency). Absent for other drivers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locks: Vec<LockOut>,
+    /// FreeBSD netisr counters (`ipintrq` drops, its peak, packets forwarded
+    /// by `swi:net`), when forwarding goes through it. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netisr: Option<crate::scenario::world::NetisrStats>,
+}
+
+#[derive(Serialize)]
+pub struct LockOut {
+    /// The lock's port ("host.nic").
+    pub lock: String,
+    #[serde(flatten)]
+    pub stats: crate::host::lock::LockStats,
+    /// CPU time each core spent spinning for it [ns] (index = core).
+    pub spin_ns_by_core: Vec<u64>,
 }
 
 #[derive(Serialize)]
@@ -410,6 +429,24 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 },
                 irq_deliveries: h.irq_deliveries(),
                 time_squeeze: h.time_squeeze(),
+                locks: if h.models_locks() {
+                    h.port_indices()
+                        .iter()
+                        .map(|&p| {
+                            let m = w.port_lock(p as usize);
+                            let mut by_core = m.spin_ns_by_core().to_vec();
+                            by_core.resize(h.num_cores(), 0);
+                            LockOut {
+                                lock: m.name().to_string(),
+                                stats: m.stats(),
+                                spin_ns_by_core: by_core,
+                            }
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                netisr: h.netisr(),
             }
         })
         .collect();

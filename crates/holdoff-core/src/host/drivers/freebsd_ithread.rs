@@ -1,21 +1,46 @@
 //! FreeBSD interrupt thread (`driver = "freebsd-ithread"`, pre-2006 em,
 //! `EM_LEGACY_IRQ`): the kernel masks the line in the I/O APIC and wakes the
-//! interrupt thread, which runs every handler of the line. Each handler takes
-//! the driver lock and loops reading ICR, cleaning RX (no limit, RDT written
-//! per packet, the lock dropped around each packet's input) and TX until ICR
-//! reads 0; when no handler of the line is left, the line is unmasked.
-//! Sources: FreeBSD 5/6 sys/kern/kern_intr.c (`ithread_loop`),
-//! sys/dev/em/if_em.c (`em_intr`, `em_process_receive_interrupts`).
+//! interrupt thread, which runs every handler of the line. The em handler
+//! takes the driver lock (`EM_LOCK`) and, holding it, loops: read ICR, stop
+//! when it reads 0; `em_rxeof(sc, -1)` (no budget: until no descriptor is
+//! done; RDT written per packet and the lock dropped and re-taken around each
+//! packet's `if_input`); `em_txeof` (reclaim). Only after the loop does it
+//! move `if_snd` onto the TX ring (`em_start_locked`) and drop the lock. When
+//! no handler of the line is left, the line is unmasked in the I/O APIC.
+//! With fast-forwarding the packet is forwarded inside `if_input`, in this
+//! thread, and the output NIC's `em_start` takes *that* NIC's lock
+//! (modelled by the stack, `scenario::netstack`), so one NIC's RX path
+//! contends with the other NIC's interrupt thread, which holds its own lock
+//! across its whole loop, ICR reads included.
+//!
+//! Sources: FreeBSD 6 sys/kern/kern_intr.c (`ithread_loop`); sys/dev/em/
+//! if_em.c (`em_intr` under `EM_LOCK`, `em_rxeof(adapter, -1)`,
+//! `em_process_receive_interrupts` in 5.x); the em fast-interrupt commit
+//! (if_em.c 1.98, 2006) names the per-packet lock drop/re-take and RDT
+//! write; freebsd-net "em network issues" (2006-10-20) the contention
+//! between one driver's RX path and the other's TX path.
+//!
+//! Simplifies: the lock is held for each segment of the loop as a whole (its
+//! per-packet drop lets nobody in: no other path takes an RX port's lock in
+//! a one-way forwarding test); the unbounded `em_rxeof` is cut into
+//! segments of `RX_SLICE` packets (granularity only: no ICR read between
+//! them); a wait for the lock delays the segment's end, not the timestamps
+//! computed inside it.
 //!
 //! Units: costs [ns].
 
-use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
+use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll, RX_SLICE};
 use crate::host::driver::RxOpts;
 use crate::host::EndAction;
 use crate::units::{Nanos, SimTime};
 
 /// FreeBSD interrupt thread.
 pub struct FreebsdIthread;
+
+/// `slice_state` values: at the loop head (read ICR next), or inside
+/// `em_rxeof(-1)`.
+const LOOP_HEAD: u32 = 0;
+const IN_RXEOF: u32 = 1;
 
 impl DriverArch for FreebsdIthread {
     fn interrupt(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq) -> (Nanos, IrqNext) {
@@ -30,23 +55,49 @@ impl DriverArch for FreebsdIthread {
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { port, vector, .. } = at;
+        let Poll { now, port, vector } = at;
         let prof = k.profile();
-        // Driver lock, then read ICR; 0 ends the handler loop.
-        let cost = cost + prof.lock_ns + prof.mmio_read_ns;
-        if k.nic(port).read_icr(vector) == 0 {
-            let (work, more) = (0, false);
-            return Pass { cost, work, more };
+        let entry = cost;
+        let mut cost = cost;
+        if *k.slice_state(port, vector) == LOOP_HEAD {
+            // Loop head, under EM_LOCK: read ICR; 0 ends the loop, then
+            // em_start_locked moves if_snd onto the ring and the lock is
+            // dropped (lock_ns: the lock + unlock pair of the handler).
+            cost += prof.mmio_read_ns;
+            if k.nic(port).read_icr(vector) == 0 {
+                cost = k.start_tx(at, cost) + prof.lock_ns;
+                let wait = k.lock(port, now + entry, cost - entry);
+                return Pass {
+                    cost: cost + wait,
+                    work: 0,
+                    more: false,
+                };
+            }
         }
-        // No limit; RDT written and the lock dropped/re-taken per packet.
+        // em_rxeof(-1): no limit; RDT written and the lock dropped/re-taken
+        // per packet.
         let opts = RxOpts {
             extra_ns: prof.lock_ns,
             rdt_per_packet: true,
+            ..RxOpts::default()
         };
-        let (cost, work) = k.clean_rx(at, u32::MAX, cost, opts);
-        let (cost, _) = k.clean_tx(at, cost);
-        let more = true;
-        Pass { cost, work, more }
+        let (c, work) = k.clean_rx(at, RX_SLICE, cost, opts);
+        cost = c;
+        let p = k.nic(port);
+        let ready = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
+        if work == RX_SLICE && ready {
+            *k.slice_state(port, vector) = IN_RXEOF;
+        } else {
+            // em_rxeof returned: em_txeof, then back to the loop head.
+            cost = k.reclaim_tx(at, cost).0;
+            *k.slice_state(port, vector) = LOOP_HEAD;
+        }
+        let wait = k.lock(port, now + entry, cost - entry);
+        Pass {
+            cost: cost + wait,
+            work,
+            more: true,
+        }
     }
 
     /// The loop ended (ICR read 0): unmask the line in the I/O APIC once no
@@ -57,5 +108,9 @@ impl DriverArch for FreebsdIthread {
             return (Nanos::ZERO, EndAction::None);
         }
         (k.profile().apic_mask_ns, EndAction::ApicUnmask { irq: li })
+    }
+
+    fn locks(&self) -> bool {
+        true
     }
 }

@@ -1,14 +1,24 @@
 //! FreeBSD 2006 em fast interrupt + taskqueue (`driver =
 //! "freebsd-taskqueue"`): the filter reads ICR, masks the NIC (IMC) and
 //! enqueues a task; the task cleans up to `rx_process_limit` packets (one
-//! RDT write), TX, re-enqueues itself while work remains and re-enables
-//! interrupts (IMS) after every pass (the 2006 code did so
-//! unconditionally). Source: FreeBSD 6.x sys/dev/em/if_em.c
-//! (`em_intr_fast`, `em_handle_rxtx`).
+//! RDT write) *without* the driver lock, then under the lock reclaims TX
+//! (`em_txeof`) and moves `if_snd` onto the ring (`em_start_locked`),
+//! re-enqueues itself while work remains and re-enables interrupts (IMS)
+//! after every pass (the 2006 code did so unconditionally). With
+//! fast-forwarding the RX path still takes the output NIC's lock in
+//! `em_start` (modelled by the stack), but that NIC's task holds it only for
+//! its TX work. Source: FreeBSD 6.x sys/dev/em/if_em.c (`em_intr_fast`,
+//! `em_handle_rxtx`, `em_rxeof`).
+//!
+//! Simplifies: the RX part of a pass is cut into segments of `RX_SLICE`
+//! packets (simulation granularity for the lock calendar, `host::lock`);
+//! the buffers are returned with one RDT write at the end of the pass's
+//! `em_rxeof`, and the task continues at once (no other work of its core
+//! runs between the segments of one pass).
 //!
 //! Units: costs [ns]; limit [packets].
 
-use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll};
+use super::{DriverArch, Irq, IrqNext, Kernel, Pass, Poll, RX_SLICE};
 use crate::host::driver::RxOpts;
 use crate::host::EndAction;
 use crate::units::{Nanos, SimTime};
@@ -29,23 +39,61 @@ impl DriverArch for FreebsdTaskqueue {
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { port, vector, .. } = at;
+        let Poll { now, port, vector } = at;
         let prof = k.profile();
         let limit = u32::try_from(k.bsd_config().rx_process_limit).unwrap_or(u32::MAX);
-        let cost = cost + prof.poll_overhead_ns;
-        let (cost, work) = k.clean_rx(at, limit, cost, RxOpts::default());
-        let (cost, _) = k.clean_tx(at, cost + prof.lock_ns);
+        // Packets this pass's em_rxeof has cleaned in earlier segments.
+        let done = *k.slice_state(port, vector);
+        let mut cost = cost;
+        if done == 0 {
+            cost += prof.poll_overhead_ns;
+        }
+        let n = RX_SLICE.min(limit - done);
+        let keep = RxOpts {
+            keep_buffers: true,
+            ..RxOpts::default()
+        };
+        let (c, work) = k.clean_rx(at, n, cost, keep);
+        cost = c;
         let p = k.nic(port);
-        let more = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
-        Pass { cost, work, more }
+        let ready = p.queues_of_vector(vector).any(|q| p.rx_ready(q) > 0);
+        if ready && work == n && done + work < limit {
+            // Still inside em_rxeof: the next segment goes on with it.
+            *k.slice_state(port, vector) = done + work;
+            return Pass {
+                cost,
+                work,
+                more: true,
+            };
+        }
+        *k.slice_state(port, vector) = 0;
+        // em_rxeof returns: one RDT write for the whole call.
+        cost = k.clean_rx(at, 0, cost, RxOpts::default()).0;
+        // EM_LOCK; em_txeof; em_start_locked; EM_UNLOCK.
+        let locked = cost;
+        cost = k.clean_tx(at, cost + prof.lock_ns).0;
+        let wait = k.lock(port, now + locked, cost - locked);
+        Pass {
+            cost: cost + wait,
+            work,
+            more: ready,
+        }
     }
 
-    /// Interrupts back on after every pass, even when the task re-queued itself.
+    /// Interrupts back on after every pass, even when the task re-queued
+    /// itself; not between the segments of one pass.
     fn complete(&self, k: &mut dyn Kernel, at: Poll, _pass: &Pass) -> (Nanos, EndAction) {
         let Poll { port, vector, .. } = at;
+        if *k.slice_state(port, vector) != 0 {
+            return (Nanos::ZERO, EndAction::None);
+        }
         (
             k.profile().mmio_write_ns,
             EndAction::Unmask { port, vector },
         )
+    }
+
+    fn locks(&self) -> bool {
+        true
     }
 }

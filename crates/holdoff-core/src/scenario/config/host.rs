@@ -18,6 +18,7 @@ use crate::host::profile;
 use crate::nic::chip::{self, ChipProfile, LegacyItr};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 /// Largest descriptor ring of any chip preset [descriptors].
@@ -43,6 +44,14 @@ pub struct HostCfg {
     #[serde(default)]
     #[schemars(range(min = 100, max = 10_000))]
     pub cpu_mhz: Option<u32>,
+    /// Per-packet costs of the profile replaced [ns at the profile's nominal
+    /// clock; `cpu_mhz` scales them as it scales the profile], by field name
+    /// (forward_packet_ns, rx_packet_ns, rx_driver_ns, rx_ack_ns,
+    /// tx_packet_ns, tx_driver_ns, tx_ack_ns, lock_handoff_ns). For
+    /// calibration scripts and what-if runs; the bundled reproduction cases
+    /// use the presets as they are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profile_overrides: BTreeMap<String, u64>,
     /// CPU cores [count].
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 256))]
@@ -66,52 +75,7 @@ pub struct HostCfg {
     #[serde(default = "default_txqueuelen")]
     #[schemars(range(min = 0, max = 100_000))]
     pub txqueuelen: u32,
-    /// Per-packet costs set in place of the profile's (calibration fits and
-    /// what-if runs), at the profile's nominal clock; `cpu_mhz` scales them
-    /// as it scales the profile.
-    #[serde(default, skip_serializing_if = "CostsCfg::is_empty")]
-    pub costs: CostsCfg,
     pub nics: Vec<NicCfg>,
-}
-
-/// `[hosts.costs]`: per-packet costs in place of the profile's [ns at the
-/// profile's nominal clock]; each 1 to 1000000 (1 ms), absent = the profile's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CostsCfg {
-    /// Receiving one packet, excluding the copy [ns].
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000))]
-    pub rx_packet_ns: Option<u64>,
-    /// Sending one packet, excluding the copy [ns].
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000))]
-    pub tx_packet_ns: Option<u64>,
-    /// Receiving a TCP segment without payload (a pure ACK) [ns].
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000))]
-    pub rx_ack_ns: Option<u64>,
-    /// Sending a TCP segment without payload (a pure ACK) [ns].
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000))]
-    pub tx_ack_ns: Option<u64>,
-}
-
-impl CostsCfg {
-    /// No cost overridden (the table is then left out of the echoed scenario).
-    pub fn is_empty(&self) -> bool {
-        self.overrides().iter().all(Option::is_none)
-    }
-
-    /// In the order `HostProfile::with_costs` takes.
-    pub fn overrides(&self) -> profile::CostOverrides {
-        [
-            self.rx_packet_ns,
-            self.tx_packet_ns,
-            self.rx_ack_ns,
-            self.tx_ack_ns,
-        ]
-    }
 }
 
 /// One forwarding rule (NIC names of this host).
@@ -334,10 +298,12 @@ pub const NAPI_BOUNDS: [(&str, u64, u64); 7] = [
 /// so a polling host never costs more events than an interrupting one.
 /// `poll_burst`: kern.polling.burst_max, 10 to 20000 (FreeBSD kern_poll.c
 /// `MIN_POLL_BURST_MAX`, `MAX_POLL_BURST_MAX`).
-pub const BSD_BOUNDS: [(&str, i64, i64); 3] = [
+/// `ip_intr_queue_maxlen`: 1 to 100000 packets.
+pub const BSD_BOUNDS: [(&str, i64, i64); 4] = [
     ("rx_process_limit", -1, 1_000_000),
     ("poll_hz", 1, 100_000),
     ("poll_burst", 10, 20_000),
+    ("ip_intr_queue_maxlen", 1, 100_000),
 ];
 
 /// `T`'s schema with `minimum`/`maximum` added to the named properties.
@@ -422,6 +388,7 @@ fn check_bsd(b: &BsdConfig, path: &str) -> Result<(), Error> {
         b.rx_process_limit as i64,
         b.poll_hz as i64,
         b.poll_burst as i64,
+        b.ip_intr_queue_maxlen as i64,
     ];
     for ((field, lo, hi), v) in BSD_BOUNDS.iter().zip(values) {
         range(format!("{path}.{field}"), v, *lo, *hi, "")?;
@@ -494,18 +461,20 @@ impl HostCfg {
                 format!("got {:?}; allowed: {}", self.profile, names_list(&profiles)),
             ));
         }
-        for (field, v) in [
-            ("rx_packet_ns", self.costs.rx_packet_ns),
-            ("tx_packet_ns", self.costs.tx_packet_ns),
-            ("rx_ack_ns", self.costs.rx_ack_ns),
-            ("tx_ack_ns", self.costs.tx_ack_ns),
-        ] {
-            if let Some(v) = v {
-                range(f(&format!("costs.{field}")), v, 1, 1_000_000, " ns")?;
-            }
-        }
         if let Some(mhz) = self.cpu_mhz {
             range(f("cpu_mhz"), mhz, 100, 10_000, "")?;
+        }
+        for (k, &v) in &self.profile_overrides {
+            if !profile::OVERRIDABLE.contains(&k.as_str()) {
+                return Err(cfg_err(
+                    f("profile_overrides"),
+                    format!(
+                        "unknown cost {k:?}; allowed: {}",
+                        profile::OVERRIDABLE.join(", ")
+                    ),
+                ));
+            }
+            range(f(&format!("profile_overrides.{k}")), v, 0, 1_000_000, "")?;
         }
         range(f("cores"), self.cores, 1, MAX_CORES, "")?;
         check_napi(&self.napi, &f("napi"))?;

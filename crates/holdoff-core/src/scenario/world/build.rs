@@ -6,7 +6,7 @@
 //! Units: times [ns].
 
 use super::moderation::{build_moderator, ExternalFactory};
-use super::napi::SoftirqState;
+use super::napi::{Netisr, SoftirqState};
 use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
@@ -154,9 +154,12 @@ impl World {
         let mut port_vec_line = Vec::new();
         let mut moderators = Vec::new();
         for (hi, h) in s.hosts.iter().enumerate() {
+            // Overrides are costs at the profile's nominal clock; the P-state
+            // (cpu_mhz) then scales them with the rest of the profile.
             let base = profile::by_name(&h.profile)
                 .expect("validated profile")
-                .with_costs(&h.costs.overrides());
+                .with_overrides(&h.profile_overrides)
+                .expect("validated overrides");
             let prof = match h.cpu_mhz {
                 Some(mhz) => base.at_clock(mhz),
                 None => base,
@@ -174,6 +177,13 @@ impl World {
                 ports: Vec::new(),
                 udp_sink: None,
                 txqueuelen: h.txqueuelen,
+                netisr: Netisr {
+                    queued: drivers::arch(h.driver).locks()
+                        && !h.bsd.ip_fastforwarding
+                        && !h.bsd.isr_direct,
+                    maxlen: h.bsd.ip_intr_queue_maxlen,
+                    ..Netisr::default()
+                },
             };
             let mut shared: Vec<(u32, u16)> = Vec::new();
             for (ni, n) in h.nics.iter().enumerate() {
@@ -586,7 +596,17 @@ impl World {
             spin: vec![None; apps.len()],
             busy_serve: vec![false; apps.len()],
             pending_dispatch: Vec::new(),
+            sending: None,
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            locks: s
+                .hosts
+                .iter()
+                .flat_map(|h| {
+                    h.nics.iter().map(move |n| {
+                        crate::host::lock::Mutex::new(format!("{}.{}", h.name, n.name))
+                    })
+                })
+                .collect(),
             forward_to: {
                 let mut f = Vec::new();
                 for h in &s.hosts {

@@ -9,7 +9,7 @@ use super::{Ev, World};
 use crate::apps::tcp_apps::{RpcServer, Wait};
 use crate::apps::AppKind;
 use crate::host::drivers::{Irq, IrqNext};
-use crate::host::{Class, EndAction, Next, Work};
+use crate::host::{Class, EndAction, Next, Work, SWI_NET};
 use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
 use crate::units::{Nanos, SimTime};
@@ -83,7 +83,9 @@ impl World {
                 let gen = c.begin(now, work, cost, next, on_end);
                 self.q
                     .schedule(now + cost, Ev::CoreDone { host: h, core, gen });
+                self.sending = Some((h, core));
                 self.post_segment(now);
+                self.sending = None;
             }
         }
     }
@@ -146,6 +148,7 @@ impl World {
         match work {
             Work::Irq { irq, handler, iter } => self.run_irq(now, h, core, irq, handler, iter),
             Work::Softirq { thread } => self.run_softirq(now, h, core, thread),
+            Work::App { app: SWI_NET } => self.run_swi_net(now, h, core),
             Work::App { app } => self.run_app(now, app),
         }
     }

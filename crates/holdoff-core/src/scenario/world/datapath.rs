@@ -10,7 +10,7 @@ use crate::host::driver::{self};
 use crate::host::profile::HostProfile;
 use crate::nic::NicPort;
 use crate::packet::{DropReason, Packet};
-use crate::scenario::netstack::{Stack, TcpCtx};
+use crate::scenario::netstack::{Stack, TcpCtx, TxLocks};
 use crate::units::{Nanos, SimTime};
 
 impl World {
@@ -20,6 +20,7 @@ impl World {
         &mut self,
         now: SimTime,
         h: u16,
+        core: u16,
         port: u16,
         vector: u16,
         max: u32,
@@ -27,7 +28,7 @@ impl World {
         opts: driver::RxOpts,
     ) -> (Nanos, u32) {
         let prof = self.hosts[h as usize].profile;
-        let (mut stack, ports) = self.stack(h);
+        let (mut stack, ports) = self.stack(h, Some((core, now)));
         driver::clean_rx_with(
             &mut ports[port as usize],
             port,
@@ -41,19 +42,41 @@ impl World {
         )
     }
 
-    /// The stack of host `h`, and the ports (borrowed beside it).
-    pub(super) fn stack(&mut self, h: u16) -> (Stack<'_>, &mut [NicPort]) {
-        let host = &self.hosts[h as usize];
+    /// The stack of host `h`, and the ports (borrowed beside it). With
+    /// `on` = (core, now) and a driver whose locks are modelled, the stack
+    /// takes driver locks to transmit.
+    pub(super) fn stack(
+        &mut self,
+        h: u16,
+        on: Option<(u16, SimTime)>,
+    ) -> (Stack<'_>, &mut [NicPort]) {
+        let host = &mut self.hosts[h as usize];
+        let (prof, udp_sink) = (host.profile, host.udp_sink);
+        let tx_locks = match on {
+            Some((core, now)) if host.arch.locks() => Some(TxLocks {
+                locks: &mut self.locks,
+                core,
+                now,
+            }),
+            _ => None,
+        };
+        let netisr: Option<&mut dyn crate::scenario::netstack::IpQueue> = if host.netisr.queued {
+            Some(&mut host.netisr)
+        } else {
+            None
+        };
         let stack = Stack {
             host: h,
-            prof: host.profile,
+            prof,
             apps: &mut self.apps,
             sched: &self.sched,
             conns: &mut self.conns,
-            udp_sink: host.udp_sink,
+            udp_sink,
             forward_to: &self.forward_to,
             ledger: &mut self.ledger,
             out: &mut self.sout,
+            tx_locks,
+            netisr,
         };
         (stack, &mut self.ports)
     }
@@ -119,6 +142,19 @@ impl World {
     /// Hand a packet to the driver at `t`: onto the TX ring if the interface
     /// queue is empty and the ring has room, else into the queue, else drop.
     pub(super) fn transmit(&mut self, t: SimTime, port: u16, pkt: Packet) {
+        let h = self.port_host[port as usize] as usize;
+        if self.hosts[h].arch.locks() {
+            // FreeBSD em_encap: "Force a cleanup if number of TX descriptors
+            // available hits the threshold" (EM_TX_CLEANUP_THRESHOLD =
+            // num_tx_desc / 8): em_txeof from the transmit path, charged to
+            // the segment that sent (its end moves later).
+            let p = &mut self.ports[port as usize];
+            if p.tx_free(0) <= p.cfg.tx_ring / 8 {
+                let prof = self.hosts[h].profile;
+                let (cost, _) = driver::clean_tx(p, 0, prof);
+                self.charge_sender(cost);
+            }
+        }
         let q = &mut self.qdisc[port as usize];
         let p = &mut self.ports[port as usize];
         if q.is_empty() && p.tx_post(0, pkt) {
@@ -128,6 +164,21 @@ impl World {
             q.push_back(pkt);
         } else {
             self.ledger.drop(DropReason::TxRingFull);
+        }
+    }
+
+    /// Charge `cost` to the segment whose sends are being transmitted: it
+    /// ends that much later.
+    fn charge_sender(&mut self, cost: Nanos) {
+        let Some((h, core)) = self.sending else {
+            return;
+        };
+        let c = &mut self.hosts[h as usize].cores[core as usize];
+        if let Some(r) = &mut c.running {
+            r.end += cost;
+            c.gen = c.gen.wrapping_add(1);
+            let (end, gen) = (r.end, c.gen);
+            self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
         }
     }
 

@@ -8,6 +8,7 @@
 use super::World;
 use crate::host::driver::{self, BsdConfig, NapiConfig, RxOpts};
 use crate::host::drivers::{Kernel, Poll};
+use crate::host::lock::LockCosts;
 use crate::host::profile::HostProfile;
 use crate::moderation::Invocation;
 use crate::nic::{NicPort, RegOp};
@@ -81,7 +82,11 @@ impl Kernel for HostKernel<'_> {
 
     fn clean_rx(&mut self, at: Poll, max: u32, cost: Nanos, opts: RxOpts) -> (Nanos, u32) {
         let Poll { now, port, vector } = at;
-        self.w.stack_rx(now, self.h, port, vector, max, cost, opts)
+        let out = self
+            .w
+            .stack_rx(now, self.h, self.core, port, vector, max, cost, opts);
+        self.w.wake_swi_net(self.h, self.core);
+        out
     }
 
     fn rx_to_backlog(&mut self, port: u16, vector: u16) -> (Nanos, u32) {
@@ -103,5 +108,27 @@ impl Kernel for HostKernel<'_> {
 
     fn napi_complete(&mut self, t: SimTime, port: u16, vector: u16, work: u32) -> bool {
         self.w.complete_poll(t, self.h, port, vector, work)
+    }
+
+    fn lock(&mut self, port: u16, at: SimTime, hold: Nanos) -> Nanos {
+        let costs = LockCosts::of(self.profile());
+        let m = &mut self.w.locks[port as usize];
+        m.prune(self.w.q.now());
+        m.acquire(at, self.core, hold, &costs).elapsed()
+    }
+
+    fn reclaim_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
+        let prof = self.profile();
+        let (tx_cost, n) = driver::clean_tx(&mut self.w.ports[at.port as usize], at.vector, prof);
+        (cost + tx_cost, n)
+    }
+
+    fn start_tx(&mut self, at: Poll, cost: Nanos) -> Nanos {
+        let prof = self.profile();
+        cost + self.w.drain_qdisc(at.now + cost, at.port, prof)
+    }
+
+    fn slice_state(&mut self, port: u16, vector: u16) -> &mut u32 {
+        &mut self.w.napi_state[port as usize][vector as usize].slice
     }
 }

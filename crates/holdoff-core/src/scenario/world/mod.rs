@@ -60,7 +60,7 @@ mod series;
 
 pub use guard::{Limit, Limits};
 pub use moderation::ExternalFactory;
-pub use napi::NapiStats;
+pub use napi::{NapiStats, NetisrStats};
 
 use super::config::{AppCfg, Scenario};
 use super::netstack::{flush_tcp, StackOut, TcpConn};
@@ -184,6 +184,8 @@ pub struct Host {
     /// The UDP sink application on this host, if any.
     udp_sink: Option<u16>,
     txqueuelen: u32,
+    /// FreeBSD netisr (`ipintrq`, `swi:net`).
+    netisr: napi::Netisr,
 }
 
 /// What an endpoint index refers to.
@@ -217,6 +219,9 @@ pub struct World {
     conns: Vec<TcpConn>,
     /// Interface queue in front of each port's TX ring.
     qdisc: Vec<VecDeque<Packet>>,
+    /// Each port's driver lock (FreeBSD `EM_LOCK`; taken only by drivers
+    /// whose locks are modelled, `DriverArch::locks`).
+    locks: Vec<crate::host::lock::Mutex>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
     /// Moderation decisions per port, in time order (the first
@@ -232,6 +237,8 @@ pub struct World {
     busy_serve: Vec<bool>,
     /// Cores to dispatch after the current segment began: (host, core).
     pending_dispatch: Vec<(u16, u16)>,
+    /// The segment whose sends `post_segment` is transmitting: (host, core).
+    sending: Option<(u16, u16)>,
     /// NetPIPE clients still running (the run ends when they are all done).
     netpipes_running: u32,
     /// The run stopped early: when and why (a moderation algorithm failed).
@@ -881,6 +888,8 @@ rate = "1G"
             forward_to: &w.forward_to,
             ledger: &mut w.ledger,
             out: &mut w.sout,
+            tx_locks: None,
+            netisr: None,
         };
         for _ in 0..300 {
             st.deliver(SimTime::ZERO, 0, reply);

@@ -10,8 +10,8 @@ use crate::engine::Timer;
 use crate::host::driver::{
     self, CompleteIn, CompleteOut, NapiTimerKind, NapiTimerStart, StackSink,
 };
-use crate::host::drivers::Poll;
-use crate::host::{EndAction, Work};
+use crate::host::drivers::{Poll, RX_SLICE};
+use crate::host::{EndAction, Work, SWI_NET};
 use crate::packet::{DropReason, Packet};
 use crate::units::{Nanos, SimTime};
 use std::collections::VecDeque;
@@ -27,6 +27,9 @@ pub(super) struct NapiState {
     pub(super) prefer_busy_poll: bool,
     pub(super) busy_owner: Option<u16>,
     pub(super) stats: NapiStats,
+    /// A BSD driver's progress inside one long pass (`Kernel::slice_state`);
+    /// non-zero: the pass goes on at the head of its core's list.
+    pub(super) slice: u32,
 }
 
 /// Busy-poll and IRQ-suspension counters of one NAPI instance (reported
@@ -70,6 +73,63 @@ pub(super) struct SoftirqState {
     pub(super) time_squeeze: u64,
     /// Non-NAPI input backlog (netif_rx): (port, packet).
     pub(super) backlog: VecDeque<(u16, Packet)>,
+}
+
+/// FreeBSD's netisr for IP (`ipintrq` and the `swi:net` thread), used by
+/// the FreeBSD drivers when forwarding without fast-forwarding and with
+/// `net.isr.direct = 0` (FreeBSD 6 sys/net/netisr.c `netisr_dispatch` ->
+/// `netisr_queue`; sys/netinet/ip_input.c `ipintrq`, `ipqmaxlen =
+/// IFQ_MAXLEN`).
+#[derive(Default)]
+pub(super) struct Netisr {
+    /// Queue packets instead of forwarding inline.
+    pub(super) queued: bool,
+    pub(super) maxlen: u32,
+    /// (input port, packet).
+    pub(super) queue: VecDeque<(u16, Packet)>,
+    /// `swi:net` is listed on a core or running.
+    pub(super) scheduled: bool,
+    /// A segment queued packets and `swi:net` must be listed.
+    pub(super) wake: bool,
+    pub(super) stats: NetisrStats,
+}
+
+impl crate::scenario::netstack::IpQueue for Netisr {
+    fn enqueue(
+        &mut self,
+        port: u16,
+        pkt: Packet,
+        prof: &crate::host::profile::HostProfile,
+        ledger: &mut crate::metrics::Ledger,
+    ) -> Nanos {
+        if self.queue.len() as u32 >= self.maxlen {
+            // IF_HANDOFF fails: the packet is freed, intr_queue_drops++.
+            self.stats.ipintrq_drops += 1;
+            ledger.drop(DropReason::BacklogFull);
+            return Nanos::ZERO;
+        }
+        self.queue.push_back((port, pkt));
+        self.stats.ipintrq_max = self.stats.ipintrq_max.max(self.queue.len() as u64);
+        if self.scheduled {
+            return Nanos::ZERO;
+        }
+        // swi_sched: wake swi:net.
+        self.scheduled = true;
+        self.wake = true;
+        prof.wakeup_ns
+    }
+}
+
+/// Counters of a host's netisr (reported as `hosts[].netisr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NetisrStats {
+    /// Packets dropped because `ipintrq` was full
+    /// (`net.inet.ip.intr_queue_drops`) [packets].
+    pub ipintrq_drops: u64,
+    /// Most packets `ipintrq` held [packets].
+    pub ipintrq_max: u64,
+    /// Packets `swi:net` forwarded [packets].
+    pub swi_net_packets: u64,
 }
 
 /// Poll-list entry standing for the backlog (process_backlog).
@@ -233,7 +293,7 @@ impl World {
         let mut backlog =
             std::mem::take(&mut self.hosts[h as usize].softirq[core as usize].backlog);
         let mut work = 0u32;
-        let (mut stack, _) = self.stack(h);
+        let (mut stack, _) = self.stack(h, Some((core, now)));
         while work < weight {
             let Some((port, pkt)) = backlog.pop_front() else {
                 break;
@@ -302,6 +362,55 @@ impl World {
         (cost, None, on_end)
     }
 
+    /// After stack work on `core` of host `h` queued IP packets: make
+    /// `swi:net` runnable (an idle core takes it, else it waits on this one).
+    pub(super) fn wake_swi_net(&mut self, h: u16, core: u16) {
+        let host = &mut self.hosts[h as usize];
+        if !std::mem::take(&mut host.netisr.wake) {
+            return;
+        }
+        // One swi:net thread on a global run queue: an idle core takes it;
+        // else another core than the one whose thread queued the packets
+        // (that thread outranks swi:net there); else this one.
+        let n = host.cores.len() as u16;
+        let target = (0..n)
+            .find(|&c| c != core && host.cores[c as usize].is_idle())
+            .or_else(|| (0..n).find(|&c| c != core))
+            .unwrap_or(core);
+        host.cores[target as usize].queue_app(SWI_NET);
+        self.pending_dispatch.push((h, target));
+    }
+
+    /// One segment of `swi:net`: forward up to `RX_SLICE` packets of
+    /// `ipintrq` (ip_input, ip_forward, the output driver); listed again
+    /// while the queue is not empty.
+    pub(super) fn run_swi_net(
+        &mut self,
+        now: SimTime,
+        h: u16,
+        core: u16,
+    ) -> (Nanos, Option<Work>, EndAction) {
+        let host = &mut self.hosts[h as usize];
+        let prof = host.profile;
+        let mut cost = prof.context_switch_ns;
+        let n = (RX_SLICE as usize).min(host.netisr.queue.len());
+        let batch: Vec<(u16, Packet)> = host.netisr.queue.drain(..n).collect();
+        host.netisr.stats.swi_net_packets += batch.len() as u64;
+        let (mut stack, _) = self.stack(h, Some((core, now)));
+        for (port, pkt) in batch {
+            // The protocol share the receiving thread did not pay.
+            cost += prof.forward_packet_ns.saturating_sub(prof.rx_driver_ns);
+            cost += stack.forward_now(now + cost, port, pkt);
+        }
+        let host = &mut self.hosts[h as usize];
+        if host.netisr.queue.is_empty() {
+            host.netisr.scheduled = false;
+        } else {
+            host.cores[core as usize].queue_app(SWI_NET);
+        }
+        (cost, None, EndAction::None)
+    }
+
     pub(super) fn run_softirq(
         &mut self,
         now: SimTime,
@@ -348,10 +457,16 @@ impl World {
         if arch.budgeted() {
             return self.net_rx_tail(now, h, core, cost, pass.work, relist, thread, on_end);
         }
-        // A task queue or interrupt thread runs until its list is empty.
+        // A task queue or interrupt thread runs until its list is empty; a
+        // pass cut into segments goes on before anything else.
+        let mid_pass = self.napi_state[port as usize][vector as usize].slice != 0;
         let sq = &mut self.hosts[h as usize].softirq[core as usize];
         if let Some(entry) = relist {
-            sq.poll_list.push_back(entry);
+            if mid_pass {
+                sq.poll_list.push_front(entry);
+            } else {
+                sq.poll_list.push_back(entry);
+            }
         }
         if sq.poll_list.is_empty() {
             sq.active = false;

@@ -52,6 +52,22 @@ impl Host {
         self.lines.iter().map(|l| l.delivered).sum()
     }
 
+    /// Global indices of its NIC ports.
+    pub fn port_indices(&self) -> &[u16] {
+        &self.ports
+    }
+
+    /// Its driver models its locks (`DriverArch::locks`).
+    pub fn models_locks(&self) -> bool {
+        self.arch.locks()
+    }
+
+    /// Counters of its netisr, when forwarded packets are queued to
+    /// `ipintrq` (FreeBSD drivers, fast-forwarding off, net.isr.direct 0).
+    pub fn netisr(&self) -> Option<super::NetisrStats> {
+        self.netisr.queued.then_some(self.netisr.stats)
+    }
+
     /// Times net_rx_action ran out of budget or time [count].
     pub fn time_squeeze(&self) -> u64 {
         self.softirq.iter().map(|s| s.time_squeeze).sum()
@@ -142,6 +158,11 @@ impl World {
         &self.gen_names[gen]
     }
 
+    /// The driver lock of a port (`host::lock`).
+    pub fn port_lock(&self, port: usize) -> &crate::host::lock::Mutex {
+        &self.locks[port]
+    }
+
     /// Record every register access of a port (for tests of driver order).
     pub fn log_registers(&mut self, port: usize) {
         self.ports[port].enable_log();
@@ -171,6 +192,11 @@ impl World {
                 .iter()
                 .flat_map(|h| h.softirq.iter())
                 .map(|s| s.backlog.len() as u64)
+                .sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .map(|h| h.netisr.queue.len() as u64)
                 .sum::<u64>();
         // Replies created by a segment are posted before the segment's event returns.
         wire + nic + apps
