@@ -796,8 +796,11 @@ mod tests {
         let base = by_name("apu2").unwrap();
         let none = std::collections::BTreeMap::new();
         assert!(std::ptr::eq(base.with_overrides(&none).unwrap(), base));
-        let set: std::collections::BTreeMap<String, u64> =
-            [("rx_packet_ns".to_string(), 10_000), ("tx_ack_ns".to_string(), 1_000)].into();
+        let set: std::collections::BTreeMap<String, u64> = [
+            ("rx_packet_ns".to_string(), 10_000),
+            ("tx_ack_ns".to_string(), 1_000),
+        ]
+        .into();
         let o = base.with_overrides(&set).unwrap();
         assert_eq!(o.rx_packet_ns, Nanos(10_000));
         assert_eq!(o.tx_packet_ns, base.tx_packet_ns);
