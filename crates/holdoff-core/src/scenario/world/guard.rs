@@ -24,9 +24,10 @@
 //!
 //! Units: times [ns], rates [events per simulated second].
 
-use super::{Ev, World};
+use super::{Ev, Progress, RunStats, World};
 use crate::error::Error;
 use crate::units::{Nanos, SimTime};
+use std::time::{Duration, Instant};
 
 /// Limit 1: events at one simulated instant.
 pub const MAX_EVENTS_SAME_INSTANT: u64 = 10_000_000;
@@ -287,6 +288,88 @@ impl World {
                 format!("hosts[{h}].tcp")
             }
         }
+    }
+}
+
+/// The guard's rate and queue checks (and the wall clock read for the
+/// control callback) run once per this many events.
+const CHECK_EVERY_EVENTS: u64 = 4096;
+
+/// The guarded run loop.
+impl World {
+    /// Memory of one queued event [bytes] (its entry in the event heap).
+    pub fn queued_event_bytes() -> usize {
+        std::mem::size_of::<(SimTime, u64, Ev)>()
+    }
+
+    /// The resource limits `run_guarded` applies by default.
+    pub fn limits(&self) -> Limits {
+        self.guard_limits()
+    }
+
+    /// Run to the end of the scenario under the resource guard (`limits`,
+    /// default [`World::limits`]), calling `control` about every
+    /// `control_every` of wall time (checked every few thousand events):
+    /// it gets the progress and returns `false` to stop the run at the
+    /// current instant (the world is then closed there, as if the scenario
+    /// ended, and the report covers the run up to it).
+    ///
+    /// Errors: `Error::Run` when a limit is hit (see `guard`), naming the
+    /// limit, the simulated time and the likely scenario field.
+    pub fn run_guarded(
+        &mut self,
+        limits: Option<Limits>,
+        control: &mut dyn FnMut(&Progress) -> bool,
+        control_every: Duration,
+    ) -> Result<RunStats, Error> {
+        let mut guard = Guard::new(limits.unwrap_or_else(|| self.guard_limits()));
+        let mut stats = RunStats::default();
+        let mut last_control = Instant::now();
+        let mut since_check = 0u64;
+        while let Some((now, ev)) = self.q.pop_until(self.end) {
+            if let Some(limit) = guard.count(now, &ev, self.q.len()) {
+                return Err(self.guard_error(&guard, limit, now));
+            }
+            self.handle(now, ev);
+            since_check += 1;
+            if since_check < CHECK_EVERY_EVENTS {
+                continue;
+            }
+            since_check = 0;
+            if let Some(limit) = guard.check(now, self.q.len()) {
+                return Err(self.guard_error(&guard, limit, now));
+            }
+            if last_control.elapsed() >= control_every {
+                last_control = Instant::now();
+                let progress = Progress {
+                    now,
+                    end: self.end,
+                    events: self.q.processed(),
+                };
+                if !control(&progress) {
+                    self.interrupt(now);
+                    stats.interrupted = Some(now);
+                    break;
+                }
+            }
+        }
+        stats.peak_queued_events = guard.peak_queue();
+        self.finish();
+        Ok(stats)
+    }
+
+    /// Stop the run at `now` on request: it ends here, marked in the report.
+    fn interrupt(&mut self, now: SimTime) {
+        if self.aborted.is_none() {
+            self.aborted = Some((
+                now,
+                format!(
+                    "interrupted at {} ns simulated (stop requested)",
+                    now.as_ns()
+                ),
+            ));
+        }
+        self.end = self.end.min(now);
     }
 }
 

@@ -20,12 +20,14 @@
 //! interrupt exits, so it preempts application work on its core.
 //!
 //! One child module per concern, each an `impl World` block: `build`
-//! (topology, construction), `moderation` (algorithms: construction,
-//! sampling, watchdogs), `napi` (poll lists, net_rx_action, backlog,
-//! deferred driver work), `busy_poll` (epoll busy polling, IRQ suspension),
-//! `cpu` (IRQ delivery, dispatch, segments), `datapath` (stack RX, transmit,
-//! qdisc), `series` (sampling), `guard` (the resource limits of a run), `kernel` (the services driver architectures
-//! see, `host::drivers::Kernel`) and `outcome` (the read API). The world
+//! (topology, construction), `build_apps` (applications and TCP
+//! connections), `moderation` (algorithms: construction, sampling,
+//! watchdogs), `napi` (poll lists, net_rx_action, backlog, deferred driver
+//! work), `busy_poll` (epoll busy polling, IRQ suspension), `cpu` (IRQ
+//! delivery, dispatch, segments), `datapath` (stack RX, transmit, qdisc),
+//! `series` (sampling), `guard` (the resource limits of a run and the
+//! guarded run loop), `kernel` (the services driver architectures see,
+//! `host::drivers::Kernel`) and `outcome` (the read API). The world
 //! holds no per-driver branch: it dispatches to `host::drivers`.
 //!
 //! Same-instant ordering (the rule the golden results depend on):
@@ -48,6 +50,7 @@
 //! Units: times [ns].
 
 mod build;
+mod build_apps;
 mod busy_poll;
 mod cpu;
 mod datapath;
@@ -67,7 +70,6 @@ use super::netstack::{flush_tcp, StackOut, TcpConn};
 use crate::apps::tcp_apps::Wait;
 use crate::apps::{App, AppKind, AppSched, Generator};
 use crate::engine::{rng_stream, EventQueue};
-use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig, NapiTimerKind};
 use crate::host::drivers::DriverArch;
 use crate::host::profile::HostProfile;
@@ -80,10 +82,8 @@ use crate::units::{Nanos, SimTime};
 use crate::wire::LinkDir;
 use rand::RngExt;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
 
 use busy_poll::Spin;
-use guard::Guard;
 use moderation::ModPrev;
 use napi::{NapiState, SoftirqState};
 use series::SamplePrev;
@@ -162,10 +162,6 @@ pub struct RunStats {
 /// gigabytes of trace (about 0.5 kB a row). Later decisions are counted,
 /// not kept, and the report warns.
 pub const MAX_TRACE_ROWS_PER_PORT: usize = 100_000;
-
-/// The guard's rate and queue checks (and the wall clock read for the
-/// control callback) run once per this many events.
-const CHECK_EVERY_EVENTS: u64 = 4096;
 
 /// A modelled host.
 pub struct Host {
@@ -342,81 +338,6 @@ impl World {
     pub fn run(&mut self) {
         while self.step().is_some() {}
         self.finish();
-    }
-
-    /// Memory of one queued event [bytes] (its entry in the event heap).
-    pub fn queued_event_bytes() -> usize {
-        std::mem::size_of::<(SimTime, u64, Ev)>()
-    }
-
-    /// The resource limits `run_guarded` applies by default.
-    pub fn limits(&self) -> Limits {
-        self.guard_limits()
-    }
-
-    /// Run to the end of the scenario under the resource guard (`limits`,
-    /// default [`World::limits`]), calling `control` about every
-    /// `control_every` of wall time (checked every few thousand events):
-    /// it gets the progress and returns `false` to stop the run at the
-    /// current instant (the world is then closed there, as if the scenario
-    /// ended, and the report covers the run up to it).
-    ///
-    /// Errors: `Error::Run` when a limit is hit (see `guard`), naming the
-    /// limit, the simulated time and the likely scenario field.
-    pub fn run_guarded(
-        &mut self,
-        limits: Option<Limits>,
-        control: &mut dyn FnMut(&Progress) -> bool,
-        control_every: Duration,
-    ) -> Result<RunStats, Error> {
-        let mut guard = Guard::new(limits.unwrap_or_else(|| self.guard_limits()));
-        let mut stats = RunStats::default();
-        let mut last_control = Instant::now();
-        let mut since_check = 0u64;
-        while let Some((now, ev)) = self.q.pop_until(self.end) {
-            if let Some(limit) = guard.count(now, &ev, self.q.len()) {
-                return Err(self.guard_error(&guard, limit, now));
-            }
-            self.handle(now, ev);
-            since_check += 1;
-            if since_check < CHECK_EVERY_EVENTS {
-                continue;
-            }
-            since_check = 0;
-            if let Some(limit) = guard.check(now, self.q.len()) {
-                return Err(self.guard_error(&guard, limit, now));
-            }
-            if last_control.elapsed() >= control_every {
-                last_control = Instant::now();
-                let progress = Progress {
-                    now,
-                    end: self.end,
-                    events: self.q.processed(),
-                };
-                if !control(&progress) {
-                    self.interrupt(now);
-                    stats.interrupted = Some(now);
-                    break;
-                }
-            }
-        }
-        stats.peak_queued_events = guard.peak_queue();
-        self.finish();
-        Ok(stats)
-    }
-
-    /// Stop the run at `now` on request: it ends here, marked in the report.
-    fn interrupt(&mut self, now: SimTime) {
-        if self.aborted.is_none() {
-            self.aborted = Some((
-                now,
-                format!(
-                    "interrupted at {} ns simulated (stop requested)",
-                    now.as_ns()
-                ),
-            ));
-        }
-        self.end = self.end.min(now);
     }
 
     /// Process the next event due by the end of the run; returns its time.
@@ -632,6 +553,8 @@ fn ep_index(ep: Endpoint, nports: usize) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use std::time::Duration;
 
     /// One host with `cores` cores and two NICs on INTx lines of their own,
     /// served by cores 0 and `nic1_core`; a generator on each NIC.
