@@ -10,7 +10,7 @@
 //! Units are in the field names.
 
 use super::moderation::ModerationCfg;
-use super::{cfg_err, names_list};
+use super::{cfg_err, names_list, range};
 use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::drivers;
@@ -343,23 +343,6 @@ fn bsd_schema(gen: &mut SchemaGenerator) -> Schema {
             .iter()
             .map(|(f, lo, hi)| (*f, (*lo).into(), (*hi).into())),
     )
-}
-
-/// `lo..=hi` or an error naming the field.
-fn range<T: PartialOrd + std::fmt::Display>(
-    field: String,
-    v: T,
-    lo: T,
-    hi: T,
-    note: &str,
-) -> Result<(), Error> {
-    if v < lo || v > hi {
-        return Err(cfg_err(
-            field,
-            format!("got {v}; allowed: {lo} to {hi}{note}"),
-        ));
-    }
-    Ok(())
 }
 
 fn check_napi(n: &NapiConfig, path: &str) -> Result<(), Error> {

@@ -14,6 +14,7 @@
 //! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
 
 pub mod host;
+pub mod links;
 mod locate;
 pub mod moderation;
 pub mod traffic;
@@ -133,6 +134,23 @@ pub(crate) fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> E
         field: field.into(),
         message: message.into(),
     }
+}
+
+/// `lo..=hi` or an error naming the field (`note` follows the bounds, e.g. a unit).
+pub(crate) fn range<T: PartialOrd + std::fmt::Display>(
+    field: String,
+    v: T,
+    lo: T,
+    hi: T,
+    note: &str,
+) -> Result<(), Error> {
+    if v < lo || v > hi {
+        return Err(cfg_err(
+            field,
+            format!("got {v}; allowed: {lo} to {hi}{note}"),
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn names_list(v: &[&str]) -> String {
