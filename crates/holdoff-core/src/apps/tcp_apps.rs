@@ -425,16 +425,28 @@ impl IperfClient {
         prof: &HostProfile,
         io: &mut I,
     ) -> (Nanos, Wait) {
-        loop {
-            let mut progress = false;
-            for &c in &self.conns {
-                let n = write_call(io, prof, now, &mut cost, c, 0, self.write_bytes);
-                self.written += n;
-                progress |= n > 0;
-            }
-            if !progress {
-                return (cost, Wait::Writable);
-            }
+        let write = self.write_bytes;
+        self.written += until_idle(&self.conns, |c| {
+            write_call(io, prof, now, &mut cost, c, 0, write)
+        });
+        (cost, Wait::Writable)
+    }
+}
+
+/// Round-robin over `conns`, calling `call` (one socket call, returning the
+/// bytes it moved) on each in turn until a whole round moves nothing, as
+/// iperf's streams share one process; returns the bytes moved.
+fn until_idle(conns: &[u16], mut call: impl FnMut(u16) -> u64) -> u64 {
+    let mut total = 0;
+    loop {
+        let mut progress = false;
+        for &c in conns {
+            let n = call(c);
+            total += n;
+            progress |= n > 0;
+        }
+        if !progress {
+            return total;
         }
     }
 }
@@ -453,16 +465,9 @@ impl IperfServer {
         prof: &HostProfile,
         io: &mut I,
     ) -> (Nanos, Wait) {
-        loop {
-            let mut progress = false;
-            for &c in &self.conns {
-                let n = read_call(io, prof, now, &mut cost, c, 1, u64::MAX);
-                self.read_bytes += n;
-                progress |= n > 0;
-            }
-            if !progress {
-                return (cost, Wait::Readable);
-            }
-        }
+        self.read_bytes += until_idle(&self.conns, |c| {
+            read_call(io, prof, now, &mut cost, c, 1, u64::MAX)
+        });
+        (cost, Wait::Readable)
     }
 }
