@@ -64,7 +64,13 @@ def test_run_out_writes_all_files(
     }
     assert (out_dir / "report.json").read_text() + "\n" == out
     assert "ledger:" in (out_dir / "summary.txt").read_text()
-    assert json.loads((out_dir / "perf.json").read_text())["sim_packets"] >= 0
+    perf = json.loads((out_dir / "perf.json").read_text())
+    ledger = json.loads(out)["summary"]["ledger"]
+    # perf counts the frames the ledger counts as injected ...
+    assert perf["sim_packets"] == ledger["injected"]
+    # ... which are the generator's Poisson 300 kframes/s for 0.5 s (mean
+    # 150 000, sd 387) plus 50 pings and their 50 replies; 5 sd.
+    assert abs(perf["sim_packets"] - 150_100) < 5 * 387
 
 
 def test_invalid_scenario_exits_2_with_the_message(

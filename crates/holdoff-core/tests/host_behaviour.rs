@@ -283,3 +283,26 @@ to = "b"
     let want_n = 20e6 / (2.0 * one_way as f64);
     assert!((n - want_n).abs() <= 1.0, "{n} vs {want_n}");
 }
+
+#[test]
+fn poisson_generator_keeps_its_rate_when_frames_wait_for_the_wire() {
+    // 300 kframes/s of 64-B frames (672 ns of wire each) for 2 s: a Poisson
+    // count with mean 600 000 and sd sqrt(600 000) = 775. About 18 % of the
+    // gaps are shorter than one frame time; those frames wait for the wire and
+    // must not push back the frames after them (a sender's queue, not a lost
+    // gap). Allow 5 sd.
+    let t = OneHost {
+        rate_pps: 300_000.0,
+        duration_ms: 2_000,
+        seed: 11,
+        moderation: "itr_per_s = 8000".into(),
+        ..OneHost::default()
+    }
+    .toml();
+    let r = run(&t);
+    let injected = r["summary"]["ledger"]["injected"].as_f64().unwrap();
+    assert!(
+        (injected - 600_000.0).abs() < 5.0 * 775.0,
+        "injected {injected}, expected 600000 +- 3875"
+    );
+}

@@ -236,10 +236,16 @@ impl Generator {
         self.sent_bytes += bytes as u64;
         let next = match self.pattern {
             Pattern::Poisson => {
-                // Exponential inter-arrival with mean period; drawn in ps, kept integer.
+                // Exponential inter-arrival with mean period; drawn in ps, kept
+                // integer. The gap counts from the frame's scheduled time, not
+                // from `now`: a frame the busy wire held back queues at the
+                // sender (as in a traffic generator's TX queue) and does not
+                // delay the ones after it, so the mean rate is the configured
+                // one. Counting from `now` lost E[(T - X)+] per frame (frame
+                // time T, gap X): 2.0 % of 300 kframes/s of 64-B frames at 1 Gb/s.
                 let u: f64 = self.rng.random::<f64>();
                 let gap_ps = (-(1.0 - u).ln() * self.period_ps as f64).round() as u128;
-                self.next_ps = now.as_ns() as u128 * 1000 + gap_ps.max(1);
+                self.next_ps += gap_ps.max(1);
                 SimTime((self.next_ps / 1000) as u64)
             }
             Pattern::Constant | Pattern::OnOff | Pattern::Replay => {
