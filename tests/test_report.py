@@ -71,10 +71,15 @@ def test_report_shows_runs_sweeps_and_every_miss(
     assert text.count('id="plotly-gz"') == 1
     assert text.count('class="plot"') >= 5
     misses = [c for c in case_result.checks if not c.ok]
+    plumbing = [c for c in case_result.checks if not c.scored]
     checks_table = text.split('<table class="checks">', 1)[1].split("</table>", 1)[0]
     assert checks_table.count('<span class="miss">MISS</span>') == len(misses)
-    assert checks_table.count('<span class="pass">pass</span>') == len(case_result.checks) - len(
-        misses
+    assert checks_table.count('<span class="pass">pass</span>') == len(
+        [c for c in case_result.checks if c.ok and c.scored]
+    )
+    # Plumbing checks are shown apart, not as passes.
+    assert checks_table.count('<span class="plumbing">plumbing ok</span>') == len(
+        [c for c in plumbing if c.ok]
     )
     for check in case_result.checks:
         assert html.escape(reproduce.expected_number(check)) in checks_table

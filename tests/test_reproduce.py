@@ -168,6 +168,49 @@ def test_notes_are_numbered_once_and_scores_add_up() -> None:
     assert rp.score_line([res, other]) == "4 of 6 checks pass (c 3/5, c 1/1)"
 
 
+def test_plumbing_checks_are_printed_but_not_scored() -> None:
+    case = rp.Case(id="c", title="t", source="s", folder=Path("."), runs=[], checks=[])
+    checks = [
+        _result(ok=True),
+        _result(ok=False),
+        _result(ok=True, plumbing="the published number is the model's input"),
+        _result(ok=False, plumbing="cannot fail unless the wiring breaks"),
+    ]
+    res = rp.CaseResult(case=case, checks=checks)
+    # Two scored checks, one passes; the plumbing ones are counted apart.
+    assert rp.case_score(res) == "1 of 2 checks pass (+2 plumbing, not scored)"
+    assert rp.score_line([res]) == (
+        "1 of 2 checks pass (c 1/2; 2 plumbing checks printed, not scored)"
+    )
+    # A broken plumbing check is still a failure of the case (and shows as such).
+    assert rp.misses(res) == 2
+    assert not res.ok
+    assert [rp.verdict_text(c) for c in checks[2:]] == ["plumbing ok", "plumbing BROKEN"]
+    notes, refs = rp.numbered_notes(res)
+    assert notes[0].startswith("Plumbing, not scored: the published number")
+    assert refs == [None, None, 1, 2]
+
+
+def test_a_plumbing_check_must_say_why(tmp_path: Path) -> None:
+    folder = tmp_path / "cases" / "p"
+    folder.mkdir(parents=True)
+    (folder / "case.toml").write_text(
+        'id = "p"\ntitle = "t"\nsource = "s"\n'
+        '[[runs]]\nid = "r"\nscenario = "x.toml"\n'
+        '[[checks]]\nname = "n"\nrun = "r"\nmetric = "port.x"\nunit = "u"\n'
+        'published = 1.0\ntolerance_rel = 0.1\nsource = "s"\nplumbing = " "\n'
+    )
+    import holdoff.reproduce as mod
+
+    old = mod._CASES_DIRS[:]
+    mod._CASES_DIRS[:] = [tmp_path / "cases"]
+    try:
+        with pytest.raises(rp.CaseError, match="plumbing must say why"):
+            rp.load_case("p")
+    finally:
+        mod._CASES_DIRS[:] = old
+
+
 def test_terminal_output_ends_with_the_score_and_prints_each_note_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -155,7 +155,7 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
     for case in cases:
         anchor = doc.anchor(f"case-{case.case.id}")
         sections.append(_case_section(doc, anchor, case))
-        misses = len(case.checks) - reproduce.passed(case)
+        misses = reproduce.misses(case)
         verdict = f'<span class="miss">{misses} MISS</span>' if misses else _PASS_ALL
         overview.append(
             f"case {_link(anchor, case.case.id)}: {_e(reproduce.case_score(case))}, {verdict}"
@@ -402,17 +402,31 @@ def _as_case(case: Any) -> CaseResult:
     return reproduce.CaseResult(meta, checks)
 
 
+def _check_cell(c: Any) -> str:
+    """The result cell of a check: pass, MISS, or plumbing (not scored)."""
+    if not c.scored:
+        word = "plumbing ok" if c.ok else "plumbing BROKEN"
+        return f'<span class="plumbing{"" if c.ok else " miss"}">{word}</span>'
+    return '<span class="pass">pass</span>' if c.ok else '<span class="miss">MISS</span>'
+
+
 def _case_section(doc: _Doc, anchor: str, case: CaseResult) -> str:
     from holdoff import reproduce
 
     checks = case.checks
-    misses = len(checks) - reproduce.passed(case)
+    misses = reproduce.misses(case)
     verdict = (
         f'<p class="verdict pass">all {len(checks)} checks pass</p>'
         if not misses
         else f'<p class="verdict miss">{misses} of {len(checks)} checks MISS the published '
         "value or bound; they are listed below with their notes</p>"
     )
+    if len(reproduce.scored(case)) < len(checks):
+        verdict += (
+            '<p class="meta">checks marked <span class="plumbing">plumbing</span> cannot '
+            "fail or cannot tell a match from no match (their notes say why): they are "
+            "shown, not scored</p>"
+        )
     notes, refs = reproduce.numbered_notes(case)
     rows = []
     for i, (c, ref) in enumerate(zip(checks, refs, strict=True), start=1):
@@ -427,7 +441,7 @@ def _case_section(doc: _Doc, anchor: str, case: CaseResult) -> str:
                 _e(reproduce.display_unit(c.unit)),
                 _e(reproduce.tolerance_text(c)),
                 "–" if dev is None or c.op != "approx" else f"{dev:+.1%}",
-                '<span class="pass">pass</span>' if c.ok else '<span class="miss">MISS</span>',
+                _check_cell(c),
             ]
         )
     warnings = [
@@ -941,6 +955,7 @@ th.l, td.l { text-align: left; }
 table.checks td:nth-child(3) { white-space: nowrap; }
 .pass { color: #116611; font-weight: 600; }
 .miss { color: #b00020; font-weight: 700; }
+.plumbing { color: #555; font-style: italic; }
 .warn { color: #8a5a00; font-weight: 600; }
 div.warnings { background: #fff6d6; border: 1px solid #e0b000; padding: 6px 12px; margin: 8px 0; }
 div.warnings ul { margin: 4px 0; }

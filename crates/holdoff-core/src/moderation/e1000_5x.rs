@@ -287,10 +287,13 @@ mod tests {
         // Log of the linux-kernel post "abysmal e1000 performance (DITR)",
         // 25 May 2004: goc(10558=5299+5258) dif(41) -> 2023, ritr 1930;
         // goc(9996=5228+4768) dif(459) -> 2275, ritr 1717; goc(0) -> 8000, ritr 488.
-        // The counters are in bytes; the log prints them /10000, so feed
-        // byte counts whose quotients match the log's parts.
-        let (goc, dif, rate) = ditr(52_990_000, 52_580_000);
-        assert_eq!((goc, dif, rate), (10_557, 41, 2023));
+        // The counters are in bytes; the log prints them /10000, each part
+        // truncated on its own, so the parts (5299 + 5258 = 10557) may sum
+        // to one less than goc. Octets 52 995 000 + 52 585 000 = 105 580 000
+        // give the logged goc 10558, the parts 5299 and 5258, and a
+        // difference of 410 000 -> dif 41.
+        let (goc, dif, rate) = ditr(52_995_000, 52_585_000);
+        assert_eq!((goc, dif, rate), (10_558, 41, 2023));
         assert_eq!(ints_per_s_to_itr_256ns(rate), 1930);
         // 52 279 999 + 47 685 000 = 99 964 999 -> goc 9996; difference
         // 4 594 999 -> dif 459 (the log's values).
