@@ -306,3 +306,24 @@ fn poisson_generator_keeps_its_rate_when_frames_wait_for_the_wire() {
         "injected {injected}, expected 600000 +- 3875"
     );
 }
+
+#[test]
+fn a_packet_hook_costs_its_time_once_per_received_packet() {
+    // The ideal profile costs nothing, so the only CPU time is the hook's:
+    // a constant 50 kframes/s for 1 s, each frame through one inbound hook of
+    // 4 us, gives 50 000 x 4 us = 0.2 s of CPU on the one core (busy 0.2).
+    let t = OneHost {
+        pattern: "constant",
+        rate_pps: 50_000.0,
+        duration_ms: 1_000,
+        moderation: "itr_per_s = 8000".into(),
+        host_extra: "[hosts.load]\npacket_hook_ns = 4000",
+        ..OneHost::default()
+    }
+    .toml();
+    let r = run(&t);
+    let busy = r["summary"]["hosts"][0]["cpu_util"]["busy"]
+        .as_f64()
+        .unwrap();
+    assert!((busy - 0.2).abs() < 0.002, "busy {busy}, expected 0.2");
+}

@@ -552,6 +552,41 @@ impl HostProfile {
     }
 }
 
+impl HostProfile {
+    /// The profile with a per-packet hook of `hook` [ns] on every packet the
+    /// stack receives or sends: a packet-filter consumer such as FreeBSD's
+    /// siftr(4) or a pf/ipfw rule set, run from the pfil(9) hooks of
+    /// `ip_input()` and `ip_output()` in the context that handles the packet
+    /// (the receive path's interrupt/taskqueue/softirq context, the sender's
+    /// thread). Receive and transmit costs (pure ACKs included) grow by
+    /// `hook`; a forwarded packet, which passes the inbound and the outbound
+    /// hook, by 2 x `hook`. Cached like `with_overrides`.
+    pub fn with_packet_hook(&'static self, hook: Nanos) -> &'static HostProfile {
+        if hook == Nanos::ZERO {
+            return self;
+        }
+        let h = hook.as_ns();
+        let costs = std::collections::BTreeMap::from([
+            ("rx_packet_ns".to_string(), self.rx_packet_ns.as_ns() + h),
+            ("tx_packet_ns".to_string(), self.tx_packet_ns.as_ns() + h),
+            (
+                "rx_ack_ns".to_string(),
+                self.rx_ack_ns.unwrap_or(self.rx_packet_ns).as_ns() + h,
+            ),
+            (
+                "tx_ack_ns".to_string(),
+                self.tx_ack_ns.unwrap_or(self.tx_packet_ns).as_ns() + h,
+            ),
+            (
+                "forward_packet_ns".to_string(),
+                self.forward_packet_ns.as_ns() + 2 * h,
+            ),
+        ]);
+        self.with_overrides(&costs)
+            .expect("the hook changes overridable costs only")
+    }
+}
+
 /// All named presets, in a stable order.
 pub fn presets() -> Vec<&'static HostProfile> {
     vec![
@@ -571,6 +606,41 @@ pub fn by_name(name: &str) -> Option<&'static HostProfile> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packet_hook_adds_to_each_direction_and_twice_to_forwarding() {
+        // Table: (preset, hook) -> every per-packet cost grows by the hook, a
+        // forwarded packet (inbound and outbound hook) by twice the hook.
+        for (p, hook) in [
+            (&HostProfile::P4_XEON_2004, 1000u64),
+            (&HostProfile::APU2, 250),
+            (&HostProfile::IDEAL, 4000),
+        ] {
+            let h = p.with_packet_hook(Nanos(hook));
+            assert_eq!(h.rx_packet_ns.as_ns(), p.rx_packet_ns.as_ns() + hook);
+            assert_eq!(h.tx_packet_ns.as_ns(), p.tx_packet_ns.as_ns() + hook);
+            let ack = |x: Option<Nanos>, d: Nanos| x.unwrap_or(d).as_ns();
+            assert_eq!(
+                h.rx_tcp_ns(0).as_ns(),
+                ack(p.rx_ack_ns, p.rx_packet_ns) + hook
+            );
+            assert_eq!(
+                h.tx_tcp_ns(0).as_ns(),
+                ack(p.tx_ack_ns, p.tx_packet_ns) + hook
+            );
+            assert_eq!(
+                h.forward_packet_ns.as_ns(),
+                p.forward_packet_ns.as_ns() + 2 * hook
+            );
+            // Nothing else moves.
+            assert_eq!(h.irq_entry_exit_ns, p.irq_entry_exit_ns);
+            assert_eq!(h.copy_ps_per_byte, p.copy_ps_per_byte);
+        }
+        assert!(std::ptr::eq(
+            HostProfile::APU2.with_packet_hook(Nanos::ZERO),
+            &HostProfile::APU2
+        ));
+    }
 
     /// The per-packet / per-action cost fields, for comparisons across presets.
     fn cost_fields(p: &HostProfile) -> [(&'static str, u64); 14] {

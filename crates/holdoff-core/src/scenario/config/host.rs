@@ -75,7 +75,30 @@ pub struct HostCfg {
     #[serde(default = "default_txqueuelen")]
     #[schemars(range(min = 0, max = 100_000))]
     pub txqueuelen: u32,
+    /// Work on the host beside networking (a per-packet hook).
+    #[serde(default, skip_serializing_if = "HostLoadCfg::is_none")]
+    pub load: HostLoadCfg,
     pub nics: Vec<NicCfg>,
+}
+
+/// Load on a host beside its networking.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HostLoadCfg {
+    /// CPU time of a per-packet hook on every packet the stack receives or
+    /// sends (a pfil consumer: siftr, a packet filter) [ns at the profile's
+    /// nominal clock; `cpu_mhz` scales it]. A forwarded packet passes two
+    /// hooks. 0: none.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub packet_hook_ns: u64,
+}
+
+impl HostLoadCfg {
+    /// No load configured (the field is then left out of a written scenario).
+    pub fn is_none(&self) -> bool {
+        *self == HostLoadCfg::default()
+    }
 }
 
 /// One forwarding rule (NIC names of this host).
@@ -460,6 +483,13 @@ impl HostCfg {
             range(f(&format!("profile_overrides.{k}")), v, 0, 1_000_000, "")?;
         }
         range(f("cores"), self.cores, 1, MAX_CORES, "")?;
+        range(
+            f("load.packet_hook_ns"),
+            self.load.packet_hook_ns,
+            0,
+            1_000_000,
+            " ns",
+        )?;
         check_napi(&self.napi, &f("napi"))?;
         // Without an application that busy-polls with prefer_busy_poll
         // irq_suspend_timeout is accepted and does nothing, as in Linux (a

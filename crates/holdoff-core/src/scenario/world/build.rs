@@ -148,7 +148,8 @@ impl World {
             let base = profile::by_name(&h.profile)
                 .expect("validated profile")
                 .with_overrides(&h.profile_overrides)
-                .expect("validated overrides");
+                .expect("validated overrides")
+                .with_packet_hook(Nanos(h.load.packet_hook_ns));
             let prof = match h.cpu_mhz {
                 Some(mhz) => base.at_clock(mhz),
                 None => base,
