@@ -229,8 +229,11 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
                     return float(row[what])
         return None
     if kind == "port":
+        # A port field (``rx_missed``), else its first vector's (``interrupts_per_s``).
         for port in summary["ports"]:
             if port["port"] == check.port:
+                if isinstance(port.get(what), int | float):
+                    return float(port[what])
                 vals = [v[what] for v in port["vectors"] if v.get(what) is not None]
                 return float(vals[0]) if vals else None
         return None
