@@ -164,15 +164,13 @@ impl Stack<'_> {
 impl Stack<'_> {
     /// IP forwarding of `pkt` received on `port`, at `t`: the profile's
     /// forward cost covers the whole path from RX descriptor to TX
-    /// descriptor, of which the receive side already charged its share;
-    /// plus the output driver's start (TDT write; under the output port's
-    /// lock when the driver's locks are modelled).
+    /// descriptor and the receive side already charged all of it
+    /// (`rx_cost` returns `forward_packet_ns` for a forwarded packet); what
+    /// is left is the output driver's start (TDT write; under the output
+    /// port's lock when the driver's locks are modelled).
     pub fn forward_now(&mut self, t: SimTime, port: u16, pkt: Packet) -> Nanos {
         let out = self.forward_to[port as usize].expect("a forwarded port");
-        let mut cost = self
-            .prof
-            .forward_packet_ns
-            .saturating_sub(self.prof.rx_packet_ns);
+        let mut cost = Nanos::ZERO;
         if let Some(tl) = &mut self.tx_locks {
             // em_start(out): EM_LOCK; em_start_locked (if_snd dequeue,
             // em_encap, TDT write); EM_UNLOCK. Waiting for the lock (the
