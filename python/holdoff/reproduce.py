@@ -30,7 +30,7 @@ import statistics
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,9 @@ class Check:
     host: str | None = None
     # The value is metric(run) / metric(divide_by_run) when set.
     divide_by_run: str | None = None
+    # The value is divided by this metric of the same run and port (e.g.
+    # ``port.tx_packets``: interrupts per transmitted frame).
+    per: str | None = None
     # "approx" (|sim - published| <= tolerance), "lt" (sim < published), "gt".
     op: str = "approx"
     note: str | None = None
@@ -295,6 +298,9 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
     checks = []
     for c in case.checks:
         sim = metric(results[c.run].report, c)
+        if c.per is not None and sim is not None:
+            base = metric(results[c.run].report, replace(c, metric=c.per))
+            sim = None if not base else sim / base
         if c.divide_by_run is not None and sim is not None:
             base = metric(results[c.divide_by_run].report, c)
             sim = None if not base else sim / base

@@ -327,3 +327,21 @@ fn a_packet_hook_costs_its_time_once_per_received_packet() {
         .unwrap();
     assert!((busy - 0.2).abs() < 0.002, "busy {busy}, expected 0.2");
 }
+
+#[test]
+fn interrupts_are_counted_by_cause() {
+    // A receive-only port (UDP into a sink; the host sends nothing): every
+    // interrupt has a receive cause and none a TX completion.
+    let t = OneHost {
+        duration_ms: 200,
+        moderation: "itr_per_s = 8000".into(),
+        ..OneHost::default()
+    }
+    .toml();
+    let r = run(&t);
+    let v = &r["summary"]["ports"][0]["vectors"][0];
+    let ints = v["interrupts"].as_u64().unwrap();
+    assert!(ints > 0);
+    assert_eq!(v["interrupts_rx"].as_u64().unwrap(), ints);
+    assert_eq!(v["interrupts_txdw"].as_u64().unwrap(), 0);
+}

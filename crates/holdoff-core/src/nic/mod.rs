@@ -155,6 +155,10 @@ struct Vector {
     next_allowed: SimTime,
     timer: Timer,
     interrupts: u64,
+    /// Interrupts whose pending causes included a TX completion (TXDW) and
+    /// a receive cause (RXT0, RXDMT0 or RXO) when they were asserted.
+    interrupts_txdw: u64,
+    interrupts_rx: u64,
     line_high: bool,
     last_assert: Option<SimTime>,
     /// Smallest spacing seen between two assertions [ns].
@@ -307,6 +311,8 @@ impl NicPort {
                 next_allowed: SimTime::ZERO,
                 timer: Timer::default(),
                 interrupts: 0,
+                interrupts_txdw: 0,
+                interrupts_rx: 0,
                 line_high: false,
                 last_assert: None,
                 min_spacing: None,
@@ -500,6 +506,9 @@ impl NicPort {
         v.carry_ps = total_ps % 1000;
         v.spacing_floor = period;
         v.interrupts += 1;
+        let causes = v.pending();
+        v.interrupts_txdw += u64::from(causes & ICR_TXDW != 0);
+        v.interrupts_rx += u64::from(causes & (ICR_RXT0 | ICR_RXDMT0 | ICR_RXO) != 0);
         v.line_high = true;
         v.next_allowed = now + period;
         out.asserts.push(vector);
@@ -528,6 +537,13 @@ impl NicPort {
 
     pub fn interrupts(&self, vector: u16) -> u64 {
         self.vectors[vector as usize].interrupts
+    }
+
+    /// Interrupts of `vector` asserted with a TX completion (TXDW) among
+    /// their causes, and with a receive cause (RXT0, RXDMT0, RXO).
+    pub fn interrupts_by_cause(&self, vector: u16) -> (u64, u64) {
+        let v = &self.vectors[vector as usize];
+        (v.interrupts_txdw, v.interrupts_rx)
     }
 
     /// Traffic counters of the queues a vector serves:

@@ -74,6 +74,11 @@ pub struct VectorOut {
     pub vector: u16,
     pub interrupts: u64,
     pub interrupts_per_s: f64,
+    /// Interrupts asserted with a TX completion (TXDW) pending, and with a
+    /// receive cause (RXT0, RXDMT0, RXO) pending; one interrupt may count
+    /// in both, and a throttle that held several causes counts once.
+    pub interrupts_txdw: u64,
+    pub interrupts_rx: u64,
     pub throttle_interval_ns: u64,
     /// Smallest observed spacing between two interrupts of this vector [ns]; null if < 2 interrupts.
     pub min_spacing_ns: Option<u64>,
@@ -368,6 +373,8 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     vector: v,
                     interrupts: p.interrupts(v),
                     interrupts_per_s: p.interrupts(v) as f64 / secs,
+                    interrupts_txdw: p.interrupts_by_cause(v).0,
+                    interrupts_rx: p.interrupts_by_cause(v).1,
                     throttle_interval_ns: p.throttle(v).0.as_ns(),
                     min_spacing_ns: p.min_spacing(v).map(|n| n.as_ns()),
                     throttle_register: p.throttle(v).1,
