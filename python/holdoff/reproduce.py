@@ -586,7 +586,9 @@ def to_markdown(results: list[CaseResult]) -> str:
         parts.append("")
         for c in r.checks:
             if not c.scored:
-                parts.append(f"Plumbing, not scored: *{c.name}*: {' '.join(str(c.plumbing).split())}")
+                parts.append(
+                    f"Plumbing, not scored: *{c.name}*: {' '.join(str(c.plumbing).split())}"
+                )
                 parts.append("")
     parts.append(f"In all: {score_line(results)}.")
     return "\n".join(parts) + "\n"
