@@ -309,10 +309,38 @@ impl Ping {
     }
 }
 
+/// A UDP sender at a fixed rate (iperf -u, a packet blaster).
+#[derive(Default)]
+pub struct UdpSend {
+    /// Time between frames [ps] (kept in ps so that 1.488 Mframes/s is exact
+    /// over a run).
+    pub period_ps: u64,
+    /// Next send time [ps].
+    pub next_ps: u128,
+    pub frame_bytes: u32,
+    pub count: Option<u64>,
+    /// Send timers fired so far.
+    pub fired: u64,
+    /// Frames due and not yet sent (the thread sends them all when it runs).
+    pub due: u64,
+    pub sent: u64,
+    /// Local port index.
+    pub port: u16,
+}
+
+impl UdpSend {
+    /// UDP payload of a frame [bytes]: the frame less Ethernet (14), IPv4
+    /// (20), UDP (8) headers and the FCS (4).
+    pub fn payload_bytes(&self) -> u32 {
+        self.frame_bytes.saturating_sub(46)
+    }
+}
+
 /// The application variants.
 pub enum AppKind {
     UdpSink(UdpSink),
     Ping(Ping),
+    UdpSend(UdpSend),
     NetpipeClient(tcp_apps::NetpipeClient),
     /// The echoing side; `client` is the application index of its client.
     NetpipeServer {

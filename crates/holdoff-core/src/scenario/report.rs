@@ -495,6 +495,11 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     latency_us: latency(&p.rtt),
                     ..base
                 },
+                AppKind::UdpSend(u) => AppOut {
+                    kind: "udp_send",
+                    sent: u.sent,
+                    ..base
+                },
                 AppKind::NetpipeClient(c) => AppOut {
                     kind: "netpipe",
                     netpipe: Some(

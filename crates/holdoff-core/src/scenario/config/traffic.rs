@@ -67,6 +67,35 @@ pub enum AppCfg {
         #[schemars(range(min = 0, max = 255))]
         core: u32,
     },
+    /// A UDP sender (iperf -u, a packet blaster): frames to another modelled
+    /// host at a fixed rate, each sent by the application thread (send path,
+    /// copy, TDT write). Frames the interface queue cannot hold are dropped
+    /// (`tx_ring_full`), as a sender that ignores ENOBUFS; a `udp_sink` on
+    /// `to` counts what arrives.
+    UdpSend {
+        name: String,
+        host: String,
+        /// Target host name (must be linked to `host`).
+        to: String,
+        /// Frame size on the wire, without preamble and gap [bytes], 64 to 9018.
+        #[serde(default = "default_udp_frame")]
+        #[schemars(range(min = 64, max = 9018))]
+        frame_bytes: u32,
+        /// Frames per second, 1 to 20000000 (14.9 M is 10 Gb/s of 64-byte frames).
+        #[schemars(range(min = 1.0, max = 20_000_000.0))]
+        rate_pps: f64,
+        /// Frames to send; default: until the end of the run.
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        count: Option<u64>,
+        /// First frame at [us].
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 3_600_000_000u64))]
+        start_us: u64,
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 255))]
+        core: u32,
+    },
     /// NetPIPE 3.x NPtcp between `host` (transmitter) and `to` (receiver) over
     /// one TCP connection; the run ends when NetPIPE finishes.
     Netpipe {
@@ -346,12 +375,16 @@ fn default_ping_interval() -> u64 {
 fn default_ping_size() -> u32 {
     56
 }
+fn default_udp_frame() -> u32 {
+    64
+}
 
 impl AppCfg {
     pub fn name(&self) -> &str {
         match self {
             AppCfg::UdpSink { name, .. }
             | AppCfg::Ping { name, .. }
+            | AppCfg::UdpSend { name, .. }
             | AppCfg::Netpipe { name, .. }
             | AppCfg::Iperf { name, .. }
             | AppCfg::Rpc { name, .. }
@@ -362,6 +395,7 @@ impl AppCfg {
         match self {
             AppCfg::UdpSink { host, .. }
             | AppCfg::Ping { host, .. }
+            | AppCfg::UdpSend { host, .. }
             | AppCfg::Netpipe { host, .. }
             | AppCfg::Iperf { host, .. }
             | AppCfg::Rpc { host, .. }
@@ -372,6 +406,7 @@ impl AppCfg {
         match self {
             AppCfg::UdpSink { core, .. }
             | AppCfg::Ping { core, .. }
+            | AppCfg::UdpSend { core, .. }
             | AppCfg::Netpipe { core, .. }
             | AppCfg::Iperf { core, .. }
             | AppCfg::Rpc { core, .. }
@@ -382,6 +417,7 @@ impl AppCfg {
     pub fn peer(&self) -> Option<&str> {
         match self {
             AppCfg::Ping { to, .. }
+            | AppCfg::UdpSend { to, .. }
             | AppCfg::Netpipe { to, .. }
             | AppCfg::Iperf { to, .. }
             | AppCfg::Rpc { to, .. }
@@ -393,6 +429,7 @@ impl AppCfg {
         match self {
             AppCfg::UdpSink { .. } => "udp_sink",
             AppCfg::Ping { .. } => "ping",
+            AppCfg::UdpSend { .. } => "udp_send",
             AppCfg::Netpipe { .. } => "netpipe",
             AppCfg::Iperf { .. } => "iperf",
             AppCfg::Rpc { .. } => "rpc",
@@ -431,6 +468,25 @@ impl AppCfg {
                     " us (1 hour)",
                 )?;
                 range(f("size_bytes"), *size_bytes as u64, 0, 8972, "")?;
+                if let Some(c) = count {
+                    range(f("count"), *c, 0, MAX_TIME_US, "")?;
+                }
+                time("start_us", *start_us)?;
+            }
+            AppCfg::UdpSend {
+                frame_bytes,
+                rate_pps,
+                count,
+                start_us,
+                ..
+            } => {
+                range(f("frame_bytes"), *frame_bytes as u64, 64, 9018, " bytes")?;
+                if !(rate_pps.is_finite() && (1.0..=20_000_000.0).contains(rate_pps)) {
+                    return Err(cfg_err(
+                        f("rate_pps"),
+                        format!("got {rate_pps}; must be between 1 and 20000000 frames/s"),
+                    ));
+                }
                 if let Some(c) = count {
                     range(f("count"), *c, 0, MAX_TIME_US, "")?;
                 }

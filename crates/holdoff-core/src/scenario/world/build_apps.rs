@@ -14,7 +14,7 @@ use crate::apps::rpc_open::{
 use crate::apps::tcp_apps::{
     BusyPoll, IperfClient, IperfServer, NetpipeClient, NetpipeServer, RpcClient, RpcServer,
 };
-use crate::apps::{App, AppKind, Ping, UdpSink};
+use crate::apps::{App, AppKind, Ping, UdpSend, UdpSink};
 use crate::engine::{rng_stream, Timer};
 use crate::scenario::config::traffic::{ArrivalsCfg, ServiceCfg};
 use crate::scenario::config::{traffic, AppCfg, Scenario};
@@ -93,6 +93,24 @@ pub(super) fn build_apps(
                 AppKind::Ping(Ping {
                     interval: Nanos(interval_us * 1000),
                     size_bytes: *size_bytes,
+                    count: *count,
+                    port: p,
+                    ..Default::default()
+                })
+            }
+            AppCfg::UdpSend {
+                to,
+                frame_bytes,
+                rate_pps,
+                count,
+                start_us,
+                ..
+            } => {
+                let (p, _) = topo.route(a.host(), to);
+                AppKind::UdpSend(UdpSend {
+                    period_ps: (1e12 / rate_pps).round().max(1.0) as u64,
+                    next_ps: *start_us as u128 * 1_000_000,
+                    frame_bytes: *frame_bytes,
                     count: *count,
                     port: p,
                     ..Default::default()

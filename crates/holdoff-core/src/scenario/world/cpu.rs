@@ -265,6 +265,29 @@ impl World {
                 }
                 (cost, None)
             }
+            AppKind::UdpSend(u) => {
+                // The thread sends every frame that fell due since it last
+                // ran (a blaster's send loop), each through the send path.
+                let mut cost = cost;
+                while u.due > 0 {
+                    u.due -= 1;
+                    cost +=
+                        prof.tx_packet_ns + prof.copy_ns(u.payload_bytes()) + prof.mmio_write_ns;
+                    let pkt = Packet {
+                        created: now + cost,
+                        frame_bytes: u.frame_bytes,
+                        seq: u.sent as u32,
+                        ack: 0,
+                        wnd: 0,
+                        flow: app,
+                        kind: PktKind::Udp,
+                    };
+                    u.sent += 1;
+                    io.ledger.injected += 1;
+                    io.out.sends.push((now + cost, u.port, pkt));
+                }
+                (cost, None)
+            }
             AppKind::NetpipeClient(c) => {
                 let (cost, w) = c.run(now, cost, prof, &mut io);
                 if w == Wait::Done && self.netpipes_running > 0 {

@@ -314,6 +314,7 @@ impl World {
         for (ai, a) in self.scenario.apps.iter().enumerate() {
             match a {
                 AppCfg::Ping { start_us, .. }
+                | AppCfg::UdpSend { start_us, .. }
                 | AppCfg::Iperf { start_us, .. }
                 | AppCfg::Rpc { start_us, .. }
                 | AppCfg::RpcOpen { start_us, .. }
@@ -432,14 +433,27 @@ impl World {
                 self.dispatch(now, host, core);
             }
             Ev::AppTimer { app } => {
-                if let AppKind::Ping(p) = &mut self.apps[app as usize].kind {
-                    p.fired += 1;
-                    let more = p.count.is_none_or(|c| p.fired < c);
-                    p.send_due = true;
-                    let next = now + p.interval;
-                    if more && next < self.end {
-                        self.q.schedule(next, Ev::AppTimer { app });
+                match &mut self.apps[app as usize].kind {
+                    AppKind::Ping(p) => {
+                        p.fired += 1;
+                        let more = p.count.is_none_or(|c| p.fired < c);
+                        p.send_due = true;
+                        let next = now + p.interval;
+                        if more && next < self.end {
+                            self.q.schedule(next, Ev::AppTimer { app });
+                        }
                     }
+                    AppKind::UdpSend(u) => {
+                        u.fired += 1;
+                        u.due += 1;
+                        let more = u.count.is_none_or(|c| u.fired < c);
+                        u.next_ps += u.period_ps as u128;
+                        let next = SimTime((u.next_ps / 1000) as u64);
+                        if more && next < self.end {
+                            self.q.schedule(next, Ev::AppTimer { app });
+                        }
+                    }
+                    _ => {}
                 }
                 self.wake(now, app);
             }
