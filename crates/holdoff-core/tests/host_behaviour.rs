@@ -381,3 +381,74 @@ host = "b"
         "sent {sent}, received {got}"
     );
 }
+
+#[test]
+fn frames_longer_than_the_mtu_are_dropped_and_jumbo_mtu_accepts_them() {
+    // 9018-byte frames (a 9000-byte MTU's) into a port: with the default
+    // MTU 1500 the MAC drops every one (frame_over_mtu); with mtu_bytes =
+    // 9000 it takes them all (1000 frames/s for 1 s, a constant pattern).
+    let run_with = |mtu_line: &str| {
+        let t = OneHost {
+            pattern: "constant",
+            rate_pps: 1000.0,
+            frame_bytes: 9018,
+            duration_ms: 1_000,
+            moderation: "itr_per_s = 8000".into(),
+            ..OneHost::default()
+        }
+        .toml()
+        .replace("rx_ring = 256", &format!("rx_ring = 256\n{mtu_line}"));
+        run(&t)
+    };
+    let small = run_with("");
+    assert_eq!(
+        small["summary"]["drops"]["frame_over_mtu"]
+            .as_u64()
+            .unwrap(),
+        1000
+    );
+    assert_eq!(small["summary"]["apps"][0]["received"].as_u64().unwrap(), 0);
+    let jumbo = run_with("mtu_bytes = 9000");
+    assert_eq!(
+        jumbo["summary"]["drops"]["frame_over_mtu"]
+            .as_u64()
+            .unwrap_or(0),
+        0
+    );
+    assert_eq!(
+        jumbo["summary"]["apps"][0]["received"].as_u64().unwrap(),
+        1000
+    );
+}
+
+#[test]
+fn tcp_segments_fit_the_path_mtu_and_a_too_large_mss_is_warned() {
+    // tcp.mss_bytes = 8948 asks for 9018-byte frames, but both NICs keep
+    // the default 1500-byte MTU: TCP carries at most 1500 - 52 = 1448 bytes
+    // per segment (frames of 1518), and the run says why.
+    let t = TwoHosts {
+        head: "name = \"mss\"\nseed = 1\nduration_ms = 50",
+        host_extra: [
+            "[hosts.tcp]\nmss_bytes = 8948\nskb_truesize_bytes = 0",
+            "[hosts.tcp]\nmss_bytes = 8948\nskb_truesize_bytes = 0",
+        ],
+        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
+        ..TwoHosts::default()
+    }
+    .toml();
+    let r = run(&t);
+    let port = &r["summary"]["ports"][0];
+    let (pkts, bytes) = (
+        port["tx_packets"].as_u64().unwrap(),
+        port["tx_bytes"].as_u64().unwrap(),
+    );
+    assert!(pkts > 100);
+    assert!(bytes <= pkts * 1518, "{bytes} bytes in {pkts} frames");
+    let warnings = r["summary"]["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["field"] == "hosts[0].tcp.mss_bytes"),
+        "{warnings:?}"
+    );
+}

@@ -104,6 +104,10 @@ pub struct PortConfig {
     /// mode: the chip's default (`ChipProfile::legacy_itr`) unless the
     /// scenario picks the other behaviour (see `chip::LegacyItr`).
     pub legacy_itr: LegacyItr,
+    /// Longest frame the MAC accepts: the interface MTU + 18 (header and
+    /// FCS) [bytes]; longer ones are dropped as `frame_over_mtu` (the long
+    /// packet enable bit, RCTL.LPE, is set by the drivers when MTU > 1500).
+    pub max_frame_bytes: u32,
 }
 
 /// Something the port asks the world to schedule.
@@ -587,6 +591,10 @@ impl NicPort {
 
     /// A frame's last byte arrived from the wire.
     pub fn frame_arrived(&mut self, now: SimTime, pkt: Packet, out: &mut NicOut) {
+        if pkt.frame_bytes > self.cfg.max_frame_bytes {
+            out.drops.push((DropReason::FrameOverMtu, pkt));
+            return;
+        }
         if self.rx_fifo_used + pkt.frame_bytes > self.chip.rx_fifo_bytes {
             self.stats.rx_missed += 1;
             out.drops.push((DropReason::RxFifoOverrun, pkt));

@@ -651,6 +651,24 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
 /// the algorithm wrote it, `set_ide` for the descriptor bit.
 fn warnings(w: &World) -> Vec<WarningOut> {
     let mut out = register_warnings(w);
+    for (hi, h) in w.scenario().hosts.iter().enumerate() {
+        let mss = h.tcp.mss_bytes;
+        if let Some(n) = h
+            .nics
+            .iter()
+            .find(|n| mss + crate::scenario::config::host::TCP_IP_HEADER_BYTES > n.mtu_bytes)
+        {
+            out.push(WarningOut {
+                field: format!("hosts[{hi}].tcp.mss_bytes"),
+                message: format!(
+                    "{mss} bytes per segment do not fit the MTU of {} ({} bytes): TCP over that port carries at most {} (MTU - 52); set mtu_bytes on the NICs of both ends for jumbo frames",
+                    n.name,
+                    n.mtu_bytes,
+                    n.mtu_bytes - crate::scenario::config::host::TCP_IP_HEADER_BYTES
+                ),
+            });
+        }
+    }
     for (gi, g) in w.generators().iter().enumerate() {
         let Some(r) = &g.replay else { continue };
         let st = &r.stats;

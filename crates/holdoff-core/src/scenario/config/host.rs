@@ -270,8 +270,25 @@ pub struct NicCfg {
     /// The datasheet does not settle it; default: the chip's ("honoured").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legacy_itr: Option<LegacyItrCfg>,
+    /// Interface MTU [bytes], 68 to 9216 (OpenBSD em's hardmtu; Linux
+    /// e1000/igb go higher); default 1500. The MAC drops received frames
+    /// longer than MTU + 18 (`frame_over_mtu`), and TCP on this port uses
+    /// at most MTU - 52 bytes of payload per segment (IPv4 20, TCP 20,
+    /// timestamps 12), whatever `tcp.mss_bytes` asks.
+    #[serde(default = "default_mtu")]
+    #[schemars(range(min = 68, max = 9216))]
+    pub mtu_bytes: u32,
     #[serde(default)]
     pub moderation: ModerationCfg,
+}
+
+/// Ethernet MTU [bytes].
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
+/// IPv4 + TCP headers and the timestamp option: MTU - payload per segment [bytes].
+pub const TCP_IP_HEADER_BYTES: u32 = 52;
+
+fn default_mtu() -> u32 {
+    DEFAULT_MTU_BYTES
 }
 
 fn default_ring() -> u32 {
@@ -567,6 +584,7 @@ impl NicCfg {
                 format!("got {:?}; allowed: {}", self.chip, names_list(&chips)),
             ));
         };
+        range(f("mtu_bytes"), self.mtu_bytes, 68, 9216, " bytes")?;
         for (field, v) in [("rx_ring", self.rx_ring), ("tx_ring", self.tx_ring)] {
             if v < 8 || v > c.max_ring || v % 8 != 0 {
                 return Err(cfg_err(

@@ -16,6 +16,7 @@ use crate::apps::tcp_apps::{
 };
 use crate::apps::{App, AppKind, Ping, UdpSend, UdpSink};
 use crate::engine::{rng_stream, Timer};
+use crate::scenario::config::host::TCP_IP_HEADER_BYTES;
 use crate::scenario::config::traffic::{ArrivalsCfg, ServiceCfg};
 use crate::scenario::config::{traffic, AppCfg, Scenario};
 use crate::scenario::netstack::TcpConn;
@@ -50,15 +51,28 @@ pub(super) fn build_apps(
             ..TcpConfig::default()
         }
     };
+    // Interface MTU of each port (ports are numbered host by host, NIC by NIC).
+    let port_mtu: Vec<u32> = s
+        .hosts
+        .iter()
+        .flat_map(|h| h.nics.iter().map(|n| n.mtu_bytes))
+        .collect();
     // A TCP connection between `host` and `to` for the applications `app`.
     let new_conn = |conns: &mut Vec<TcpConn>, host: u16, to: &str, nodelay: bool, app: [u16; 2]| {
         let from = &s.hosts[host as usize].name;
         let (local, remote) = topo.route(from, to);
         let th = host_idx(to);
-        let mut ep = [
-            TcpEndpoint::new(tcp_cfg(host, nodelay)),
-            TcpEndpoint::new(tcp_cfg(th, nodelay)),
-        ];
+        // Each side advertises MTU - 52 (its MSS option, timestamps on); a
+        // segment carries at most the smaller of the two and of the host's
+        // own setting.
+        let path_mss =
+            port_mtu[local as usize].min(port_mtu[remote as usize]) - TCP_IP_HEADER_BYTES;
+        let ends = [host, th].map(|h| {
+            let mut c = tcp_cfg(h, nodelay);
+            c.mss = c.mss.min(path_mss);
+            c
+        });
+        let mut ep = ends.map(TcpEndpoint::new);
         // The handshake tells each side the other's initial window.
         let (w0, w1) = (ep[0].initial_window(), ep[1].initial_window());
         ep[0].set_peer_window(w1);
