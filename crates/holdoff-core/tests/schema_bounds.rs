@@ -215,6 +215,7 @@ fn bases() -> Vec<Value> {
         {"kind": "netpipe", "name": "np", "host": "a", "to": "b"},
         {"kind": "rpc", "name": "rpc", "host": "b", "to": "a"},
         {"kind": "iperf", "name": "iperf", "host": "a", "to": "b"},
+        {"kind": "udp_send", "name": "blast", "host": "a", "to": "b", "rate_pps": 1000.0},
         {"kind": "rpc_open", "name": "open", "host": "a", "to": "b", "rate_rps": 1000.0,
             "request_sizes": [{"bytes": 64, "weight": 1}, {"bytes": 300, "weight": 1}],
             "response_sizes": [{"bytes": 1000, "weight": 3}, {"bytes": 64, "weight": 1}]},
