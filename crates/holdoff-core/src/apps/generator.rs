@@ -118,6 +118,17 @@ pub struct GeneratorCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 68, max = 9000))]
     pub mtu_bytes: Option<u32>,
+    /// Sending (the default) or switched off; an `[[at]]` change can switch
+    /// it during a run. Switched back on, it sends its next frame at once.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn one_u16() -> u16 {
