@@ -4,9 +4,10 @@ The terminal summary (:mod:`holdoff.summary`) and the HTML report
 (:mod:`holdoff.report`) show the same tables; both take them from here, built
 from the :class:`~holdoff.result.RunResult` DataFrames (``ports``,
 ``vectors``, ``registers``, ``hosts``, ``apps``, ``generators``,
-``changes``). A table is a list of :class:`Column` (the frame's column key, a readable header with its
-unit, a formatter) and rows of already formatted text cells; a header or a
-cell may hold several lines (one per vector), separated by ``"\\n"``.
+``changes``). A table is a list of :class:`Column` (the frame's column key, a
+readable header with its unit, a formatter) and rows of already formatted
+text cells; a header or a cell may hold several lines (one per vector),
+separated by ``"\\n"``.
 
 Units: latencies are µs; a register is shown as the chip holds it, its unit
 under its name (ITR counts 256 ns units, EITR µs, RDTR/RADV/TIDV/TADV
