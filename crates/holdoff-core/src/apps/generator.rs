@@ -118,9 +118,10 @@ pub struct GeneratorCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 68, max = 9000))]
     pub mtu_bytes: Option<u32>,
-    /// Sending (the default) or switched off; an `[[at]]` change can switch
-    /// it during a run. Switched back on, it sends its next frame at once.
+    /// Sending (true) or switched off (false); a change during the run (an
+    /// `at` table) can switch it. Switched back on, it sends a frame at once.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
     pub enabled: bool,
 }
 

@@ -48,7 +48,7 @@ pub const MAX_CHANGES: usize = 10_000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtCfg {
-    /// When [ms of simulated time], 0 to below `duration_ms`.
+    /// Simulated time of the change [ms], 0 to below `duration_ms`.
     #[schemars(range(min = 0, max = 3_600_000))]
     pub t_ms: u64,
     /// Field paths (the `--set` syntax) and their new values, e.g.

@@ -60,8 +60,9 @@ pub struct Scenario {
     #[serde(default)]
     pub apps: Vec<AppCfg>,
     /// Changes during the run: at `t_ms`, set each path (the `--set`
-    /// syntax) to its value; see `scenario::config::at`.
+    /// syntax) to its value (docs/howto-change-mid-run.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
     pub at: Vec<at::AtCfg>,
     /// The directory of the scenario file, when it was read from a file:
     /// relative `capture` paths are resolved against it (not a field of the file).
