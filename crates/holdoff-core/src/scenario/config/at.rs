@@ -48,8 +48,9 @@ pub const MAX_CHANGES: usize = 10_000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtCfg {
-    /// Simulated time of the change [ms], 0 to below `duration_ms`.
-    #[schemars(range(min = 0, max = 3_600_000))]
+    /// Simulated time of the change [ms], 0 to below `duration_ms` (at
+    /// most 3599999).
+    #[schemars(range(min = 0, max = 3_599_999))]
     pub t_ms: u64,
     /// Field paths (the `--set` syntax) and their new values, e.g.
     /// `{ "hosts[0].nics[0].moderation.enable_aim" = 2 }`.
