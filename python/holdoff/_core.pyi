@@ -9,6 +9,7 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "normalize_toml",
+    "normalize_toml_after_changes",
     "run_toml",
     "schema_json",
     "validate_toml",
@@ -49,6 +50,9 @@ def validate_toml(text: str, base_dir: str | None = None) -> None:
 
 def normalize_toml(text: str) -> str:
     """The scenario as the core reads it (validated, defaults filled in), as JSON."""
+
+def normalize_toml_after_changes(text: str) -> str:
+    """The scenario in effect after every ``[[at]]`` change, without them, as JSON."""
 
 def schema_json() -> str:
     """The JSON Schema of the scenario file, as pretty-printed JSON."""

@@ -786,6 +786,7 @@ def _timeline(doc: _Doc, result: RunResult, name: str) -> str:
             "font": {"size": 11},
         }
     fig.update_xaxes(title_text="simulated time [ms]", row=len(shown), col=1)
+    _change_markers(fig, result)
     fig.update_layout(
         title=f"{name}: timelines",
         height=120 + 230 * len(shown),
@@ -794,6 +795,48 @@ def _timeline(doc: _Doc, result: RunResult, name: str) -> str:
         **legends,
     )
     return doc.plot(fig)
+
+
+def change_labels(result: RunResult) -> list[tuple[float, str]]:
+    """(time [ms], label) of each instant with ``[[at]]`` changes, in time order;
+    the label names each path by its last part: ``enable_aim = 2``."""
+    labels: dict[float, list[str]] = {}
+    for change in result.changes.to_dict("records"):
+        short = str(change["path"]).rsplit(".", 1)[-1]
+        labels.setdefault(float(change["t_ms"]), []).append(
+            f"{short} = {tables.change_value(change['value'])}"
+        )
+    return [(t, ", ".join(parts)) for t, parts in labels.items()]
+
+
+def _change_markers(fig: Any, result: RunResult) -> None:
+    """A dotted vertical line through every subplot at each change, labelled
+    inside the top of the first subplot, just right of the line."""
+    top = fig.get_subplot(1, 1).yaxis.domain[1]
+    for t_ms, label in change_labels(result):
+        fig.add_shape(
+            type="line",
+            xref="x",
+            x0=t_ms,
+            x1=t_ms,
+            yref="paper",
+            y0=0,
+            y1=1,
+            line={"color": "#555", "width": 1, "dash": "dot"},
+            name=f"change at {t_ms:g} ms",
+        )
+        fig.add_annotation(
+            x=t_ms,
+            xref="x",
+            y=top,
+            yref="paper",
+            yanchor="top",
+            xanchor="left",
+            text=_e(label),
+            showarrow=False,
+            font={"size": 11},
+            bgcolor="rgba(255,255,255,0.75)",
+        )
 
 
 # -- sweeps -------------------------------------------------------------------------

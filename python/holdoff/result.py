@@ -71,6 +71,8 @@ REGISTERS = ("itr_256ns", "eitr_256ns", *REGISTER_KEYS[1:], "ide")
 DELAY_TIMERS = ("rdtr_1024ns", "radv_1024ns", "tidv_1024ns", "tadv_1024ns")
 #: Columns of :meth:`RunResult.timeseries_long`.
 TIMESERIES_LONG_COLUMNS = ["t_us", "entity", "metric", "value"]
+#: Columns of :attr:`RunResult.changes` (one row per ``[[at]]`` path applied).
+CHANGE_COLUMNS = ["t_ns", "t_ms", "path", "value"]
 #: Columns of :attr:`RunResult.latency`.
 LATENCY_COLUMNS = ["app", "value_us", "count"]
 
@@ -169,6 +171,22 @@ class RunResult:
     def to_json(self) -> str:
         """The report exactly as the core returned it (deterministic)."""
         return self._report_json
+
+    @cached_property
+    def changes(self) -> pd.DataFrame:
+        """The ``[[at]]`` changes applied during the run, in time order; see
+        :data:`CHANGE_COLUMNS`. ``value`` is the value as written (a number,
+        a string, a table as a dict); empty when the scenario has none."""
+        rows = [
+            {
+                "t_ns": int(c["t_ns"]),
+                "t_ms": c["t_ns"] / 1e6,
+                "path": c["path"],
+                "value": c["value"],
+            }
+            for c in self.report.get("changes") or []
+        ]
+        return _frame(rows, CHANGE_COLUMNS)
 
     # -- tables -------------------------------------------------------------
 

@@ -3,10 +3,11 @@
 The terminal summary (:mod:`holdoff.summary`) and the HTML report
 (:mod:`holdoff.report`) show the same tables; both take them from here, built
 from the :class:`~holdoff.result.RunResult` DataFrames (``ports``,
-``vectors``, ``registers``, ``hosts``, ``apps``, ``generators``). A table is a
-list of :class:`Column` (the frame's column key, a readable header with its
-unit, a formatter) and rows of already formatted text cells; a header or a
-cell may hold several lines (one per vector), separated by ``"\\n"``.
+``vectors``, ``registers``, ``hosts``, ``apps``, ``generators``,
+``changes``). A table is a list of :class:`Column` (the frame's column key, a
+readable header with its unit, a formatter) and rows of already formatted
+text cells; a header or a cell may hold several lines (one per vector),
+separated by ``"\\n"``.
 
 Units: latencies are µs; a register is shown as the chip holds it, its unit
 under its name (ITR counts 256 ns units, EITR µs, RDTR/RADV/TIDV/TADV
@@ -21,6 +22,7 @@ summary without an import cycle.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +67,8 @@ class RunView(Protocol):
     def apps(self) -> pd.DataFrame: ...
     @property
     def generators(self) -> pd.DataFrame: ...
+    @property
+    def changes(self) -> pd.DataFrame: ...
 
 
 # -- number formatting ----------------------------------------------------------------
@@ -240,6 +244,12 @@ APP_TABLE = columns(
     *((f"latency_us_{p}", f"{p} [µs]", fixed(1)) for p in ("p50", "p99", "max")),
 )
 
+CHANGE_TABLE = (
+    Column("t_ms", "t [ms]", fixed(3)),
+    Column("path", "path", label=True),
+    Column("value", "value", label=True),
+)
+
 GENERATOR_TABLE = columns(
     ["generator"],
     ("sent_packets", "sent packets", count),
@@ -257,8 +267,28 @@ def run_tables(run: RunView) -> list[Table]:
         make_table("hosts", "Hosts (CPU time per class)", HOST_TABLE, run.hosts),
         make_table("apps", "Applications", APP_TABLE, run.apps),
         make_table("generators", "Traffic generators", GENERATOR_TABLE, run.generators),
+        make_table("changes", "Changes during the run ([[at]])", CHANGE_TABLE, _changes(run)),
     ]
     return [t for t in tables if t.rows]
+
+
+def _changes(run: RunView) -> pd.DataFrame:
+    frame = run.changes.copy()
+    frame["value"] = [change_value(v) for v in frame["value"]]
+    return frame
+
+
+def change_value(value: Any) -> str:
+    """A changed value as TOML would write it inline (``2``, ``"e1000-5x"``, ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{k} = {change_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(change_value(v) for v in value) + "]"
+    return text(value)
 
 
 def _per_vector(vectors: pd.DataFrame, key: str, fmt: Callable[[Any], str]) -> dict[Any, str]:

@@ -163,6 +163,16 @@ pub fn normalize_toml(text: &str) -> Result<String, Error> {
     Ok(serde_json::to_string(&s).expect("a validated scenario always serialises"))
 }
 
+/// The scenario in effect once every `[[at]]` change has been applied (in
+/// time order), without its `[[at]]` tables, as `normalize_toml` writes it:
+/// a file with `[[at]] t_ms = 0, set = {path = value}` gives the same text
+/// as the file without it after `holdoff run --set path=value`.
+pub fn normalize_toml_after_changes(text: &str) -> Result<String, Error> {
+    let s = Scenario::from_toml(text)?;
+    let after = crate::scenario::config::at::after_all(&s)?;
+    Ok(serde_json::to_string(&after).expect("a validated scenario always serialises"))
+}
+
 /// The JSON Schema of scenario files.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(Scenario);

@@ -257,6 +257,12 @@ fn bases() -> Vec<Value> {
     );
     intx["hosts"][0]["nics"][0]["interrupt_mode"] = json!("intx");
     out.push(intx);
+    // A change during the run (`at[].t_ms` must be below `duration_ms`:
+    // the longest run lets it reach its schema maximum).
+    let mut at = base(itr_chip, json!({"kind": "static"}), apps, gen_rate);
+    at["duration_ms"] = json!(3_600_000);
+    at["at"] = json!([{"t_ms": 1, "set": {"generators[0].rate_pps": 2000.0}}]);
+    out.push(at);
     out
 }
 

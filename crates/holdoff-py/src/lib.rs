@@ -163,6 +163,17 @@ fn normalize_toml(py: Python<'_>, text: &str) -> PyResult<String> {
     guarded(py, result)
 }
 
+/// The scenario in effect after every `[[at]]` change (validated, defaults
+/// filled in, without its `[[at]]` tables), as compact JSON text.
+///
+/// Raises:
+///     ScenarioError: the text is not valid TOML or not a valid scenario.
+#[pyfunction]
+fn normalize_toml_after_changes(py: Python<'_>, text: &str) -> PyResult<String> {
+    let result = catch_unwind(AssertUnwindSafe(|| api::normalize_toml_after_changes(text)));
+    guarded(py, result)
+}
+
 /// The JSON Schema of the scenario file, as pretty-printed JSON text.
 #[pyfunction]
 fn schema_json(py: Python<'_>) -> PyResult<String> {
@@ -183,6 +194,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_toml_after_changes, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

@@ -118,6 +118,18 @@ pub struct GeneratorCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 68, max = 9000))]
     pub mtu_bytes: Option<u32>,
+    /// Sending (true) or switched off (false); a change during the run (an
+    /// `at` table) can switch it. Switched back on, it sends a frame at once.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn one_u16() -> u16 {

@@ -114,29 +114,7 @@ impl Generator {
                 (b, cum)
             })
             .collect();
-        let mean_wire_bits: f64 = sizes
-            .iter()
-            .scan(0u64, |prev, &(b, c)| {
-                let w = c - *prev;
-                *prev = c;
-                Some(wire_bytes(b) as f64 * 8.0 * w as f64)
-            })
-            .sum::<f64>()
-            / cum as f64;
-        let mean_frame_bits: f64 = sizes
-            .iter()
-            .scan(0u64, |prev, &(b, c)| {
-                let w = c - *prev;
-                *prev = c;
-                Some(b as f64 * 8.0 * w as f64)
-            })
-            .sum::<f64>()
-            / cum as f64;
-        let rate_pps = match (cfg.rate_pps, cfg.load) {
-            (Some(r), _) => r,
-            (None, Some(l)) => l * line_bps as f64 / mean_wire_bits,
-            (None, None) => unreachable!("validated: one of rate_pps/load"),
-        };
+        let (rate_pps, mean_frame_bits) = offered_rate(cfg, line_bps, &sizes);
         let period_ps = (1e12 / rate_pps).round().max(1.0) as u64;
         let start = SimTime(cfg.start_us * 1000);
         let stop = cfg
@@ -171,6 +149,23 @@ impl Generator {
             offered_bps: rate_pps * mean_frame_bits * duty,
             replay: None,
         }
+    }
+
+    /// A new offered rate (`rate_pps` or `load` of `cfg`) from now on: the
+    /// emission already scheduled keeps its time, the spacing after it is
+    /// the new one. `offered_bps` stays the offer configured at the start
+    /// (the report lists the changes beside it).
+    pub fn set_rate(&mut self, cfg: &GeneratorCfg, line_bps: u64) {
+        let (rate_pps, _) = offered_rate(cfg, line_bps, &self.sizes);
+        self.period_ps = (1e12 / rate_pps).round().max(1.0) as u64;
+    }
+
+    /// Switched back on at `now`: the next emission, at `now` (or the start
+    /// time, or the next "on" window of an on-off pattern), if before the stop.
+    pub fn resume(&mut self, now: SimTime) -> Option<SimTime> {
+        let t = self.align(now.max(self.start));
+        self.next_ps = t.as_ns() as u128 * 1000;
+        (t < self.stop).then_some(t)
     }
 
     /// Time of the first emission, if any.
@@ -272,6 +267,32 @@ impl Generator {
             .map(|s| s.0)
             .unwrap_or(self.sizes[0].0)
     }
+}
+
+/// The offered rate [frames/s] of a rate or load configuration with the
+/// weighted sizes `sizes` (bytes, cumulative weight), and the mean frame
+/// size [bits].
+fn offered_rate(cfg: &GeneratorCfg, line_bps: u64, sizes: &[(u32, u64)]) -> (f64, f64) {
+    let cum = sizes.last().map_or(1, |s| s.1.max(1));
+    let mean = |bits: &dyn Fn(u32) -> f64| {
+        sizes
+            .iter()
+            .scan(0u64, |prev, &(b, c)| {
+                let w = c - *prev;
+                *prev = c;
+                Some(bits(b) * w as f64)
+            })
+            .sum::<f64>()
+            / cum as f64
+    };
+    let mean_wire_bits = mean(&|b| wire_bytes(b) as f64 * 8.0);
+    let mean_frame_bits = mean(&|b| b as f64 * 8.0);
+    let rate_pps = match (cfg.rate_pps, cfg.load) {
+        (Some(r), _) => r,
+        (None, Some(l)) => l * line_bps as f64 / mean_wire_bits,
+        (None, None) => unreachable!("validated: one of rate_pps/load"),
+    };
+    (rate_pps, mean_frame_bits)
 }
 
 /// A UDP receive socket and the thread reading it.
@@ -414,6 +435,7 @@ mod tests {
             loops: None,
             only_to: None,
             mtu_bytes: None,
+            enabled: true,
         }
     }
 

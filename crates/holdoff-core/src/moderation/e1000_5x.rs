@@ -26,8 +26,8 @@
 //! Units: octets [bytes], rates [int/s], ITR [256 ns].
 
 use super::{
-    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
-    PortCaps, Sample, Throttle, TraceRow,
+    check_range, BuildCtx, FieldError, Invocation, LiveChange, ModerationParams, Moderator,
+    ModeratorConfig, PortCaps, Sample, Throttle, TraceRow,
 };
 use crate::units::{ints_per_s_to_itr_256ns, Nanos};
 use schemars::JsonSchema;
@@ -181,6 +181,16 @@ impl ModeratorConfig for E1000LegacyCfg {
             ));
         }
         check_delay_timers(self.timers())
+    }
+
+    /// Nothing changes at run time: e1000 5.x reads `InterruptThrottleRate`
+    /// and the delay timers as module parameters at load
+    /// (`e1000_param.c`) and has no ethtool coalescing call.
+    fn live_change(&self, field: &str) -> Result<LiveChange, String> {
+        Err(format!(
+            "`{field}` is an e1000 5.x module parameter, read when the driver loads \
+             (e1000_param.c); that driver has no ethtool coalescing call"
+        ))
     }
 
     fn config_field(&self, param: &str) -> Option<&'static str> {

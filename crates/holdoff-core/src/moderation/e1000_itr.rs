@@ -52,8 +52,8 @@
 
 use super::e1000_5x::{check_delay_timers, delay_timer_params, ditr_step};
 use super::{
-    BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
-    Sample, TraceRow,
+    BuildCtx, FieldError, Invocation, LiveChange, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, TraceRow,
 };
 use crate::units::{ints_per_s_to_itr_256ns, Nanos};
 use schemars::JsonSchema;
@@ -373,6 +373,32 @@ impl ModeratorConfig for E1000ItrCfg {
         super::e1000_timer_field(param)
     }
 
+    /// `interrupt_throttle_rate` changes as `ethtool -C rx-usecs` does
+    /// (`e1000_set_coalesce`, Linux `e1000_ethtool.c`; e1000e alike): the
+    /// new `itr_setting` and `itr` (20000 for the dynamic modes) and an ITR
+    /// write at once; the latency classes are kept. The path keeps the
+    /// module-parameter name and its values (0, 1, 3, 4, 100 to 100000).
+    /// The delay timers and `driver` are module parameters read at load.
+    fn live_change(&self, field: &str) -> Result<LiveChange, String> {
+        match field {
+            "interrupt_throttle_rate" => Ok(LiveChange::Retune),
+            _ => Err(format!(
+                "`{field}` is a module parameter (e1000_param.c) read when the driver \
+                 loads; only the throttle rate changes at run time (ethtool -C)"
+            )),
+        }
+    }
+
+    fn retune(&self, m: &mut dyn Moderator) -> Option<ModerationParams> {
+        let e = m.as_any_mut()?.downcast_mut::<E1000Itr>()?;
+        let opt = check_option(e.driver, self.interrupt_throttle_rate);
+        e.itr_setting = opt.setting;
+        e.itr = opt.itr;
+        // `if (adapter->itr_setting != 0) ew32(ITR, 1e9 / (itr * 256)) else
+        // ew32(ITR, 0)`: the register `initial()` computes for the mode.
+        e.initial().itr_256ns.map(ModerationParams::itr)
+    }
+
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let [rdtr, radv, tidv, tadv] = self.timers();
         Box::new(
@@ -495,6 +521,9 @@ impl E1000Itr {
 impl Moderator for E1000Itr {
     fn name(&self) -> &'static str {
         "e1000-itr"
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
     fn watchdog_ics_rxdmt0(&self) -> bool {
         true

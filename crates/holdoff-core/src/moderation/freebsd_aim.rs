@@ -74,8 +74,8 @@
 
 use super::e1000_itr::{latency_transition, LatencyClass};
 use super::{
-    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
-    PortCaps, Sample, Throttle, TraceRow,
+    check_range, BuildCtx, FieldError, Invocation, LiveChange, ModerationParams, Moderator,
+    ModeratorConfig, PortCaps, Sample, Throttle, TraceRow,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -379,6 +379,35 @@ impl ModeratorConfig for FreebsdAimCfg {
         )
     }
 
+    /// `enable_aim` is a plain read-write integer sysctl
+    /// (`dev.em.N.enable_aim`, `SYSCTL_ADD_INT(..., CTLFLAG_RW,
+    /// &sc->enable_aim, ...)` in `if_em.c`, 2024): the write changes only
+    /// the variable. The next busy interrupt's `em_newitr` reads it; the
+    /// latency class and the register stay as they are until then (the
+    /// review's idle readback of 20032 after `enable_aim=0`).
+    /// `max_interrupt_rate` is the loader tunable `hw.em.max_interrupt_rate`
+    /// (`CTLFLAG_RDTUN`): read-only while the system runs.
+    fn live_change(&self, field: &str) -> Result<LiveChange, String> {
+        match field {
+            "enable_aim" => Ok(LiveChange::Retune),
+            "max_interrupt_rate" => Err(
+                "hw.em.max_interrupt_rate is a loader tunable (CTLFLAG_RDTUN in if_em.c): \
+                 read-only once the system runs; set it in the scenario itself"
+                    .into(),
+            ),
+            _ => Err(format!(
+                "`{field}` is not a run-time setting of freebsd-aim"
+            )),
+        }
+    }
+
+    fn retune(&self, m: &mut dyn Moderator) -> Option<ModerationParams> {
+        if let Some(aim) = m.as_any_mut().and_then(|a| a.downcast_mut::<FreebsdAim>()) {
+            aim.set_enable_aim(self.enable_aim);
+        }
+        None
+    }
+
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let target = match ctx.throttle {
             Throttle::Itr256ns => AimTarget::EmItr,
@@ -468,6 +497,9 @@ impl Moderator for FreebsdAim {
     }
     fn interrupt_rate_readback(&self) -> Option<u32> {
         Some(self.interrupt_rate())
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 
     fn initial(&self) -> ModerationParams {

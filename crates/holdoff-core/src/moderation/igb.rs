@@ -58,8 +58,8 @@
 
 use super::e1000_itr::{class_trace, update_class, LatencyClass};
 use super::{
-    BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig, PortCaps,
-    Sample, Throttle, TraceRow,
+    BuildCtx, FieldError, Invocation, LiveChange, ModerationParams, Moderator, ModeratorConfig,
+    PortCaps, Sample, Throttle, TraceRow,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -218,6 +218,29 @@ impl ModeratorConfig for IgbCfg {
         Ok(())
     }
 
+    /// `rx_usecs` changes as `ethtool -C rx-usecs` does (`igb_set_coalesce`,
+    /// Linux `igb_ethtool.c`): `rx_itr_setting` and `q_vector->itr_val`
+    /// (`IGB_START_ITR` for the dynamic modes) are set and `set_itr` asks
+    /// for an EITR write at the vector's next interrupt; the latency
+    /// classes are kept. `multi_vector` follows the adapter's vectors.
+    fn live_change(&self, field: &str) -> Result<LiveChange, String> {
+        match field {
+            "rx_usecs" => Ok(LiveChange::Retune),
+            _ => Err(format!(
+                "`{field}` follows the adapter's vector layout, fixed when the interface \
+                 comes up; only rx_usecs changes at run time (ethtool -C)"
+            )),
+        }
+    }
+
+    fn retune(&self, m: &mut dyn Moderator) -> Option<ModerationParams> {
+        let q = m.as_any_mut()?.downcast_mut::<Igb>()?;
+        q.setting = itr_setting(self.rx_usecs);
+        q.itr_val = initial_itr_val(q.setting);
+        q.set_itr = true;
+        None
+    }
+
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         Box::new(
             Igb::new(self.rx_usecs, self.multi_vector.unwrap_or(ctx.vectors > 1))
@@ -342,6 +365,9 @@ impl Igb {
 impl Moderator for Igb {
     fn name(&self) -> &'static str {
         "igb"
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 
     fn initial(&self) -> ModerationParams {

@@ -111,6 +111,42 @@ pub trait ModeratorConfig {
         let _ = param;
         None
     }
+    /// How the driver takes a change of `field` (a field of this kind's
+    /// table) made while the interface is up: a sysctl write or `ethtool
+    /// -C` (`[[at]]` in a scenario). `Err` explains why the field cannot
+    /// change during a run (a load-time tunable, a module parameter). The
+    /// default refuses every field; each kind documents its own, with the
+    /// driver source.
+    fn live_change(&self, field: &str) -> Result<LiveChange, String> {
+        Err(format!(
+            "`{field}` of this moderation kind has no run-time setting in the model"
+        ))
+    }
+    /// For [`LiveChange::Retune`]: hand the running algorithm of one vector
+    /// (of this kind) this new config. Returns the registers the driver
+    /// writes at once, if it writes any. An algorithm of another type is
+    /// left alone.
+    fn retune(&self, m: &mut dyn Moderator) -> Option<ModerationParams> {
+        let _ = m;
+        None
+    }
+}
+
+/// What a driver does when a moderation setting changes while the
+/// interface is up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LiveChange {
+    /// The running algorithm keeps its state and takes the new setting
+    /// ([`ModeratorConfig::retune`]), with whatever register write the
+    /// driver's handler does: none for FreeBSD `enable_aim` (a plain integer
+    /// sysctl read at the next interrupt), the next interrupt for Linux igb
+    /// (`igb_set_coalesce` sets `set_itr`), at once for Linux e1000
+    /// (`e1000_set_coalesce` writes ITR).
+    Retune,
+    /// A fresh algorithm state from the new config, its initial registers
+    /// written at the instant of the change (the `static` kind: a register
+    /// write).
+    Reprogram,
 }
 
 /// The four delay timers of the e1000 kinds in register order (RDTR, RADV,
@@ -246,6 +282,12 @@ pub trait Moderator {
     /// The driver's interrupt-rate readback for this vector, if it has one
     /// (FreeBSD em/igb `dev.em.N.queue_rx_M.interrupt_rate`) [int/s].
     fn interrupt_rate_readback(&self) -> Option<u32> {
+        None
+    }
+    /// The algorithm as `Any`, so that its own config's
+    /// [`ModeratorConfig::retune`] can reach its state; None for algorithms
+    /// that cannot be retuned.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
     }
 }

@@ -7,8 +7,8 @@
 //! (RDTR/RADV), §13.4.41/44 (TIDV/TADV).
 
 use super::{
-    check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
-    PortCaps, Sample, Throttle,
+    check_range, BuildCtx, FieldError, Invocation, LiveChange, ModerationParams, Moderator,
+    ModeratorConfig, PortCaps, Sample, Throttle,
 };
 use crate::units::ints_per_s_to_itr_256ns;
 use schemars::JsonSchema;
@@ -119,6 +119,13 @@ impl ModeratorConfig for StaticCfg {
             "tadv_1024ns" => Some("tadv_1024ns"),
             _ => None,
         }
+    }
+
+    /// Every field: the registers are rewritten at the instant of the
+    /// change, as a driver's coalescing call does (Linux e1000e
+    /// `e1000e_set_coalesce` -> `e1000e_write_itr`).
+    fn live_change(&self, _field: &str) -> Result<LiveChange, String> {
+        Ok(LiveChange::Reprogram)
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {

@@ -22,6 +22,10 @@ pub struct Report<'a> {
     pub seed: u64,
     pub config: &'a Scenario,
     pub summary: Summary,
+    /// The `[[at]]` changes applied during the run, in time order (absent
+    /// when the scenario has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ChangeOut<'a>>,
     pub timeseries: Series<'a>,
     /// Per application: (value [ns], count) buckets of its latency histogram.
     pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
@@ -43,6 +47,15 @@ pub struct Summary {
     pub apps: Vec<AppOut>,
     pub generators: Vec<GenOut>,
     pub tcp: Vec<ConnOut>,
+}
+
+/// One change applied during the run: when, the path as written in
+/// `[[at]]`, and its value.
+#[derive(Serialize)]
+pub struct ChangeOut<'a> {
+    pub t_ns: u64,
+    pub path: &'a str,
+    pub value: &'a serde_json::Value,
 }
 
 /// A configured value that is not in effect as written: the scenario field
@@ -801,6 +814,15 @@ pub fn to_json(w: &World) -> Result<String, Error> {
         seed: w.scenario().seed,
         config: w.scenario(),
         summary,
+        changes: w
+            .changes()
+            .iter()
+            .map(|c| ChangeOut {
+                t_ns: c.t_ns,
+                path: &c.path,
+                value: &c.value,
+            })
+            .collect(),
         timeseries: Series {
             interval_ns: w.scenario().sample_interval_us * 1000,
             t_ns: &w.series().t_ns,

@@ -13,6 +13,7 @@
 //! Units are in the field names: `_ms`, `_us`, `_ns`, `_bytes`, `_pps`,
 //! `_per_s`, `_256ns` (ITR), `_1024ns` (RDTR/RADV/TIDV/TADV), `_us` (EITR).
 
+pub mod at;
 pub mod host;
 pub mod links;
 mod locate;
@@ -58,6 +59,11 @@ pub struct Scenario {
     pub links: Vec<LinkCfg>,
     #[serde(default)]
     pub apps: Vec<AppCfg>,
+    /// Changes during the run: at `t_ms`, set each path (the `--set`
+    /// syntax) to its value (docs/howto-change-mid-run.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub at: Vec<at::AtCfg>,
     /// The directory of the scenario file, when it was read from a file:
     /// relative `capture` paths are resolved against it (not a field of the file).
     #[serde(skip)]
@@ -180,7 +186,8 @@ impl Scenario {
         self.validate_generators(&mut names)?;
         self.validate_links()?;
         self.validate_apps(&mut names)?;
-        self.validate_sinks()
+        self.validate_sinks()?;
+        at::resolve(self).map(|_| ())
     }
 
     /// The run-wide fields.

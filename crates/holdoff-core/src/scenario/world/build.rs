@@ -354,6 +354,11 @@ impl World {
             sample_interval: Nanos(s.sample_interval_us * 1000),
             prev: SamplePrev::default(),
             ts_cols: Vec::new(),
+            steps: crate::scenario::config::at::resolve(s)?,
+            changes: Vec::new(),
+            watchdog_pending: vec![false; s.hosts.iter().map(|h| h.nics.len()).sum()],
+            gen_on: s.generators.iter().map(|g| g.enabled).collect(),
+            gen_scheduled: vec![false; s.generators.len()],
         };
         w.init();
         Ok(w)

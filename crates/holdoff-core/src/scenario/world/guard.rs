@@ -48,7 +48,7 @@ const MIN_FRAME_WIRE_BITS: f64 = 84.0 * 8.0;
 /// One event in this many is sampled for attribution and the queue peak.
 const SAMPLE_EVERY: u64 = 16;
 /// Event kinds tracked for attribution (the variants of `Ev`).
-const KINDS: usize = 11;
+const KINDS: usize = 12;
 
 /// The limits of one world (derived from its scenario at build time).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -176,6 +176,7 @@ fn kind(ev: &Ev) -> usize {
         Ev::PollTick { .. } => 8,
         Ev::NapiTimer { .. } => 9,
         Ev::TcpTimer { .. } => 10,
+        Ev::Change { .. } => 11,
     }
 }
 
@@ -287,6 +288,7 @@ impl World {
                 let h = self.conns[conn as usize].host[side as usize];
                 format!("hosts[{h}].tcp")
             }
+            Ev::Change { step } => format!("at[{}]", self.steps[step as usize].at),
         }
     }
 }

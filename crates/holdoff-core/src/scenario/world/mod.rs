@@ -52,6 +52,7 @@
 mod build;
 mod build_apps;
 mod busy_poll;
+mod changes;
 mod cpu;
 mod datapath;
 mod guard;
@@ -61,6 +62,7 @@ mod napi;
 mod outcome;
 mod series;
 
+pub use changes::AppliedChange;
 pub use guard::{Limit, Limits};
 pub use moderation::ExternalFactory;
 pub use napi::{NapiStats, NetisrStats};
@@ -134,6 +136,10 @@ pub(crate) enum Ev {
         side: u8,
         gen: u32,
     },
+    /// A change of the scenario's `[[at]]` tables (an index of `World::steps`).
+    Change {
+        step: u16,
+    },
 }
 
 /// Where a run stands, given to the control callback of
@@ -206,6 +212,10 @@ pub struct World {
     /// instance for the whole port.
     moderators: Vec<Vec<Box<dyn crate::moderation::Moderator>>>,
     gens: Vec<Generator>,
+    /// Per generator: switched on (`enabled`; `[[at]]` may switch it).
+    gen_on: Vec<bool>,
+    /// Per generator: an emission event is pending.
+    gen_scheduled: Vec<bool>,
     gen_names: Vec<String>,
     gen_egress: Vec<LinkDir>,
     /// Peer endpoint of every endpoint (ports first, then generators).
@@ -247,6 +257,12 @@ pub struct World {
     sample_interval: Nanos,
     prev: SamplePrev,
     ts_cols: Vec<usize>,
+    /// The scenario's `[[at]]` changes, in the order they happen.
+    steps: Vec<crate::scenario::config::at::Step>,
+    /// The changes applied so far.
+    changes: Vec<AppliedChange>,
+    /// Per port: a watchdog event is pending.
+    watchdog_pending: Vec<bool>,
 }
 
 impl World {
@@ -254,6 +270,7 @@ impl World {
     /// (unless the driver polls), the polling clock, generators, watchdogs
     /// (each with its own phase), applications, the first sample.
     pub(super) fn init(&mut self) {
+        self.schedule_changes();
         self.napi_state = self
             .ports
             .iter()
@@ -290,7 +307,11 @@ impl World {
             }
         }
         for g in 0..self.gens.len() {
+            if !self.gen_on[g] {
+                continue;
+            }
             if let Some(t) = self.gens[g].first() {
+                self.gen_scheduled[g] = true;
                 self.q.schedule(t, Ev::GenEmit { gen: g as u16 });
             }
         }
@@ -308,6 +329,7 @@ impl World {
                 } else {
                     SimTime::ZERO + period + phase
                 };
+                self.watchdog_pending[p] = true;
                 self.q.schedule(first, Ev::Watchdog { port: p as u16 });
             }
         }
@@ -361,7 +383,13 @@ impl World {
 
     fn handle(&mut self, now: SimTime, ev: Ev) {
         match ev {
+            Ev::GenEmit { gen } if !self.gen_on[gen as usize] => {
+                // Switched off by a change: the emission is skipped and the
+                // generator stops until switched on again.
+                self.gen_scheduled[gen as usize] = false;
+            }
             Ev::GenEmit { gen } => {
+                self.gen_scheduled[gen as usize] = false;
                 let (pkt, next) = self.gens[gen as usize].emit(now);
                 self.ledger.injected += 1;
                 if self.gens[gen as usize].over_mtu(&pkt) {
@@ -381,6 +409,7 @@ impl World {
                     // Never faster than the line: wait for the wire to be free.
                     let t = t.max(self.gen_egress[gen as usize].free_at());
                     if t <= self.end {
+                        self.gen_scheduled[gen as usize] = true;
                         self.q.schedule(t, Ev::GenEmit { gen });
                     }
                 }
@@ -519,6 +548,7 @@ impl World {
                     self.post_segment(now);
                 }
             }
+            Ev::Change { step } => self.apply_change(now, step),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_interval;

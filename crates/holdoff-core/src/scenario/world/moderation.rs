@@ -177,9 +177,11 @@ impl World {
     /// A periodic moderation call: sample the port's counters, let the
     /// algorithm decide, write its registers.
     pub(super) fn watchdog(&mut self, now: SimTime, port: u16) {
-        let (period, _) = self
-            .watchdog_period(port as usize)
-            .expect("scheduled only with a watchdog");
+        // A change during the run may have left the port without one.
+        let Some((period, _)) = self.watchdog_period(port as usize) else {
+            self.watchdog_pending[port as usize] = false;
+            return;
+        };
         let periodic = matches!(
             self.moderators[port as usize][0].invocation(),
             Invocation::Periodic { .. }
@@ -198,6 +200,8 @@ impl World {
         let next = now + period;
         if next <= self.end {
             self.q.schedule(next, Ev::Watchdog { port });
+        } else {
+            self.watchdog_pending[port as usize] = false;
         }
     }
 

@@ -18,6 +18,13 @@ use crate::scenario::config::Scenario;
 use crate::scenario::netstack::TcpConn;
 use crate::units::SimTime;
 
+impl World {
+    /// The `[[at]]` changes applied so far, in the order applied.
+    pub fn changes(&self) -> &[super::AppliedChange] {
+        &self.changes
+    }
+}
+
 /// The read API of a host: what the report shows.
 impl Host {
     pub fn name(&self) -> &str {
