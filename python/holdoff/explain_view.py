@@ -1,0 +1,107 @@
+"""The terminal view of ``holdoff explain``: rich tables of one explanation.
+
+Renders the dict :func:`holdoff.knobs.explain` returns (the same the
+``--json`` output prints): a header (driver, chip, mode, the assumptions),
+the knob values, the registers with their units and intervals, the effective
+interval and highest interrupt rate per vector, the notes (keys ignored,
+rounded, refused, values that select an adaptive mode), the warnings with
+their numbers, the commands and the simulator's moderation table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+_KIND_STYLE = {"ignored": "yellow", "refused": "red", "rounded": "yellow", "adaptive": "cyan"}
+
+
+def _us(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def render_explain(report: dict[str, Any]) -> Group:
+    """The explanation as a rich renderable."""
+    parts: list[RenderableType] = []
+    a = report["assumptions"]
+    head = Text()
+    head.append(report["driver"], style="bold cyan")
+    head.append(f" on {report['chip']}: ")
+    head.append(report["mode"], style="bold")
+    head.append(
+        f"   (assumed: {a['speed_mbps']} Mb/s, RX ring {a['rx_ring']}, TX ring {a['tx_ring']}, "
+        f"TSQ {a['tsq_bytes']} B)",
+        style="dim",
+    )
+    parts.append(head)
+    if report["adaptive"]:
+        parts.append(Text(report["adaptive"]))
+
+    settings = Table(title="settings", title_justify="left", show_edge=False)
+    settings.add_column("knob")
+    settings.add_column("value", justify="right")
+    settings.add_column("from")
+    for key, value in report["settings"].items():
+        settings.add_row(key, str(value), "given" if key in report["given"] else "default")
+    parts.append(settings)
+
+    regs = Table(title="registers the device applies", title_justify="left", show_edge=False)
+    regs.add_column("register")
+    regs.add_column("value", justify="right")
+    regs.add_column("unit")
+    regs.add_column("interval [us]", justify="right")
+    regs.add_column("acts")
+    regs.add_column("note")
+    for r in report["registers"]:
+        value = str(r["value"]) + (f" (word {r['word']:#x})" if r["word"] is not None else "")
+        regs.add_row(
+            r["register"],
+            value,
+            r["unit"],
+            _us(r["interval_us"]),
+            "yes" if r["acts"] else "no",
+            r["note"],
+        )
+    parts.append(regs)
+
+    interval = report["interval_us"]
+    rate = report["max_interrupts_per_s_per_vector"]
+    line = Text()
+    if interval is None:
+        line.append("interval: no throttle", style="bold")
+    elif interval["min"] == interval["max"]:
+        line.append(f"interval: {_us(interval['min'])} us", style="bold")
+    else:
+        line.append(f"interval: {_us(interval['min'])} to {_us(interval['max'])} us", style="bold")
+    line.append(
+        "   highest interrupt rate per vector: "
+        + ("unbounded by the throttle" if rate is None else f"{rate:,.0f}/s")
+    )
+    if report["rx_delay_us"] or report["tx_delay_us"]:
+        rx, tx = _us(report["rx_delay_us"]), _us(report["tx_delay_us"])
+        line.append(f"   delay timers: RX {rx} us, TX {tx} us")
+    parts.append(line)
+
+    for n in report["notes"]:
+        t = Text(f"{n['kind']}: ", style=_KIND_STYLE.get(n["kind"], "dim"))
+        t.append(f"{n['key']}: {n['message']}")
+        parts.append(t)
+    for w in report["warnings"]:
+        parts.append(Text(f"warning: {w['key']}: {w['message']}", style="yellow"))
+    if report.get("skipped"):
+        parts.append(
+            Text(f"not moderation knobs, skipped: {len(report['skipped'])} lines", style="dim")
+        )
+    if report["commands"]:
+        parts.append(Text("to set it:", style="bold"))
+        parts.extend(Text("  " + c) for c in report["commands"])
+    if report["scenario"] is not None:
+        mod = report["scenario"]["moderation"]
+        body = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in mod.items())
+        parts.append(Text(f"scenario: moderation = {{ {body} }}", style="dim"))
+    elif report["scenario_note"]:
+        parts.append(Text(f"scenario: none ({report['scenario_note']})", style="dim"))
+    return Group(*parts)
