@@ -367,7 +367,7 @@ def explain_command(
     chip: Annotated[
         str | None,
         typer.Option(
-            "--chip", help="Controller, e.g. 82546, 82574, i210 [default: the driver's usual one]."
+            "--chip", help="Controller, e.g. 82546, 82574, i210 (default: the driver's usual one)."
         ),
     ] = None,
     assignments: Annotated[
@@ -385,16 +385,16 @@ def explain_command(
         typer.Option(
             "--speed",
             min=10,
-            help="Link speed [Mb/s] for the ring and TSQ checks [default: the chip's].",
+            help="Link speed in Mb/s for the ring and TSQ checks (default: the chip's).",
         ),
     ] = None,
     rx_ring: Annotated[
         int | None,
-        typer.Option("--rx-ring", min=8, help="RX descriptors in use [default: the driver's]."),
+        typer.Option("--rx-ring", min=8, help="RX descriptors in use (default: the driver's)."),
     ] = None,
     tx_ring: Annotated[
         int | None,
-        typer.Option("--tx-ring", min=8, help="TX descriptors in use [default: the driver's]."),
+        typer.Option("--tx-ring", min=8, help="TX descriptors in use (default: the driver's)."),
     ] = None,
     ring_file: Annotated[
         Path | None,
@@ -402,7 +402,9 @@ def explain_command(
     ] = None,
     tsq_bytes: Annotated[
         int,
-        typer.Option("--tsq-bytes", min=1, help="A Linux sender's tcp_limit_output_bytes [bytes]."),
+        typer.Option(
+            "--tsq-bytes", min=1, help="A Linux sender's tcp_limit_output_bytes, in bytes."
+        ),
     ] = 1 << 20,
     iface: Annotated[
         str, typer.Option("--iface", help="Interface name in the printed commands.")

@@ -804,6 +804,8 @@ def _e1000_option(driver: str, s: dict[str, int], ctx: _Ctx) -> tuple[int, int]:
 def _decode_e1000(ctx: _Ctx) -> Decoded:
     d, c, s = ctx.driver, ctx.chip, ctx.s
     setting, itr = _e1000_option(d, s, ctx)
+    key = "InterruptThrottleRate" if "rx-usecs" not in ctx.given else "rx-usecs"
+    knob = f"{key} {s[key]}"
     reg_name = "EITR" if c.throttle == "eitr256" else "ITR"
     where = (
         "EITR_82574(n), every vector (e1000e_write_itr, MSI-X)"
@@ -815,7 +817,7 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
     rng: tuple[int, int] | None
     if setting == 0:
         value, mode, rng = 0, "off", None
-        ctx.note("info", "rx-usecs", "0: the driver writes ITR = 0, no throttle")
+        ctx.note("info", key, f"{knob}: the driver writes ITR = 0, no throttle")
     elif setting in (1, 3):
         value = ints_to_itr(20_000)
         mode = "adaptive"
@@ -831,8 +833,8 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
         )
         ctx.note(
             "adaptive",
-            "rx-usecs",
-            f"{setting} selects an adaptive mode, not {setting} us (itr_setting {setting})",
+            key,
+            f"{knob} selects an adaptive mode, not a time (itr_setting {setting})",
         )
     elif setting == 4:
         value = (1_000_000_000 // (4 * 256)) & 0xFFFF
@@ -842,7 +844,7 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
             "simplified: the 2-s watchdog sets 2000..8000 interrupts/s from the TX/RX byte "
             "ratio (ITR 1953..488); until its first run ITR holds 1e9/(4*256) & 0xFFFF = 59058"
         )
-        ctx.note("adaptive", "rx-usecs", "4 selects the simplified mode, not 4 us")
+        ctx.note("adaptive", key, f"{knob} selects the simplified mode, not a time")
     else:
         value = ints_to_itr(itr)
         rng = (itr_ns(value), itr_ns(value))
@@ -857,7 +859,7 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
                 )
     ctx.regs.append(Register(reg_name, value, "256 ns", itr_ns(value), note=where if value else ""))
     if value > 0xFFFF:
-        ctx.note("rounded", "rx-usecs", f"{reg_name} keeps the low 16 bits")
+        ctx.note("rounded", key, f"{reg_name} keeps the low 16 bits")
     # Delay timers (e1000_configure_rx/tx; IDE only when TxIntDelay != 0).
     for key, _reg, _ in _E1000_TIMER_KNOBS:
         if s[key] > TICKS_MAX:
@@ -1016,7 +1018,8 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
         if s[key] > IXGBE_MAX_EITR >> 2:
             raise KnobError(
                 key,
-                f"got {s[key]}; ixgbe_set_coalesce returns EINVAL above IXGBE_MAX_EITR >> 2 = 1022",
+                f"got {s[key]}; ixgbe_set_coalesce returns EINVAL above IXGBE_MAX_EITR >> 2: "
+                "allowed 0..1022",
             )
     u = s["rx-usecs"]
     setting = u << 2 if u > 1 else u
@@ -1223,7 +1226,7 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
                 raise KnobError(
                     key,
                     f"got {s[key]}; em_sysctl_int_delay returns EINVAL above "
-                    f"EM_TICKS_TO_USECS(65535) = {em_ticks_to_usecs(TICKS_MAX)} us",
+                    f"EM_TICKS_TO_USECS(65535): allowed 0..{em_ticks_to_usecs(TICKS_MAX)} us",
                 )
         regmap = (
             ("rx_int_delay", "RDTR"),
