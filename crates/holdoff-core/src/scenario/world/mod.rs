@@ -88,8 +88,9 @@ use moderation::ModPrev;
 use napi::{NapiState, SoftirqState};
 use series::SamplePrev;
 
-/// The simulator's event queue.
-pub(crate) type Queue = crate::engine::EventQueue<Ev>;
+/// The simulator's event queue (`engine::WheelQueue`: a heap while short, a
+/// timing wheel while long; the same pop order as a binary heap).
+pub(crate) type Queue = crate::engine::WheelQueue<Ev>;
 
 /// Every event of the simulation.
 #[derive(Clone, Copy, Debug)]
