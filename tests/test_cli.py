@@ -146,6 +146,84 @@ def test_bench_default_scenario_is_found() -> None:
     assert (holdoff.examples_dir() / BENCH_SCENARIO).is_file()
 
 
+def test_bench_hosts_json_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(
+        capsys, "bench", "--hosts", "1,3", "--duration-ms", "2", "-n", "2", "--json"
+    )
+    assert code == 0, err
+    rows = json.loads(out)["results"]
+    assert [r["hosts"] for r in rows] == [1, 3]
+    one, three = rows
+    # One generator at 1 Gb/s line rate: a 64-byte frame every 672 ns from
+    # t = 0, so 2 ms carry floor(2e6 / 672) + 1 = 2977 frames per host, and
+    # the copies are independent: three hosts inject three times as many.
+    assert one["sim_packets"] == 2977
+    assert three["sim_packets"] == 3 * 2977
+    for row in rows:
+        assert row["repeat"] == 2
+        assert row["duration_ms"] == 2
+        best, median = row["packets_per_s"]["best"], row["packets_per_s"]["median"]
+        assert best >= median > 0
+        # At least the generator emission, the wire arrival and the DMA
+        # completion of every frame are events.
+        assert row["events_per_packet"] >= 3.0
+        # Each host keeps its generator's next emission queued at least.
+        assert row["peak_queue_len"] >= row["hosts"]
+        if sys.platform.startswith("linux"):
+            assert row["peak_rss_bytes"] >= row["base_rss_bytes"] > 0
+
+
+def test_bench_one_host_count_gives_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "bench", "--hosts", "2", "--duration-ms", "1", "-n", "1", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    for field in ("packets_per_s", "events_per_packet", "peak_rss_bytes", "peak_queue_len"):
+        assert field in report
+    assert report["hosts"] == 2
+
+
+def test_bench_hosts_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "bench", "--hosts", "1", "--duration-ms", "1", "-n", "1")
+    assert code == 0, err
+    assert "events/pkt" in out and "peak RSS" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--hosts", "0"], "between 1 and"),
+        (["--hosts", "many"], "comma-separated integers"),
+        (["--hosts", ","], "must list host counts"),
+        (["--hosts", "100000"], "between 1 and"),
+        (["--duration-ms", "5"], "use it with --hosts"),
+        (["--hosts", "2", "--sweep", "x.toml"], "give one of them"),
+    ],
+)
+def test_bench_hosts_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = cli(capsys, "bench", *argv)
+    assert code == 2
+    assert message in " ".join(err.split())
+
+
+def test_replicated_scenario_renames_every_copy() -> None:
+    import tomllib
+
+    from holdoff import benchscale
+
+    text = (holdoff.examples_dir() / BENCH_SCENARIO).read_text()
+    doc = tomllib.loads(benchscale.replicate(text, 3, 7))
+    assert doc["duration_ms"] == 7
+    assert [h["name"] for h in doc["hosts"]] == ["dut-0", "dut-1", "dut-2"]
+    assert [(link["a"], link["b"]) for link in doc["links"]] == [
+        (f"gen-{i}", f"dut-{i}.eth0") for i in range(3)
+    ]
+    assert [(a["name"], a["host"]) for a in doc["apps"]] == [
+        (f"sink-{i}", f"dut-{i}") for i in range(3)
+    ]
+
+
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = cli(capsys, "run")
     assert code == 2

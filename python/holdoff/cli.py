@@ -30,6 +30,8 @@ from holdoff.result import RunResult
 from holdoff.summary import SUMMARY_WIDTH, render_summary
 
 BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
+# Simulated time of each run of `holdoff bench --hosts` [ms].
+BENCH_HOSTS_DURATION_MS = 50
 
 
 def _flags_without_metavar(params: Sequence[Any]) -> None:
@@ -520,12 +522,36 @@ def bench_command(
     workers: Annotated[
         str, typer.Option("--workers", help="With --sweep: worker counts to compare, e.g. 1,2.")
     ] = "1,2",
+    hosts: Annotated[
+        str | None,
+        typer.Option(
+            "--hosts",
+            help="Scaling benchmark: replicate the scenario over N independent hosts (a "
+            "comma-separated list runs each count, e.g. 1,16,64), each count in a child "
+            "process; reports packets/s, events per packet, peak queue length and peak RSS.",
+        ),
+    ] = None,
+    duration_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--duration-ms",
+            min=1,
+            help="With --hosts: simulated time of each run [ms] (default "
+            f"{BENCH_HOSTS_DURATION_MS}).",
+        ),
+    ] = None,
 ) -> None:
     """Run a fixed scenario several times and report simulated packets per wall second.
 
-    With --sweep FILE: run the sweep with each worker count (a fresh store
-    each time) and report points per second and the speedup.
+    With --hosts N[,N...]: the same scenario replicated over N independent
+    hosts (one JSON object with --json for one count, {"results": [...]} for
+    several). With --sweep FILE: run the sweep with each worker count (a
+    fresh store each time) and report points per second and the speedup.
     """
+    if hosts is not None and sweep_file is not None:
+        _fail("--hosts and --sweep measure different things: give one of them", 2)
+    if duration_ms is not None and hosts is None:
+        _fail("--duration-ms applies to the scaling benchmark: use it with --hosts", 2)
     if sweep_file is not None:
         _bench_sweep(sweep_file, workers, repeat, json_output)
         return
@@ -535,6 +561,9 @@ def bench_command(
         except FileNotFoundError as err:
             _fail(str(err), 2)
     text = _read(scenario)
+    if hosts is not None:
+        _bench_hosts(text, str(scenario), hosts, repeat, duration_ms, json_output)
+        return
     runs: list[dict[str, Any]] = []
     name = ""
     for _ in range(repeat):
@@ -587,6 +616,77 @@ def _bench_table(report: dict[str, Any]) -> Table:
     for label, key, fmt in rows:
         table.add_row(label, fmt.format(report[key]["best"]), fmt.format(report[key]["median"]))
     return table
+
+
+def _bench_hosts(
+    text: str,
+    path: str,
+    hosts_text: str,
+    repeat: int,
+    duration_ms: int | None,
+    json_output: bool,
+) -> None:
+    from holdoff import benchscale
+
+    try:
+        counts = benchscale.parse_hosts(hosts_text)
+    except ValueError as err:
+        _fail(str(err), 2)
+    ms = duration_ms if duration_ms is not None else BENCH_HOSTS_DURATION_MS
+    try:
+        _core.validate_toml(benchscale.replicate(text, 1, ms))
+    except benchscale.BenchError as err:
+        _fail(str(err), 2)
+    except _core.ScenarioError as err:
+        _fail(str(err), 2)
+    rows: list[dict[str, Any]] = []
+    for n in counts:
+        try:
+            row = benchscale.measure(text, n, repeat, ms)
+        except benchscale.BenchError as err:
+            _fail(str(err), 1)
+        row.update({"scenario": scenario_name(text) or "", "file": path, "duration_ms": ms})
+        rows.append(row)
+    base = rows[0]["packets_per_s"]["median"]
+    for row in rows:
+        # Wall time per packet relative to the first host count.
+        row["cost_vs_first"] = base / max(row["packets_per_s"]["median"], 1e-9)
+    if json_output:
+        report: dict[str, Any] = rows[0] if len(rows) == 1 else {"results": rows}
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    table = Table(
+        title=f"bench --hosts: {rows[0]['scenario']}",
+        caption=f"{ms} ms simulated per run, {repeat} run{'s' if repeat != 1 else ''} per "
+        f"host count (best / median), each count in its own process; cost = wall time per "
+        f"packet relative to {rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}",
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+    )
+    for col in (
+        "hosts",
+        "sim packets",
+        "M pkt/s best",
+        "M pkt/s median",
+        "cost",
+        "events/pkt",
+        "peak queue",
+        "peak RSS (MB)",
+    ):
+        table.add_column(col, justify="right")
+    for row in rows:
+        table.add_row(
+            str(row["hosts"]),
+            f"{row['sim_packets']:,}",
+            f"{row['packets_per_s']['best'] / 1e6:.2f}",
+            f"{row['packets_per_s']['median'] / 1e6:.2f}",
+            f"{row['cost_vs_first']:.2f}x",
+            f"{row['events_per_packet']:.3f}",
+            f"{row['peak_queue_len']:,}",
+            f"{row['peak_rss_bytes'] / 1e6:.0f}",
+        )
+    _stdout().print(table)
 
 
 def _bench_sweep(file: Path, workers_text: str, repeat: int, json_output: bool) -> None:

@@ -4,24 +4,23 @@
 //! earliest time first, and events scheduled for the same instant in the
 //! order they were scheduled, which makes every run deterministic.
 //!
-//! The simulator's queue, `EventQueue`, is a binary heap keyed by
-//! `(time, sequence)` (the sequence number breaks ties).
+//! The simulator's queue is `WheelQueue`: it holds its events in a binary
+//! heap keyed by `(time, sequence)` (the sequence number breaks ties) while
+//! it is short (at most 64 events: a single host's handful of timers, where
+//! a heap is the cheapest structure) and in a hierarchical timing wheel
+//! while it is long; it moves them over when its length passes 64 and back
+//! when it falls below 16 (the gap keeps a length near a threshold from
+//! moving them at every event). Both moves keep the `(time, sequence)`
+//! order: heap to wheel in sorted order, wheel to heap in pop order with
+//! fresh sequence numbers. `EventQueue`, a plain `std` binary heap with the
+//! same API, is the reference order the property test checks it against.
 //!
-//! `WheelQueue` is an alternative with the same API and exactly the same pop
-//! order, built for many hosts: it holds its events in a binary heap keyed
-//! by `(time, sequence)` while it is short (at most 64 events: a single
-//! host's handful of timers, where a heap is the cheapest structure) and in
-//! a hierarchical timing wheel while it is long; it moves them over when its
-//! length passes 64 and back when it falls below 16 (the gap keeps a length
-//! near a threshold from moving them at every event). Both moves keep the
-//! `(time, sequence)` order: heap to wheel in sorted order, wheel to heap in
-//! pop order with fresh sequence numbers. It is not the default: on the
-//! one-host bench scenario it measured 10 to 17 % slower than the plain heap
-//! (although its queue, at most 9 events there, stays in its heap: the cause
-//! is not yet found), while with 16 and 64 hosts the simulator ran 1.2x to
-//! 3x faster with it (`benches/engine.rs` group `sim_hosts`, and `holdoff
-//! bench` on replicated scenarios, on a shared 2-core machine). Switching
-//! the simulator over is a change of the queue's type in `scenario::world`.
+//! The short mode's heap is written out (`SmallHeap`) rather than taken from
+//! `std`: the standard heap moves the entry being sifted through a stack
+//! temporary that the processor cannot forward from the stores that just
+//! wrote it, which made the whole simulation about 8 % slower at one host
+//! (BENCHMARKS.md, 2026-11-23). With it, the one-host bench runs about 8 %
+//! faster than on `EventQueue`, and 64 hosts about 1.6x faster.
 //!
 //! The wheel is used as a radix queue, keyed by the event time [ns] in base
 //! 64 (6 bits per level, 11 levels cover the whole 64-bit key, so no
@@ -127,43 +126,35 @@ const TO_HEAP: usize = 16;
 /// A deterministic future-event list with the API and pop order of
 /// `EventQueue`: a binary heap while short, a hierarchical timing wheel while
 /// long (see the module doc).
-pub struct WheelQueue<E> {
+pub struct WheelQueue<E, const TO_W: usize = TO_WHEEL, const TO_H: usize = TO_HEAP> {
     /// The events while `in_wheel` is false.
-    heap: BinaryHeap<HeapEntry<E>>,
+    heap: SmallHeap<E>,
     /// Scheduling sequence number (heap order within one instant).
     seq: u64,
     /// The events while `in_wheel` is true.
     wheel: Wheel<E>,
     in_wheel: bool,
-    /// Switch thresholds (`TO_WHEEL`, `TO_HEAP`; tests vary them).
-    to_wheel: usize,
-    to_heap: usize,
     now: SimTime,
     processed: u64,
 }
 
-impl<E> Default for WheelQueue<E> {
+impl<E: Copy, const TO_W: usize, const TO_H: usize> Default for WheelQueue<E, TO_W, TO_H> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> WheelQueue<E> {
+/// `TO_W`, `TO_H`: the queue moves to the wheel above `TO_W` events and back
+/// to the heap below `TO_H` (constants, so that the heap path tests against
+/// an immediate; `TO_WHEEL` and `TO_HEAP` unless a test varies them).
+impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
     pub fn new() -> Self {
-        Self::with_thresholds(TO_WHEEL, TO_HEAP)
-    }
-
-    /// A queue that moves to the wheel above `to_wheel` events and back to
-    /// the heap below `to_heap`.
-    fn with_thresholds(to_wheel: usize, to_heap: usize) -> Self {
-        debug_assert!(to_heap <= to_wheel);
+        debug_assert!(TO_H <= TO_W);
         WheelQueue {
-            heap: BinaryHeap::with_capacity(TO_WHEEL + 1),
+            heap: SmallHeap::with_capacity(TO_W.min(1024) + 1),
             seq: 0,
             wheel: Wheel::new(),
             in_wheel: false,
-            to_wheel,
-            to_heap,
             now: SimTime::ZERO,
             processed: 0,
         }
@@ -184,11 +175,8 @@ impl<E> WheelQueue<E> {
     /// Events still queued.
     #[inline]
     pub fn len(&self) -> usize {
-        if self.in_wheel {
-            self.wheel.len
-        } else {
-            self.heap.len()
-        }
+        // The structure not in use is empty.
+        self.heap.len() + self.wheel.len
     }
 
     #[inline]
@@ -206,12 +194,8 @@ impl<E> WheelQueue<E> {
             self.wheel.push(at, ev);
         } else {
             self.seq += 1;
-            self.heap.push(HeapEntry {
-                at,
-                seq: self.seq,
-                ev,
-            });
-            if self.heap.len() > self.to_wheel {
+            self.heap.push(at, self.seq, ev);
+            if self.heap.len() > TO_W {
                 self.move_to_wheel();
             }
         }
@@ -229,18 +213,12 @@ impl<E> WheelQueue<E> {
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
         let (at, ev) = if self.in_wheel {
             let e = self.wheel.pop(until)?;
-            if self.wheel.len < self.to_heap {
+            if self.wheel.len < TO_H {
                 self.move_to_heap();
             }
             e
         } else {
-            match self.heap.peek() {
-                Some(e) if e.at <= until => {
-                    let e = self.heap.pop().expect("peeked");
-                    (e.at, e.ev)
-                }
-                _ => return None,
-            }
+            self.heap.pop_until(until)?
         };
         debug_assert!(at >= self.now);
         self.now = at;
@@ -262,9 +240,9 @@ impl<E> WheelQueue<E> {
     fn move_to_wheel(&mut self) {
         debug_assert_eq!(self.wheel.len, 0);
         // `HeapEntry`'s order is reversed: the sorted vector is latest first.
-        let sorted = std::mem::take(&mut self.heap).into_sorted_vec();
-        self.wheel.last = sorted.last().map_or(self.now, |e| e.at.min(self.now));
-        for e in sorted.into_iter().rev() {
+        let sorted = self.heap.take_sorted();
+        self.wheel.last = sorted.first().map_or(self.now, |e| e.at.min(self.now));
+        for e in sorted {
             self.wheel.push(e.at, e.ev);
         }
         self.in_wheel = true;
@@ -278,13 +256,110 @@ impl<E> WheelQueue<E> {
         debug_assert!(self.heap.is_empty());
         while let Some((at, ev)) = self.wheel.pop(SimTime(u64::MAX)) {
             self.seq += 1;
-            self.heap.push(HeapEntry {
-                at,
-                seq: self.seq,
-                ev,
-            });
+            self.heap.push(at, self.seq, ev);
         }
         self.in_wheel = false;
+    }
+}
+
+/// A binary min-heap of `(time, sequence)` keys for `WheelQueue`'s short
+/// mode. Written out rather than `std::collections::BinaryHeap` so that
+/// the entry being sifted stays in registers: the standard heap moves it
+/// through a stack temporary, which cost a few percent of the whole
+/// simulation (measured, BENCHMARKS.md). Keys are unique, so it pops in
+/// exactly the order of any other correct heap.
+struct SmallHeap<E> {
+    v: Vec<Entry<E>>,
+}
+
+#[derive(Clone, Copy)]
+struct Entry<E> {
+    at: SimTime,
+    seq: u64,
+    ev: E,
+}
+
+impl<E: Copy> SmallHeap<E> {
+    fn with_capacity(n: usize) -> Self {
+        SmallHeap {
+            v: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    #[inline(always)]
+    fn before(a: (SimTime, u64), b: (SimTime, u64)) -> bool {
+        a < b
+    }
+
+    #[inline]
+    fn push(&mut self, at: SimTime, seq: u64, ev: E) {
+        let e = Entry { at, seq, ev };
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.v[parent];
+            if !Self::before((at, seq), (p.at, p.seq)) {
+                break;
+            }
+            self.v[i] = p;
+            i = parent;
+        }
+        self.v[i] = e;
+    }
+
+    /// The earliest entry, if it is due at or before `until`.
+    #[inline]
+    fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+        let top = *self.v.first()?;
+        if top.at > until {
+            return None;
+        }
+        let last = self.v.pop().expect("not empty");
+        let n = self.v.len();
+        if n > 0 {
+            // Sift `last` down from the root.
+            let key = (last.at, last.seq);
+            let mut i = 0;
+            loop {
+                let mut c = 2 * i + 1;
+                if c >= n {
+                    break;
+                }
+                if c + 1 < n {
+                    let (l, r) = (&self.v[c], &self.v[c + 1]);
+                    if Self::before((r.at, r.seq), (l.at, l.seq)) {
+                        c += 1;
+                    }
+                }
+                let child = self.v[c];
+                if !Self::before((child.at, child.seq), key) {
+                    break;
+                }
+                self.v[i] = child;
+                i = c;
+            }
+            self.v[i] = last;
+        }
+        Some((top.at, top.ev))
+    }
+
+    /// Every entry, earliest first; the heap is left empty.
+    fn take_sorted(&mut self) -> Vec<Entry<E>> {
+        let mut all = std::mem::take(&mut self.v);
+        all.sort_unstable_by_key(|e| (e.at, e.seq));
+        self.v = Vec::with_capacity(all.capacity());
+        all
     }
 }
 
@@ -715,18 +790,26 @@ mod tests {
         #[test]
         fn queue_pops_like_the_binary_heap(
             ops in proptest::collection::vec(op(), 1..400),
-            // (to_wheel, to_heap): the default; always the wheel; switching
+            // The thresholds: the default; always the wheel; switching
             // back and forth often.
-            thresholds in prop_oneof![
-                Just((TO_WHEEL, TO_HEAP)),
-                Just((0usize, 0usize)),
-                Just((6usize, 2usize)),
-            ],
+            thresholds in 0..3usize,
         ) {
-            let mut new: WheelQueue<u32> = WheelQueue::with_thresholds(thresholds.0, thresholds.1);
+            match thresholds {
+                0 => pops_like_the_heap(WheelQueue::<u32>::new(), &ops)?,
+                1 => pops_like_the_heap(WheelQueue::<u32, 0, 0>::new(), &ops)?,
+                _ => pops_like_the_heap(WheelQueue::<u32, 6, 2>::new(), &ops)?,
+            }
+        }
+    }
+
+    fn pops_like_the_heap<const W: usize, const H: usize>(
+        mut new: WheelQueue<u32, W, H>,
+        ops: &[Op],
+    ) -> Result<(), TestCaseError> {
+        {
             let mut old: EventQueue<u32> = EventQueue::new();
             let mut id = 0u32;
-            for op in ops {
+            for op in ops.iter().cloned() {
                 let now = old.now().0;
                 match op {
                     Op::Schedule(d) => {
@@ -740,7 +823,9 @@ mod tests {
                         loop {
                             let (a, b) = (new.pop_until(until), old.pop_until(until));
                             prop_assert_eq!(a, b);
-                            if a.is_none() { break; }
+                            if a.is_none() {
+                                break;
+                            }
                         }
                     }
                     Op::PopOne(d) => {
@@ -754,7 +839,9 @@ mod tests {
                         loop {
                             let (a, b) = (new.pop_until(t), old.pop_until(t));
                             prop_assert_eq!(a, b);
-                            if a.is_none() { break; }
+                            if a.is_none() {
+                                break;
+                            }
                         }
                         new.advance_to(t);
                         old.advance_to(t);
@@ -765,12 +852,18 @@ mod tests {
                 prop_assert_eq!(new.processed(), old.processed());
             }
             loop {
-                let (a, b) = (new.pop_until(SimTime(u64::MAX)), old.pop_until(SimTime(u64::MAX)));
+                let (a, b) = (
+                    new.pop_until(SimTime(u64::MAX)),
+                    old.pop_until(SimTime(u64::MAX)),
+                );
                 prop_assert_eq!(a, b);
-                if a.is_none() { break; }
+                if a.is_none() {
+                    break;
+                }
             }
             prop_assert!(new.is_empty() && old.is_empty());
         }
+        Ok(())
     }
 
     #[test]
@@ -779,7 +872,7 @@ mod tests {
         // is scheduled for the same instant after the clock moved close to
         // it (it lands at a low level); 'a' was scheduled first, so it pops
         // first, as with the heap.
-        let mut q = WheelQueue::with_thresholds(0, 0);
+        let mut q = WheelQueue::<_, 0, 0>::new();
         q.schedule(SimTime(1_000_000), 'a');
         q.schedule(SimTime(999_990), 'x');
         assert_eq!(
@@ -797,7 +890,7 @@ mod tests {
     fn slab_never_exceeds_the_peak_queue_length() {
         // Memory bound: popped nodes are reused, so a steady workload of 64
         // re-armed timers keeps exactly 64 nodes, however long it runs.
-        let mut q = WheelQueue::with_thresholds(0, 0);
+        let mut q = WheelQueue::<_, 0, 0>::new();
         for h in 0..64u64 {
             q.schedule(SimTime(1 + h * 997), h);
         }

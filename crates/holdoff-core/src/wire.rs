@@ -7,6 +7,10 @@
 //! nanoseconds are carried exactly by a remainder (Bresenham), so the
 //! long-run rate is exact.
 //!
+//! Frames on the line are kept by the link itself, oldest first: they
+//! arrive in the order they were sent (serialised back to back, one fixed
+//! propagation delay), so the arrival event needs no copy of the frame.
+//!
 //! Simplifies: the receiver sees a frame when its last wire byte (including
 //! the IFG) has arrived; no bit errors, no PAUSE frames, no collisions.
 //!
@@ -14,7 +18,9 @@
 //! preamble + SFD 8 bytes, inter-frame gap 96 bit times, minimum frame 64
 //! bytes).
 
+use crate::packet::Packet;
 use crate::units::{wire_bytes, BitsPerSec, Nanos, SimTime};
+use std::collections::VecDeque;
 
 /// Transmit direction of a link.
 #[derive(Clone, Debug)]
@@ -24,8 +30,8 @@ pub struct LinkDir {
     free_at: SimTime,
     /// Remainder of `bits * 1e9 / rate` carried between back-to-back frames.
     rem: u64,
-    /// Frames currently on the wire (sent, not yet arrived) — for the ledger.
-    pub in_flight: u64,
+    /// Frames on the wire (sent, not yet arrived), oldest first.
+    frames: VecDeque<Packet>,
 }
 
 /// When a frame occupies the line and when it reaches the far end.
@@ -45,7 +51,7 @@ impl LinkDir {
             propagation,
             free_at: SimTime::ZERO,
             rem: 0,
-            in_flight: 0,
+            frames: VecDeque::new(),
         }
     }
 
@@ -60,9 +66,17 @@ impl LinkDir {
         Nanos(wire_bytes(frame_bytes) as u64 * 8 * 1_000_000_000 / self.rate.0)
     }
 
-    /// Put a frame on the line no earlier than `ready`.
+    /// Frames on the wire (sent, not yet arrived), for the ledger.
     #[inline]
-    pub fn send(&mut self, ready: SimTime, frame_bytes: u32) -> Departure {
+    pub fn in_flight(&self) -> u64 {
+        self.frames.len() as u64
+    }
+
+    /// Put a frame on the line no earlier than `ready`; it is kept until
+    /// `arrived` takes it.
+    #[inline]
+    pub fn send(&mut self, ready: SimTime, pkt: Packet) -> Departure {
+        let frame_bytes = pkt.frame_bytes;
         let start = if ready > self.free_at {
             self.rem = 0; // line was idle: no fractional carry
             ready
@@ -74,7 +88,7 @@ impl LinkDir {
         self.rem = total % self.rate.0;
         let end = start + Nanos(ns);
         self.free_at = end;
-        self.in_flight += 1;
+        self.frames.push_back(pkt);
         Departure {
             start,
             end,
@@ -82,11 +96,12 @@ impl LinkDir {
         }
     }
 
-    /// A frame reached the far end.
+    /// The oldest frame on the wire reached the far end: it leaves the link.
     #[inline]
-    pub fn arrived(&mut self) {
-        debug_assert!(self.in_flight > 0);
-        self.in_flight -= 1;
+    pub fn arrived(&mut self) -> Packet {
+        self.frames
+            .pop_front()
+            .expect("an arrival has its frame on the wire")
     }
 }
 
@@ -94,13 +109,20 @@ impl LinkDir {
 mod tests {
     use super::*;
 
+    fn frame(bytes: u32) -> Packet {
+        Packet {
+            frame_bytes: bytes,
+            ..Packet::EMPTY
+        }
+    }
+
     #[test]
     fn gigabit_min_frames_take_672ns() {
         let mut l = LinkDir::new(BitsPerSec::GIGABIT, Nanos(500));
-        let d = l.send(SimTime(0), 64);
+        let d = l.send(SimTime(0), frame(64));
         assert_eq!(d.end, SimTime(672));
         assert_eq!(d.arrive, SimTime(1172));
-        let d2 = l.send(SimTime(0), 64); // queued behind the first
+        let d2 = l.send(SimTime(0), frame(64)); // queued behind the first
         assert_eq!(d2.start, SimTime(672));
     }
 
@@ -110,7 +132,7 @@ mod tests {
         let mut l = LinkDir::new(BitsPerSec(10_000_000_000), Nanos(0));
         let mut last = SimTime::ZERO;
         for _ in 0..1000 {
-            last = l.send(SimTime(0), 64).end;
+            last = l.send(SimTime(0), frame(64)).end;
         }
         assert_eq!(last, SimTime(67_200));
     }

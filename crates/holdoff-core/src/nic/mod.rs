@@ -113,11 +113,28 @@ pub struct PortConfig {
 /// Something the port asks the world to schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NicEvent {
-    RxDmaDone { queue: u16, pkt: Packet },
-    TxDone { queue: u16 },
-    RxDelay { queue: u16, gen: u32 },
-    TxDelay { queue: u16, gen: u32 },
-    Throttle { vector: u16, gen: u32 },
+    /// The DMA of the oldest frame in the on-chip receive buffer completed
+    /// (completions come in arrival order: one descriptor engine per port,
+    /// a fixed DMA latency), so the frame itself stays in the port's buffer
+    /// and the event is a few bytes.
+    RxDmaDone {
+        queue: u16,
+    },
+    TxDone {
+        queue: u16,
+    },
+    RxDelay {
+        queue: u16,
+        gen: u32,
+    },
+    TxDelay {
+        queue: u16,
+        gen: u32,
+    },
+    Throttle {
+        vector: u16,
+        gen: u32,
+    },
 }
 
 /// Outputs of a port operation, drained by the caller. The buffers keep
@@ -127,7 +144,8 @@ pub struct NicOut {
     pub events: Vec<(SimTime, NicEvent)>,
     /// Vectors that asserted an interrupt now (MSI/MSI-X message, or INTx line raised).
     pub asserts: Vec<u16>,
-    /// Frames put on the wire: arrival time at the far end.
+    /// Frames put on the wire: arrival time at the far end (the frame
+    /// itself stays on the port's egress link until it arrives).
     pub frames: Vec<(SimTime, Packet)>,
     pub drops: Vec<(DropReason, Packet)>,
 }
@@ -262,7 +280,9 @@ pub struct NicPort {
     rxq: Vec<RxQueue>,
     txq: Vec<TxQueue>,
     rx_fifo_used: u32,
-    rx_fifo_frames: u32,
+    /// Frames in the on-chip receive buffer, oldest first (their DMA
+    /// completes in this order).
+    rx_fifo: std::collections::VecDeque<Packet>,
     rx_engine_free_at: SimTime,
     rdtr: Nanos,
     radv: Nanos,
@@ -360,7 +380,7 @@ impl NicPort {
             rxq,
             txq,
             rx_fifo_used: 0,
-            rx_fifo_frames: 0,
+            rx_fifo: std::collections::VecDeque::new(),
             rx_engine_free_at: SimTime::ZERO,
             rdtr: Nanos::ZERO,
             radv: Nanos::ZERO,
@@ -604,20 +624,23 @@ impl NicPort {
             return;
         }
         self.rx_fifo_used += pkt.frame_bytes;
-        self.rx_fifo_frames += 1;
+        self.rx_fifo.push_back(pkt);
         let start = now.max(self.rx_engine_free_at);
         self.rx_engine_free_at = start + self.chip.rx_desc_min_ns;
         let queue = self.rx_queue_of(&pkt);
-        out.events.push((
-            start + self.chip.rx_dma_ns,
-            NicEvent::RxDmaDone { queue, pkt },
-        ));
+        out.events
+            .push((start + self.chip.rx_dma_ns, NicEvent::RxDmaDone { queue }));
     }
 
-    /// A received frame's DMA into host memory completed.
-    pub fn rx_dma_done(&mut self, now: SimTime, queue: u16, pkt: Packet, out: &mut NicOut) {
+    /// The DMA into host memory of the oldest frame in the receive buffer
+    /// completed (`queue` is its receive queue).
+    pub fn rx_dma_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        let pkt = self
+            .rx_fifo
+            .pop_front()
+            .expect("a DMA completion has its frame in the receive buffer");
+        debug_assert_eq!(self.rx_queue_of(&pkt), queue);
         self.rx_fifo_used -= pkt.frame_bytes;
-        self.rx_fifo_frames -= 1;
         let ring = self.cfg.rx_ring;
         let thr = ring >> self.cfg.rdmts_shift;
         let vector = self.vector_of_queue(queue);
@@ -746,9 +769,7 @@ impl NicPort {
             let pkt = q.slots[idx as usize];
             let fetch = now.max(q.fetch_free_at);
             q.fetch_free_at = fetch + self.chip.tx_desc_min_ns;
-            let dep = self
-                .egress
-                .send(fetch + self.chip.tx_dma_ns, pkt.frame_bytes);
+            let dep = self.egress.send(fetch + self.chip.tx_dma_ns, pkt);
             q.in_nic += 1;
             q.packets += 1;
             q.bytes += pkt.frame_bytes as u64;
@@ -820,7 +841,7 @@ impl NicPort {
         let rx: u64 = self.rxq.iter().map(|q| q.filled as u64).sum();
         // Fetched frames are committed to the wire and counted there.
         let tx: u64 = self.txq.iter().map(|q| q.unkicked as u64).sum();
-        self.rx_fifo_frames as u64 + rx + tx
+        self.rx_fifo.len() as u64 + rx + tx
     }
 }
 

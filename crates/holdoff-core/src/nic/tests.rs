@@ -95,9 +95,7 @@ impl Rig {
     fn run_to(&mut self, t: u64) {
         while let Some((now, ev)) = self.q.pop_until(SimTime(t)) {
             match ev {
-                NicEvent::RxDmaDone { queue, pkt } => {
-                    self.port.rx_dma_done(now, queue, pkt, &mut self.out)
-                }
+                NicEvent::RxDmaDone { queue } => self.port.rx_dma_done(now, queue, &mut self.out),
                 NicEvent::TxDone { queue } => self.port.tx_done(now, queue, &mut self.out),
                 NicEvent::RxDelay { queue, gen } => {
                     self.port.rx_delay_expired(now, queue, gen, &mut self.out)

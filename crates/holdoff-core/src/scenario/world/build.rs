@@ -11,7 +11,7 @@ use super::series::SamplePrev;
 use super::{Endpoint, Host, World};
 use crate::apps::replay::Replay;
 use crate::apps::{AppKind, AppSched, Generator};
-use crate::engine::{rng_stream, EventQueue};
+use crate::engine::rng_stream;
 use crate::error::Error;
 use crate::host::drivers;
 use crate::host::profile::{self};
@@ -297,7 +297,7 @@ impl World {
             .count() as u32;
         let mut w = World {
             scenario: s.clone(),
-            q: EventQueue::new(),
+            q: super::Queue::new(),
             end,
             hosts,
             ports,

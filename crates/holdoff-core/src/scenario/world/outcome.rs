@@ -189,8 +189,8 @@ impl World {
 
     /// Packets present somewhere in the model (not delivered, not dropped).
     pub fn in_flight(&self) -> u64 {
-        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight).sum::<u64>()
-            + self.gen_egress.iter().map(|l| l.in_flight).sum::<u64>();
+        let wire: u64 = self.ports.iter().map(|p| p.egress.in_flight()).sum::<u64>()
+            + self.gen_egress.iter().map(|l| l.in_flight()).sum::<u64>();
         let nic: u64 = self.ports.iter().map(|p| p.packets_held()).sum::<u64>()
             + self.qdisc.iter().map(|q| q.len() as u64).sum::<u64>();
         let apps: u64 = self.apps.iter().map(|a| a.packets_held()).sum::<u64>()
