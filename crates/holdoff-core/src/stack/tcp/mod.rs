@@ -92,6 +92,13 @@ pub struct TcpConfig {
     /// Receive-buffer memory charged per received segment (Linux skb
     /// truesize) [bytes]; 0: payload accounting and no window growth rule.
     pub skb_truesize: u32,
+    /// TCP Small Queues: `tcp_limit_output_bytes` [bytes]; 0: off (`tsq`).
+    pub tsq_limit: u32,
+    /// Receive-buffer autotuning (`tcp_moderate_rcvbuf`; `autotune`).
+    pub moderate_rcvbuf: bool,
+    /// The most autotuning may grow the receive buffer to, tcp_rmem[2]
+    /// [bytes].
+    pub rmem_max: u32,
 }
 
 /// Linux 2.6.6 with e1000 5.x receive buffers on a Pentium 4 kernel: the
@@ -122,6 +129,9 @@ impl Default for TcpConfig {
             rto_init: Nanos::from_secs(3),
             init_cwnd: 3,
             skb_truesize: LINUX26_E1000_SKB_TRUESIZE,
+            tsq_limit: 0,
+            moderate_rcvbuf: false,
+            rmem_max: 87_380,
         }
     }
 }
@@ -174,6 +184,8 @@ pub struct TcpStats {
     pub delayed_acks: u64,
     pub bytes_acked: u64,
     pub bytes_received: u64,
+    /// Times TCP Small Queues held a segment back until a TX completion.
+    pub tsq_throttles: u64,
 }
 
 /// One end of a connection.
@@ -226,6 +238,25 @@ pub struct TcpEndpoint {
     /// When data last arrived.
     last_data_rcv: Option<SimTime>,
     delack_deadline: Option<SimTime>,
+    // --- below TCP (TCP Small Queues, `tsq`)
+    /// Truesize of this side's data segments handed to the qdisc or the
+    /// TX ring and not yet freed by a TX completion [bytes].
+    tsq_queued: u64,
+    /// TSQ_THROTTLED: a segment waits for a TX completion.
+    tsq_throttled: bool,
+    // --- receive buffer (autotuning, `autotune`)
+    /// Socket receive buffer now [bytes]: `cfg.rcvbuf`, grown by
+    /// autotuning.
+    rcvbuf: u32,
+    /// Receiver's RTT estimate (`rcv_rtt_est`).
+    rcv_rtt: Option<Nanos>,
+    /// The current RTT measure: (sequence that ends it, when it began).
+    rcv_rtt_mark: Option<(u64, SimTime)>,
+    /// `rcvq_space`: bytes read in the last measured round trip [bytes],
+    /// and the read position and time the current measure began.
+    rcvq_space: u32,
+    rcvq_seq: u64,
+    rcvq_time: Option<SimTime>,
     pub stats: TcpStats,
 }
 
@@ -272,6 +303,14 @@ impl TcpEndpoint {
             pingpong: false,
             last_data_rcv: None,
             delack_deadline: None,
+            tsq_queued: 0,
+            tsq_throttled: false,
+            rcvbuf: cfg.rcvbuf,
+            rcv_rtt: None,
+            rcv_rtt_mark: None,
+            rcvq_space: autotune::initial_space(&cfg, rwnd_init),
+            rcvq_seq: 0,
+            rcvq_time: None,
             stats: TcpStats::default(),
             cfg,
         }
@@ -304,6 +343,11 @@ impl TcpEndpoint {
         self.sndbuf
     }
 
+    /// Current receive buffer size [bytes] (grows with autotuning).
+    pub fn rcvbuf(&self) -> u32 {
+        self.rcvbuf
+    }
+
     /// The earliest pending timer (RTO or delayed ACK).
     pub fn next_timer(&self) -> Option<SimTime> {
         match (self.rto_deadline, self.delack_deadline) {
@@ -328,10 +372,13 @@ impl TcpEndpoint {
     }
 }
 
+pub use tsq::{tx_truesize, LINUX_TX_SKB_OVERHEAD};
 pub use window::{initial_rcv_wnd, linux_window_clamp, win_from_space, window_from_space};
 
+mod autotune;
 mod recv;
 mod send;
+mod tsq;
 mod window;
 
 #[cfg(test)]

@@ -43,13 +43,14 @@ impl TcpEndpoint {
                 }
             }
         }
+        self.rcv_space_adjust(now);
         // tcp_cleanup_rbuf: announce a window that at least doubled.
         let now_wnd = self.rcv_adv_edge.saturating_sub(self.rcv_nxt);
         let new_wnd = self.adv_window() as u64;
         let clamp = if self.linux_rules() {
             self.window_clamp as u64
         } else {
-            window_from_space(self.cfg.rcvbuf, self.cfg.adv_win_scale, self.cfg.mss) as u64
+            window_from_space(self.rcvbuf, self.cfg.adv_win_scale, self.cfg.mss) as u64
         };
         if 2 * now_wnd <= clamp && new_wnd >= 2 * now_wnd.max(1) {
             self.send_ack(now, out);
@@ -65,11 +66,10 @@ impl TcpEndpoint {
             // Inside the window already offered Linux makes room by
             // collapsing the queue (tcp_prune_queue); beyond it, only while
             // the charged memory is not above rcvbuf.
-            self.rmem <= self.cfg.rcvbuf || seq + seg.len as u64 <= self.rcv_adv_edge
+            self.rmem <= self.rcvbuf || seq + seg.len as u64 <= self.rcv_adv_edge
         } else {
             seg.len
                 <= self
-                    .cfg
                     .rcvbuf
                     .saturating_sub(self.rcv_queued + self.ooo_bytes())
         };
@@ -108,6 +108,7 @@ impl TcpEndpoint {
             if self.linux_rules() && seg.len >= GROW_MIN_LEN {
                 self.grow_window(seg.len);
             }
+            self.rcv_rtt_measure(now);
             out.readable = true;
             self.last_data_rcv = Some(now);
             let full_since_ack = self.rcv_nxt - self.rcv_wup > self.cfg.mss as u64;

@@ -50,6 +50,7 @@ impl TcpEndpoint {
                 self.pingpong = true;
             }
             self.stats.data_segs_out += 1;
+            self.tsq_charge(len);
             if self.rto_deadline.is_none() {
                 self.rto_deadline = Some(now + self.rto);
             }
@@ -82,6 +83,9 @@ impl TcpEndpoint {
                 return; // Nagle
             }
             let seq = self.snd_nxt;
+            if self.tsq_holds(seq < self.snd_max) {
+                return; // TCP Small Queues: wait for a TX completion
+            }
             if seq < self.snd_max {
                 self.stats.retransmits += 1;
             } else if self.rtt_probe.is_none() {

@@ -19,7 +19,7 @@ impl TcpEndpoint {
         } else {
             self.rcv_queued + self.ooo_bytes()
         };
-        win_from_space(self.cfg.rcvbuf.saturating_sub(used), self.cfg.adv_win_scale)
+        win_from_space(self.rcvbuf.saturating_sub(used), self.cfg.adv_win_scale)
     }
 
     /// The window to offer now, before the never-shrink rule.
@@ -32,7 +32,7 @@ impl TcpEndpoint {
         // __tcp_select_window
         let full = self
             .window_clamp
-            .min(win_from_space(self.cfg.rcvbuf, self.cfg.adv_win_scale));
+            .min(win_from_space(self.rcvbuf, self.cfg.adv_win_scale));
         let mss = mss.min(full);
         if free < full / 2 && free < mss {
             return 0;
@@ -59,7 +59,7 @@ impl TcpEndpoint {
             // __tcp_grow_window: the window may grow past a fraction of
             // the full space only if a halved truesize still fits the payload.
             let mut truesize = win_from_space(ts, scale) / 2;
-            let mut window = win_from_space(self.cfg.rcvbuf, scale) / 2;
+            let mut window = win_from_space(self.rcvbuf, scale) / 2;
             let mut incr = 0;
             while self.rcv_ssthresh <= window {
                 if truesize <= len {
