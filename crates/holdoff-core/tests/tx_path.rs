@@ -243,3 +243,100 @@ fn autotuning_opens_the_window_past_64_kb_on_a_long_path() {
     assert!(rcvbuf - rcvbuf / 4 > 65_535, "{rcvbuf}");
     assert_eq!(r["summary"]["tcp"][0]["sides"][0]["retransmits"], 0);
 }
+
+/// Two hosts of `profile` with `driver`, an iperf flow a -> b (50 ms).
+fn defaults_toml(profile: &str, driver: &str, a_tcp: &str, a_nic: &str) -> String {
+    format!(
+        r#"
+name = "defaults"
+duration_ms = 50
+[[hosts]]
+name = "a"
+profile = "{profile}"
+driver = "{driver}"
+[hosts.tcp]
+{a_tcp}
+[[hosts.nics]]
+name = "eth0"
+chip = "82574"
+{a_nic}
+[[hosts]]
+name = "b"
+profile = "{profile}"
+driver = "{driver}"
+[[hosts.nics]]
+name = "eth0"
+chip = "82574"
+[[links]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "1G"
+[[apps]]
+kind = "iperf"
+name = "iperf"
+host = "a"
+to = "b"
+"#
+    )
+}
+
+#[test]
+fn the_features_follow_the_profile_kernel_under_a_linux_driver_only() {
+    // xeon-modern describes Linux 6.12: under a Linux driver TSQ, BQL and
+    // autotuning are on (the report shows their fields); the same machine
+    // under OpenBSD's driver, and the 2004 Linux 2.6.6 profile, have none.
+    let on = run(&defaults_toml("xeon-modern", "napi", "", ""));
+    let side = &on["summary"]["tcp"][0]["sides"][0];
+    assert!(side.get("tsq_throttles").is_some(), "{side}");
+    assert!(side.get("rcvbuf").is_some(), "{side}");
+    assert!(on["summary"]["ports"][0].get("bql").is_some());
+    for (profile, driver) in [("xeon-modern", "openbsd-intr"), ("p4-xeon-2004", "napi")] {
+        let off = run(&defaults_toml(profile, driver, "", ""));
+        let side = &off["summary"]["tcp"][0]["sides"][0];
+        assert!(side.get("tsq_throttles").is_none(), "{profile} {driver}");
+        assert!(side.get("rcvbuf").is_none(), "{profile} {driver}");
+        assert!(off["summary"]["ports"][0].get("bql").is_none());
+    }
+    // A scenario setting overrides the default either way.
+    let set = run(&defaults_toml(
+        "p4-xeon-2004",
+        "napi",
+        "limit_output_bytes = 65536\nmoderate_rcvbuf = true",
+        "bql = true",
+    ));
+    let side = &set["summary"]["tcp"][0]["sides"][0];
+    assert!(side.get("tsq_throttles").is_some() && side.get("rcvbuf").is_some());
+    assert!(set["summary"]["ports"][0].get("bql").is_some());
+}
+
+#[test]
+fn linux_only_features_are_refused_under_a_bsd_driver() {
+    use holdoff_core::api::validate_toml;
+    for (tcp, nic, field) in [
+        (
+            "limit_output_bytes = 65536",
+            "",
+            "hosts[0].tcp.limit_output_bytes",
+        ),
+        ("", "bql = true", "hosts[0].nics[0].bql"),
+        ("rmem_max = 4096", "", "hosts[0].tcp.rmem_max"),
+    ] {
+        let err = validate_toml(&defaults_toml(
+            "opteron-2006",
+            "freebsd-taskqueue",
+            tcp,
+            nic,
+        ))
+        .expect_err(field)
+        .to_string();
+        assert!(err.contains(field), "{err}");
+    }
+    // Turning them off is accepted anywhere.
+    validate_toml(&defaults_toml(
+        "opteron-2006",
+        "freebsd-taskqueue",
+        "limit_output_bytes = 0\nmoderate_rcvbuf = true",
+        "bql = false",
+    ))
+    .unwrap();
+}
