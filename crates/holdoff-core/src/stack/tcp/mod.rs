@@ -48,8 +48,10 @@
 //! no SACK, no timestamps-based RTT (Karn's rule on one probe per window),
 //! no cwnd restart after idle, no FIN; no receive-queue collapsing
 //! (`tcp_prune_queue`): a segment that would push the charged memory past
-//! rcvbuf is dropped; no receive-buffer autotuning (2.6.7 and later); no
-//! memory-pressure rules. With `skb_truesize = 0` buffers are accounted by
+//! rcvbuf is dropped; no memory-pressure rules. Receive-buffer autotuning
+//! (2.6.7 and later) and TCP Small Queues (3.6 and later) are off unless
+//! configured (`autotune`, `tsq`: Linux 6.12 rules, the defaults of a
+//! modern Linux host). With `skb_truesize = 0` buffers are accounted by
 //! payload and the whole window is offered from the start (the behaviour of
 //! stacks without the Linux rule, e.g. BSDs with autotuned buffers).
 //!
@@ -59,7 +61,8 @@
 //! Files: this module holds the endpoint's state and configuration;
 //! `send` the sending side (writes, output, ACKs, congestion control,
 //! timers), `recv` the receiving side (data, ACK decisions, reads),
-//! `window` the receive-window rules.
+//! `window` the receive-window rules, `autotune` receive-buffer
+//! autotuning, `tsq` TCP Small Queues.
 
 use crate::units::{Nanos, SimTime};
 
