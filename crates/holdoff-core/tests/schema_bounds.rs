@@ -278,6 +278,12 @@ fn companions(field: &str, value: f64) -> Vec<(&'static str, Value)> {
             ("skb_truesize_bytes", json!(0)),
         ],
         ("wmem_default", v) if v >= 1 << 20 => vec![("wmem_max", json!(v))],
+        // rmem_max >= rmem_default.
+        ("rmem_max", 1072) => vec![
+            ("rmem_default", json!(1072)),
+            ("mss_bytes", json!(536)),
+            ("skb_truesize_bytes", json!(0)),
+        ],
         ("mss_bytes", 8960) => vec![("skb_truesize_bytes", json!(0))],
         ("skb_truesize_bytes", v) if v > 1 << 20 => vec![("rmem_default", json!(1u64 << 30))],
         // rpc_open: at most one server thread per connection.

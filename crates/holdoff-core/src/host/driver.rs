@@ -537,9 +537,20 @@ pub fn clean_rx_with<S: StackSink>(
 
 /// Reclaim every completed TX descriptor of a vector's queues. Returns (cost, descriptors).
 pub fn clean_tx(port: &mut NicPort, vector: u16, prof: &HostProfile) -> (Nanos, u32) {
+    clean_tx_with(port, vector, prof, |_, _| {})
+}
+
+/// `clean_tx`, showing each reclaimed (queue, packet) to `f`: the kernel
+/// frees its buffer (TCP Small Queues) and counts its bytes (BQL).
+pub fn clean_tx_with(
+    port: &mut NicPort,
+    vector: u16,
+    prof: &HostProfile,
+    mut f: impl FnMut(u16, &Packet),
+) -> (Nanos, u32) {
     let mut n = 0;
     for q in port.queues_of_vector(vector) {
-        n += port.tx_clean(q, u32::MAX);
+        n += port.tx_clean_with(q, u32::MAX, |p| f(q, p));
     }
     (Nanos(prof.tx_clean_ns.as_ns() * n as u64), n)
 }

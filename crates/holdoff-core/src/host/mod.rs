@@ -28,8 +28,10 @@
 //!
 //! Units: times [ns].
 
+pub mod dql;
 pub mod driver;
 pub mod drivers;
+pub mod kernel;
 pub mod lock;
 pub mod profile;
 

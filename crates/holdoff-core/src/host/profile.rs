@@ -20,6 +20,7 @@
 //! Sources: each preset field carries its source or is marked ASSUMPTION.
 //! See `docs/models/host-profiles.md`.
 
+use crate::host::kernel::KernelDefaults;
 use crate::units::Nanos;
 use serde::Serialize;
 
@@ -80,6 +81,10 @@ pub struct HostProfile {
     /// line and the data it protects migrate [ns]. Used only by drivers
     /// whose locks are modelled (`host::lock`).
     pub lock_handoff_ns: Nanos,
+    /// Kernel features on by default (TSQ, BQL, receive-buffer
+    /// autotuning) under a Linux driver: the kernel this profile describes
+    /// (`host::kernel`).
+    pub kernel: KernelDefaults,
 }
 
 impl HostProfile {
@@ -107,6 +112,7 @@ impl HostProfile {
         tx_ack_ns: None,
         tx_driver_ns: Nanos(0),
         lock_handoff_ns: Nanos(0),
+        kernel: KernelDefaults::NONE,
     };
 
     /// 2004 NetBurst Xeon / Pentium 4 (~3 GHz, 800 MHz FSB) with a PCI-X
@@ -190,6 +196,8 @@ impl HostProfile {
         // ASSUMPTION: a modified cache line moved between two NetBurst
         // packages over the shared front-side bus, ~750 cycles.
         lock_handoff_ns: Nanos(250),
+        // Linux 2.6.6: no TSQ (3.6), BQL (3.3) or autotuning (2.6.7).
+        kernel: KernelDefaults::NONE,
     };
 
     /// 2006 dual-core / dual-socket Opteron (K8, ~2.2 GHz) with a PCI-X em
@@ -270,6 +278,8 @@ impl HostProfile {
         // sockets), ~330 cycles; together with the data the lock protects
         // (the softc and ring indices), about two such misses.
         lock_handoff_ns: Nanos(300),
+        // FreeBSD 6/7: none of the Linux features.
+        kernel: KernelDefaults::NONE,
     };
 
     /// PC Engines APU2: AMD GX-412TC SoC (4 x Jaguar, 1.0 GHz nominal), Intel
@@ -352,6 +362,8 @@ impl HostProfile {
         // ASSUMPTION: the four Jaguar cores share one L2: a line moves
         // within it, ~150 cycles at 1 GHz.
         lock_handoff_ns: Nanos(150),
+        // OpenBSD: none of the Linux features.
+        kernel: KernelDefaults::NONE,
     };
 
     /// Modern ~3 GHz server Xeon (Skylake-SP class and later) with PCIe NICs,
@@ -411,6 +423,8 @@ impl HostProfile {
         // ASSUMPTION: a line moved between two cores of one socket through
         // the LLC, ~300 cycles.
         lock_handoff_ns: Nanos(100),
+        // Linux 6.12 (sources in `host::kernel`).
+        kernel: KernelDefaults::LINUX_6_12,
     };
 
     /// Receiving one TCP segment with `payload` bytes, up to its hand-off

@@ -825,9 +825,20 @@ impl NicPort {
     /// Reclaim up to `max` completed TX descriptors; returns how many.
     #[inline]
     pub fn tx_clean(&mut self, queue: u16, max: u32) -> u32 {
+        self.tx_clean_with(queue, max, |_| {})
+    }
+
+    /// Reclaim up to `max` completed TX descriptors, oldest first, showing
+    /// each one's packet to `f` (the host frees its buffer); returns how
+    /// many.
+    #[inline]
+    pub fn tx_clean_with(&mut self, queue: u16, max: u32, mut f: impl FnMut(&Packet)) -> u32 {
         let ring = self.cfg.tx_ring;
         let q = &mut self.txq[queue as usize];
         let n = q.done.min(max);
+        for i in 0..n {
+            f(&q.slots[((q.clean + i) % ring) as usize]);
+        }
         q.clean = (q.clean + n) % ring;
         q.done -= n;
         n

@@ -121,6 +121,9 @@ pub struct PortOut {
     /// run, in hardware units; null for a register the chip does not have.
     pub registers: Registers,
     pub rx_ring_max_occupancy: u32,
+    /// Byte queue limits of the TX ring (absent when BQL is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bql: Option<crate::host::dql::DqlStats>,
     /// Decisions of a periodic or per-interrupt algorithm (empty for static).
     pub moderation_trace: Vec<TraceOut>,
 }
@@ -264,6 +267,13 @@ pub struct TcpSideOut {
     pub cwnd: u32,
     /// Send buffer at the end [bytes].
     pub sndbuf: u32,
+    /// Segments TCP Small Queues held for a TX completion (absent when
+    /// TSQ is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tsq_throttles: Option<u64>,
+    /// Receive buffer at the end [bytes] (absent without autotuning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcvbuf: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -419,6 +429,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     .map(|q| p.rx_max_filled(q))
                     .max()
                     .unwrap_or(0),
+                bql: w.bql(pi).map(|d| d.stats()),
             }
         })
         .collect();
@@ -617,6 +628,8 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     bytes_received: st.bytes_received,
                     cwnd: c.ep[i].cwnd,
                     sndbuf: c.ep[i].sndbuf(),
+                    tsq_throttles: (c.ep[i].cfg.tsq_limit > 0).then_some(st.tsq_throttles),
+                    rcvbuf: c.ep[i].cfg.moderate_rcvbuf.then(|| c.ep[i].rcvbuf()),
                 }
             };
             ConnOut {

@@ -30,6 +30,9 @@ impl DriverArch for LinuxIsr {
         // One loop pass: clean RX (no budget) into the backlog, and TX.
         let (cost, rx) = k.rx_to_backlog(i.port, i.vector);
         let (cost, tx) = k.clean_tx(i.at(now), cost);
+        // The TSQ tasklet would run at irq_exit; it runs here, at the end
+        // of the pass (TSQ is off on the 2.6 kernels this driver models).
+        let cost = k.tsq_run(i.at(now), cost);
         if rx + tx > 0 && i.iter < E1000_MAX_INTR {
             return (cost, IrqNext::Again(i.iter + 1));
         }
@@ -56,6 +59,9 @@ impl DriverArch for LinuxIsr {
         napi::complete(k, at, pass)
     }
 
+    fn linux(&self) -> bool {
+        true
+    }
     fn budgeted(&self) -> bool {
         true
     }

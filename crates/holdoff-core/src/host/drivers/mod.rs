@@ -91,6 +91,14 @@ pub trait Kernel {
         let _ = at;
         cost
     }
+    /// The TSQ handler (Linux `tcp_tsq_handler`, run from softirq after
+    /// the NAPI poll): sockets that a TX clean since the last call
+    /// unthrottled send what TCP Small Queues now allows, from `at.now` +
+    /// `cost`. Returns the cost. Default: nothing.
+    fn tsq_run(&mut self, at: Poll, cost: Nanos) -> Nanos {
+        let _ = at;
+        cost
+    }
     /// The driver's progress word for (port, vector) between the segments
     /// of one long pass (0 = at the start of a pass).
     fn slice_state(&mut self, port: u16, vector: u16) -> &mut u32;
@@ -211,6 +219,12 @@ pub trait DriverArch: Sync {
     /// Driver locks are modelled (`host::lock`): the forwarding path takes
     /// the output port's driver lock to transmit (`em_start`).
     fn locks(&self) -> bool {
+        false
+    }
+    /// A Linux driver: the host kernel is Linux, so its profile's Linux
+    /// kernel features (TSQ, BQL, receive-buffer autotuning;
+    /// `host::kernel`) apply by default.
+    fn linux(&self) -> bool {
         false
     }
 }

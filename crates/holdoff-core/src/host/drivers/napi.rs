@@ -19,14 +19,16 @@ use crate::units::{Nanos, SimTime};
 pub struct Napi;
 
 /// The driver's NAPI poll, `cost` already spent: poll overhead, TX clean
-/// (and qdisc), up to `budget` RX packets through the stack, then the
-/// per-poll moderation call. Used by softirq and by busy polling. Returns
+/// (and qdisc), up to `budget` RX packets through the stack, the TSQ
+/// handler for sockets the TX clean unthrottled (the TSQ tasklet runs after
+/// NET_RX in the same softirq pass), then the per-poll moderation call. Used by softirq and by busy polling. Returns
 /// (cost, RX packets).
 pub fn poll(k: &mut dyn Kernel, at: Poll, budget: u32, cost: Nanos) -> (Nanos, u32) {
     let Poll { now, port, vector } = at;
     let cost = cost + k.profile().poll_overhead_ns;
     let (cost, _) = k.clean_tx(at, cost);
     let (cost, work) = k.clean_rx(at, budget, cost, RxOpts::default());
+    let cost = k.tsq_run(at, cost);
     let cost = cost + k.moderate(now + cost, port, vector, Invocation::PerPoll);
     (cost, work)
 }
@@ -78,6 +80,9 @@ impl DriverArch for Napi {
         complete(k, at, pass)
     }
 
+    fn linux(&self) -> bool {
+        true
+    }
     fn budgeted(&self) -> bool {
         true
     }

@@ -14,6 +14,7 @@ use super::{cfg_err, names_list, range};
 use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::drivers;
+use crate::host::kernel::KernelDefaults;
 use crate::host::profile;
 use crate::nic::chip::{self, ChipProfile, LegacyItr};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -163,6 +164,26 @@ pub struct TcpSysctls {
     #[serde(default = "d_truesize")]
     #[schemars(range(min = 0, max = 536_870_912))]
     pub skb_truesize_bytes: u32,
+    /// TCP Small Queues, `tcp_limit_output_bytes` [bytes]: the most a
+    /// socket may have queued below TCP (qdisc and TX ring, counted by
+    /// buffer truesize) before it waits for TX completions. 0: off. Default:
+    /// the host kernel's (1048576 on a modern Linux host, profile
+    /// xeon-modern with a Linux driver; 0 otherwise). At most 1 GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1_073_741_824))]
+    pub limit_output_bytes: Option<u32>,
+    /// Receive-buffer autotuning, `tcp_moderate_rcvbuf`: the receiver grows
+    /// its buffer (and window) from the bytes read per round trip, up to
+    /// rmem_max. Default: the host kernel's (on for a modern Linux host;
+    /// off otherwise: Linux 2.6.6 and the BSD models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderate_rcvbuf: Option<bool>,
+    /// Largest receive buffer autotuning may reach, tcp_rmem[2] [bytes];
+    /// from rmem_default to 1 GiB. Default: the host kernel's (6291456 on a
+    /// modern Linux host), at least rmem_default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1072, max = 1_073_741_824))]
+    pub rmem_max: Option<u32>,
 }
 
 fn d_rmem() -> u32 {
@@ -201,6 +222,9 @@ impl Default for TcpSysctls {
             rto_min_ms: d_rto_min(),
             mss_bytes: d_mss(),
             skb_truesize_bytes: d_truesize(),
+            limit_output_bytes: None,
+            moderate_rcvbuf: None,
+            rmem_max: None,
         }
     }
 }
@@ -278,6 +302,13 @@ pub struct NicCfg {
     #[serde(default = "default_mtu")]
     #[schemars(range(min = 68, max = 9216))]
     pub mtu_bytes: u32,
+    /// Byte queue limits on this NIC's TX ring (Linux BQL,
+    /// `lib/dynamic_queue_limits.c`): the driver stops the queue while the
+    /// bytes posted and not yet completed exceed a limit that adapts to the
+    /// completions. Default: the host kernel's (on for a modern Linux host,
+    /// whose e1000, e1000e and igb drivers all implement it; off otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bql: Option<bool>,
     #[serde(default)]
     pub moderation: ModerationCfg,
 }
@@ -461,6 +492,21 @@ impl TcpSysctls {
             ));
         }
         range(f("adv_win_scale"), self.adv_win_scale, 1, 8, "")?;
+        if let Some(v) = self.limit_output_bytes {
+            range(f("limit_output_bytes"), v, 0, MAX_BUF_BYTES, " (0 = off)")?;
+        }
+        if let Some(v) = self.rmem_max {
+            range(f("rmem_max"), v, 1072, MAX_BUF_BYTES, "")?;
+            if v < self.rmem_default {
+                return Err(cfg_err(
+                    f("rmem_max"),
+                    format!(
+                        "got {v}; allowed: rmem_default ({}) to 1073741824",
+                        self.rmem_default
+                    ),
+                ));
+            }
+        }
         range(f("delack_us"), self.delack_us, 0, 1_000_000, " (1 s)")?;
         range(
             f("rto_min_ms"),
@@ -474,6 +520,45 @@ impl TcpSysctls {
 }
 
 impl HostCfg {
+    /// The kernel features this host has unless the scenario sets them:
+    /// its profile's, under a Linux driver architecture; none under a BSD
+    /// one (`host::kernel`). The host must be validated.
+    pub fn kernel_defaults(&self) -> KernelDefaults {
+        let prof = profile::by_name(&self.profile).expect("validated profile");
+        if drivers::arch(self.driver).linux() {
+            prof.kernel
+        } else {
+            KernelDefaults::NONE
+        }
+    }
+
+    /// TCP Small Queues limit in effect [bytes] (0: off).
+    pub fn tsq_limit_bytes(&self) -> u32 {
+        self.tcp
+            .limit_output_bytes
+            .unwrap_or(self.kernel_defaults().tcp_limit_output_bytes)
+    }
+
+    /// Receive-buffer autotuning in effect.
+    pub fn moderate_rcvbuf(&self) -> bool {
+        self.tcp
+            .moderate_rcvbuf
+            .unwrap_or(self.kernel_defaults().moderate_rcvbuf)
+    }
+
+    /// tcp_rmem[2] in effect [bytes]: never below rmem_default.
+    pub fn rmem_max(&self) -> u32 {
+        self.tcp
+            .rmem_max
+            .unwrap_or(self.kernel_defaults().tcp_rmem_max)
+            .max(self.tcp.rmem_default)
+    }
+
+    /// Byte queue limits on `nic`'s TX ring in effect.
+    pub fn bql(&self, nic: &NicCfg) -> bool {
+        nic.bql.unwrap_or(self.kernel_defaults().bql)
+    }
+
     /// Check this host's own fields and its NICs; `path` is `hosts[i]`.
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         let f = |x: &str| format!("{path}.{x}");
@@ -524,6 +609,24 @@ impl HostCfg {
             return Err(cfg_err(f("nics"), "a host needs at least one NIC"));
         }
         self.tcp.validate(&f("tcp"))?;
+        // TSQ and BQL live in the Linux softirq and driver paths.
+        if !drivers::arch(self.driver).linux() {
+            let why = |what: &str| {
+                format!(
+                    "{what} is a Linux feature; driver is {:?}: set driver = \"napi\" or \"linux-isr\", or turn it off",
+                    self.driver.as_str()
+                )
+            };
+            if self.tcp.limit_output_bytes.is_some_and(|v| v > 0) {
+                return Err(cfg_err(
+                    f("tcp.limit_output_bytes"),
+                    why("TCP Small Queues"),
+                ));
+            }
+            if let Some(ni) = self.nics.iter().position(|n| n.bql == Some(true)) {
+                return Err(cfg_err(f(&format!("nics[{ni}].bql")), why("BQL")));
+            }
+        }
         for (fi, r) in self.forward.iter().enumerate() {
             for (side, nic) in [("from", &r.from), ("to", &r.to)] {
                 if !self.nics.iter().any(|n| &n.name == nic) {

@@ -315,6 +315,16 @@ impl World {
             pending_dispatch: Vec::new(),
             sending: None,
             qdisc: vec![VecDeque::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
+            bql: s
+                .hosts
+                .iter()
+                .flat_map(|h| {
+                    h.nics
+                        .iter()
+                        .map(move |n| h.bql(n).then(crate::host::dql::Dql::default))
+                })
+                .collect(),
+            tsq_wake: Vec::new(),
             locks: s
                 .hosts
                 .iter()

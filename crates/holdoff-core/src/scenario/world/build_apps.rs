@@ -37,7 +37,8 @@ pub(super) fn build_apps(
     let n_cfg_apps = s.apps.len() as u16;
     let host_idx = |name: &str| topo.host(name);
     let tcp_cfg = |host: u16, nodelay: bool| {
-        let t = &s.hosts[host as usize].tcp;
+        let h = &s.hosts[host as usize];
+        let t = &h.tcp;
         TcpConfig {
             mss: t.mss_bytes,
             rcvbuf: t.rmem_default,
@@ -48,6 +49,9 @@ pub(super) fn build_apps(
             delack: Nanos(t.delack_us * 1000),
             rto_min: Nanos::from_ms(t.rto_min_ms),
             skb_truesize: t.skb_truesize_bytes,
+            tsq_limit: h.tsq_limit_bytes(),
+            moderate_rcvbuf: h.moderate_rcvbuf(),
+            rmem_max: h.rmem_max(),
             ..TcpConfig::default()
         }
     };

@@ -140,7 +140,8 @@ impl World {
     }
 
     /// Hand a packet to the driver at `t`: onto the TX ring if the interface
-    /// queue is empty and the ring has room, else into the queue, else drop.
+    /// queue is empty, BQL has not stopped it and the ring has room, else
+    /// into the queue, else drop.
     pub(super) fn transmit(&mut self, t: SimTime, port: u16, pkt: Packet) {
         let h = self.port_host[port as usize] as usize;
         if self.hosts[h].arch.locks() {
@@ -148,22 +149,25 @@ impl World {
             // available hits the threshold" (EM_TX_CLEANUP_THRESHOLD =
             // num_tx_desc / 8): em_txeof from the transmit path, charged to
             // the segment that sent (its end moves later).
-            let p = &mut self.ports[port as usize];
+            let p = &self.ports[port as usize];
             if p.tx_free(0) <= p.cfg.tx_ring / 8 {
                 let prof = self.hosts[h].profile;
-                let (cost, _) = driver::clean_tx(p, 0, prof);
+                let (cost, _) = self.reclaim_tx(t, port, 0, prof);
                 self.charge_sender(cost);
             }
         }
+        let open = self.tx_queue_open(port);
         let q = &mut self.qdisc[port as usize];
         let p = &mut self.ports[port as usize];
-        if q.is_empty() && p.tx_post(0, pkt) {
-            p.tx_kick(t, 0, &mut self.out);
+        if q.is_empty() && open && p.tx_post(0, pkt) {
+            self.bql_sent(port, &pkt);
+            self.ports[port as usize].tx_kick(t, 0, &mut self.out);
             self.flush(port);
-        } else if (q.len() as u32) < self.hosts[self.port_host[port as usize] as usize].txqueuelen {
+        } else if (q.len() as u32) < self.hosts[h].txqueuelen {
             q.push_back(pkt);
         } else {
             self.ledger.drop(DropReason::TxRingFull);
+            self.tx_dropped(port, &pkt);
         }
     }
 
@@ -182,20 +186,25 @@ impl World {
         }
     }
 
-    /// After TX cleaning: move queued packets onto the ring (one TDT write).
+    /// After TX cleaning: move queued packets onto the ring (one TDT write)
+    /// while the ring has room and BQL keeps the queue open.
     pub(super) fn drain_qdisc(&mut self, t: SimTime, port: u16, prof: &HostProfile) -> Nanos {
         let q = &mut self.qdisc[port as usize];
         if q.is_empty() {
             return Nanos::ZERO;
         }
         let p = &mut self.ports[port as usize];
+        let mut bql = self.bql[port as usize].as_mut();
         let mut n = 0;
         while let Some(&pkt) = q.front() {
-            if !p.tx_post(0, pkt) {
+            if bql.as_ref().is_some_and(|d| d.avail() < 0) || !p.tx_post(0, pkt) {
                 break;
             }
             q.pop_front();
             n += 1;
+            if let Some(d) = bql.as_mut() {
+                d.queued(pkt.frame_bytes.saturating_sub(4));
+            }
         }
         if n == 0 {
             return Nanos::ZERO;

@@ -6,7 +6,7 @@
 //! Units: times [ns].
 
 use super::World;
-use crate::host::driver::{self, BsdConfig, NapiConfig, RxOpts};
+use crate::host::driver::{BsdConfig, NapiConfig, RxOpts};
 use crate::host::drivers::{Kernel, Poll};
 use crate::host::lock::LockCosts;
 use crate::host::profile::HostProfile;
@@ -96,7 +96,7 @@ impl Kernel for HostKernel<'_> {
     fn clean_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
         let Poll { now, port, vector } = at;
         let prof = self.profile();
-        let (tx_cost, n) = driver::clean_tx(&mut self.w.ports[port as usize], vector, prof);
+        let (tx_cost, n) = self.w.reclaim_tx(now, port, vector, prof);
         let cost = cost + tx_cost;
         (cost + self.w.drain_qdisc(now + cost, port, prof), n)
     }
@@ -119,8 +119,13 @@ impl Kernel for HostKernel<'_> {
 
     fn reclaim_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
         let prof = self.profile();
-        let (tx_cost, n) = driver::clean_tx(&mut self.w.ports[at.port as usize], at.vector, prof);
+        let (tx_cost, n) = self.w.reclaim_tx(at.now, at.port, at.vector, prof);
         (cost + tx_cost, n)
+    }
+
+    fn tsq_run(&mut self, at: Poll, cost: Nanos) -> Nanos {
+        let prof = self.profile();
+        cost + self.w.tsq_run(at.now + cost, prof)
     }
 
     fn start_tx(&mut self, at: Poll, cost: Nanos) -> Nanos {

@@ -61,6 +61,7 @@ mod moderation;
 mod napi;
 mod outcome;
 mod series;
+mod txpath;
 
 pub use changes::AppliedChange;
 pub use guard::{Limit, Limits};
@@ -230,6 +231,10 @@ pub struct World {
     conns: Vec<TcpConn>,
     /// Interface queue in front of each port's TX ring.
     qdisc: Vec<VecDeque<Packet>>,
+    /// Byte queue limits of each port's TX ring (queue 0), where on.
+    bql: Vec<Option<crate::host::dql::Dql>>,
+    /// Sockets a TX clean unthrottled (TCP Small Queues): (conn, side).
+    tsq_wake: Vec<(u16, u8)>,
     /// Each port's driver lock (FreeBSD `EM_LOCK`; taken only by drivers
     /// whose locks are modelled, `DriverArch::locks`).
     locks: Vec<crate::host::lock::Mutex>,

@@ -165,6 +165,11 @@ impl World {
         &self.gen_names[gen]
     }
 
+    /// The byte queue limits of a port's TX ring, where BQL is on.
+    pub fn bql(&self, port: usize) -> Option<&crate::host::dql::Dql> {
+        self.bql[port].as_ref()
+    }
+
     /// The driver lock of a port (`host::lock`).
     pub fn port_lock(&self, port: usize) -> &crate::host::lock::Mutex {
         &self.locks[port]

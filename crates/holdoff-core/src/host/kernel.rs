@@ -1,0 +1,67 @@
+//! Host-kernel features of the TX path and the receive buffer that depend on
+//! the kernel a profile describes, not on the machine's costs: TCP Small
+//! Queues, byte queue limits, receive-buffer autotuning.
+//!
+//! A profile carries the defaults of its kernel (`HostProfile::kernel`);
+//! they apply only under a Linux driver architecture
+//! (`DriverArch::linux`): a BSD driver on the same machine gets none of
+//! them (FreeBSD and OpenBSD have neither TSQ nor BQL). A scenario may set
+//! each one per host (`hosts[].tcp.limit_output_bytes`,
+//! `hosts[].tcp.moderate_rcvbuf`, `hosts[].tcp.rmem_max`) or per NIC
+//! (`hosts[].nics[].bql`).
+//!
+//! Sources, for the modern Linux defaults (Linux 6.12):
+//! - `tcp_limit_output_bytes` = 1048576: commit c73e5807e4f6 ("tcp: tsq: no
+//!   longer use limit_output_bytes for paced flows", v5.0) raised it from
+//!   262144 (c39c4c6abb89, "tcp: double default TSQ output bytes limit")
+//!   to 1 MB; 9ea3bfa61b09 (v6.16, 2025) raised it to 4 MB. TSQ itself:
+//!   46d3ceabd8d9 ("tcp: TCP Small Queues", v3.6);
+//! - BQL: `netdev_sent_queue`/`netdev_completed_queue` in the transmit and
+//!   TX-clean paths of e1000 (`e1000_main.c` `e1000_xmit_frame`,
+//!   `e1000_clean_tx_irq`), e1000e (`netdev.c`) and igb (`igb_main.c`,
+//!   `netdev_tx_sent_queue`/`netdev_tx_completed_queue`): every chip preset
+//!   is driven by one of them, so BQL is on for all;
+//! - `tcp_rmem` = 4096 131072 6291456 and `tcp_moderate_rcvbuf` = 1
+//!   (Documentation/networking/ip-sysctl.rst; tcp_rmem[1] since a337531b942b
+//!   "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", v4.20;
+//!   tcp_rmem[2] 6 MB since b49960a05e32, v3.4).
+//!
+//! Linux 2.6.6 (the 2004 profile) has none of them: TSQ came in 3.6, BQL in
+//! 3.3, receive-buffer autotuning in 2.6.7.
+//!
+//! Units: bytes.
+
+use serde::Serialize;
+
+/// The kernel features a profile's kernel turns on by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelDefaults {
+    /// `net.ipv4.tcp_limit_output_bytes` (0: no TCP Small Queues) [bytes].
+    pub tcp_limit_output_bytes: u32,
+    /// Byte queue limits on every TX ring.
+    pub bql: bool,
+    /// `net.ipv4.tcp_moderate_rcvbuf`: receive-buffer autotuning.
+    pub moderate_rcvbuf: bool,
+    /// `tcp_rmem[2]`, the most autotuning may give a socket [bytes]; 0:
+    /// the socket keeps `rmem_default`.
+    pub tcp_rmem_max: u32,
+}
+
+impl KernelDefaults {
+    /// A kernel without any of the features (Linux 2.6.6, the BSDs, the
+    /// `ideal` profile).
+    pub const NONE: KernelDefaults = KernelDefaults {
+        tcp_limit_output_bytes: 0,
+        bql: false,
+        moderate_rcvbuf: false,
+        tcp_rmem_max: 0,
+    };
+
+    /// Linux 6.12 (see the module doc for sources).
+    pub const LINUX_6_12: KernelDefaults = KernelDefaults {
+        tcp_limit_output_bytes: 1_048_576,
+        bql: true,
+        moderate_rcvbuf: true,
+        tcp_rmem_max: 6_291_456,
+    };
+}

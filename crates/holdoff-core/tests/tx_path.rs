@@ -1,0 +1,342 @@
+//! The modern Linux TX path and receive buffer end to end: TCP Small Queues
+//! paced by TX completions, byte queue limits on the ring, receive-buffer
+//! autotuning. Each expected value comes from a closed form derived in the
+//! test's comment.
+
+mod common;
+use common::run;
+use holdoff_core::stack::tcp::tx_truesize;
+
+/// Goodput of a 1448-byte MSS at 1 Gb/s: a 1518-byte frame takes 1538
+/// bytes of line time [bit/s].
+const LINE_GOODPUT_BPS: f64 = 1448.0 / 1538.0 * 1e9;
+
+/// An iperf flow from host `a` to host `b`, ideal hosts (every CPU cost
+/// zero), NAPI, one 82546 each, linked at 1 Gb/s. `a_extra`/`b_extra` are
+/// extra lines of each host's `[hosts.tcp]` table, `a_nic` extra lines of
+/// a's NIC (before its moderation table), `a_moderation` the body of a's
+/// static moderation table.
+struct Bulk<'a> {
+    duration_ms: u64,
+    a_tcp: &'a str,
+    b_tcp: &'a str,
+    a_nic: &'a str,
+    a_moderation: &'a str,
+    propagation_ns: u64,
+}
+
+impl Bulk<'_> {
+    fn toml(&self) -> String {
+        format!(
+            r#"
+name = "bulk"
+seed = 1
+duration_ms = {dur}
+
+[[hosts]]
+name = "a"
+profile = "ideal"
+driver = "napi"
+[hosts.tcp]
+{a_tcp}
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+{a_nic}
+[hosts.nics.moderation]
+kind = "static"
+{a_mod}
+
+[[hosts]]
+name = "b"
+profile = "ideal"
+driver = "napi"
+[hosts.tcp]
+{b_tcp}
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+
+[[links]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "1G"
+propagation_ns = {prop}
+
+[[apps]]
+kind = "iperf"
+name = "iperf"
+host = "a"
+to = "b"
+"#,
+            dur = self.duration_ms,
+            a_tcp = self.a_tcp,
+            b_tcp = self.b_tcp,
+            a_nic = self.a_nic,
+            a_mod = self.a_moderation,
+            prop = self.propagation_ns,
+        )
+    }
+}
+
+fn goodput_bps(r: &serde_json::Value) -> f64 {
+    r["summary"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "iperf_receiver")
+        .expect("an iperf receiver")["throughput_bps"]
+        .as_f64()
+        .unwrap()
+}
+
+/// Both hosts: the whole window from the start (payload accounting) and a
+/// 256 KB receive buffer (a 192 KB window), so the window never limits a
+/// flow whose round trip is one throttle interval.
+const WIDE: &str = "skb_truesize_bytes = 0\nrmem_default = 262144";
+
+/// ITR 2000/s: register 1e9 / (2000 x 256) = 1953, a minimum interval of
+/// 1953 x 256 = 499 968 ns between the sender's interrupts.
+const ITR_2000: &str = "itr_per_s = 2000";
+const D_NS: f64 = 1953.0 * 256.0;
+
+#[test]
+fn tsq_limits_a_bulk_sender_to_its_budget_per_tx_completion_interval() {
+    // The sender's interrupts come once per D (ITR 2000/s, TXDW and the
+    // ACKs' RX causes are always pending by then), and each NAPI poll
+    // reclaims every descriptor the wire finished. TSQ lets a segment go
+    // while the truesize already below TCP is at most the limit L, so after
+    // a poll has freed everything it sends N = floor(L / T) + 1 segments
+    // (T = truesize of a 1448-byte segment, 1448 + 1280) and then waits for
+    // the next TX completion: a poll, D later. The ACKs of the N segments
+    // are in by then (the receiver is not throttled), so the retransmit-
+    // queue exemption (at most one segment unacknowledged) does not fire
+    // before the N are out, and the window (192 KB) never binds. The pacing
+    // term (rate >> 10, about 150 KB at a 0.5 ms RTT) exceeds L, so the
+    // sysctl decides. Goodput = N x 1448 x 8 / D while the N frames take
+    // less than D on the wire (N x 12.3 us).
+    let t = tx_truesize(1448) as f64;
+    for limit in [8192u32, 32768] {
+        let n = (limit as f64 / t).floor() + 1.0;
+        let want = n * 1448.0 * 8.0 / (D_NS / 1e9);
+        let a_tcp = format!("{WIDE}\nlimit_output_bytes = {limit}");
+        let r = run(&Bulk {
+            duration_ms: 1000,
+            a_tcp: &a_tcp,
+            b_tcp: WIDE,
+            a_nic: "",
+            a_moderation: ITR_2000,
+            propagation_ns: 0,
+        }
+        .toml());
+        let got = goodput_bps(&r);
+        assert!(
+            (got - want).abs() <= want * 0.02,
+            "limit {limit}: {got} vs {want} (N = {n})"
+        );
+        let side = &r["summary"]["tcp"][0]["sides"][0];
+        assert!(side["tsq_throttles"].as_u64().unwrap() > 1000, "{side}");
+        assert_eq!(side["retransmits"], 0);
+    }
+    // TSQ off, the same interrupts: nothing waits for TX completions and
+    // the window covers a round trip, so the flow moves line rate.
+    let r = run(&Bulk {
+        duration_ms: 1000,
+        a_tcp: &format!("{WIDE}\nlimit_output_bytes = 0"),
+        b_tcp: WIDE,
+        a_nic: "",
+        a_moderation: ITR_2000,
+        propagation_ns: 0,
+    }
+    .toml());
+    let got = goodput_bps(&r);
+    assert!(
+        got > LINE_GOODPUT_BPS * 0.99 && got <= LINE_GOODPUT_BPS * 1.0001,
+        "{got}"
+    );
+    assert!(r["summary"]["tcp"][0]["sides"][0]
+        .get("tsq_throttles")
+        .is_none());
+}
+
+#[test]
+fn bql_keeps_the_ring_near_twice_the_bytes_completed_per_poll() {
+    // TSQ off, BQL on, ITR 2000/s (D = 499 968 ns), a window (768 KB) and
+    // send buffer (1 MB) far above the ring's share, so the qdisc always
+    // holds more. Each poll completes what the wire sent in D: k = D /
+    // 12 304 ns = 40.6 frames of S = 1514 bytes (skb->len, no FCS), 40 or
+    // 41. By the DQL rules (host::dql tests: a queue refilled right after
+    // each completion pass converges to twice the bytes completed per pass,
+    // dipping by one object after each one-second hold) the limit ends
+    // between 2 x 40 x S - S and 2 x 41 x S + S, and a refill leaves at
+    // most one packet over the limit in flight. The wire never idles:
+    // line rate.
+    let s = 1514u64;
+    let tcp = "skb_truesize_bytes = 0\nrmem_default = 1048576\nwmem_max = 1048576\nlimit_output_bytes = 0";
+    let r = run(&Bulk {
+        duration_ms: 500,
+        a_tcp: tcp,
+        b_tcp: tcp,
+        a_nic: "bql = true",
+        a_moderation: ITR_2000,
+        propagation_ns: 0,
+    }
+    .toml());
+    let bql = &r["summary"]["ports"][0]["bql"];
+    let limit = bql["limit_bytes"].as_u64().unwrap();
+    assert!((79 * s..=83 * s).contains(&limit), "{bql}");
+    let inflight = bql["inflight_max_bytes"].as_u64().unwrap();
+    assert!(inflight <= 83 * s + s, "{bql}");
+    let got = goodput_bps(&r);
+    assert!(got > LINE_GOODPUT_BPS * 0.99, "{got}");
+    // The receiver's ring has BQL off (the scenario sets it on a only).
+    assert!(r["summary"]["ports"][1].get("bql").is_none());
+}
+
+#[test]
+fn autotuning_opens_the_window_past_64_kb_on_a_long_path() {
+    // 5 ms each way: RTT 10 ms, a bandwidth-delay product of 1.18 MB. A
+    // fixed receive buffer (tcp_rmem[1] 87380) offers the free space less
+    // a quarter, in whole segments; each ACK goes out while the segment it
+    // answers is still unread, so the offer is (87380 - 1448) x 3/4 ->
+    // 44 x 1448 = 63712 bytes (as in the stack::tcp test
+    // window_limited_throughput_is_window_over_rtt), and the flow moves one
+    // window per round trip: 63712 x 8 / 10 ms = 51.0 Mb/s. The round trip
+    // adds about 15 us of serialisation and DMA to the 10 ms, and slow start
+    // from 3 segments costs about 3 of the 300 round trips of a 3 s run:
+    // within 2 %. With autotuning (tcp_rmem[2] = 2 MB) the receiver grows
+    // its buffer from the bytes read per round trip: the window (3/4 of
+    // 2 MB = 1.5 MB at most) passes the BDP and the flow reaches line rate
+    // after slow start; over 3 s the ramp costs under 10 %. The sender's
+    // send buffer (4 MB, Linux tcp_wmem[2]) does not bind.
+    let prop = 5_000_000;
+    let fixed = "skb_truesize_bytes = 0\nwmem_max = 4194304\nmoderate_rcvbuf = false";
+    let r = run(&Bulk {
+        duration_ms: 3000,
+        a_tcp: fixed,
+        b_tcp: fixed,
+        a_nic: "",
+        a_moderation: "",
+        propagation_ns: prop,
+    }
+    .toml());
+    let want = 63712.0 * 8.0 / (2.0 * prop as f64 / 1e9);
+    let got = goodput_bps(&r);
+    assert!((got - want).abs() <= want * 0.02, "fixed: {got} vs {want}");
+    let tuned =
+        "skb_truesize_bytes = 0\nwmem_max = 4194304\nmoderate_rcvbuf = true\nrmem_max = 2097152";
+    let r = run(&Bulk {
+        duration_ms: 3000,
+        a_tcp: tuned,
+        b_tcp: tuned,
+        a_nic: "",
+        a_moderation: "",
+        propagation_ns: prop,
+    }
+    .toml());
+    let got = goodput_bps(&r);
+    assert!(got > LINE_GOODPUT_BPS * 0.9, "autotuned: {got}");
+    let rcvbuf = r["summary"]["tcp"][0]["sides"][1]["rcvbuf"]
+        .as_u64()
+        .unwrap();
+    // Window from the buffer: rcvbuf - rcvbuf/4 > 64 KB.
+    assert!(rcvbuf - rcvbuf / 4 > 65_535, "{rcvbuf}");
+    assert_eq!(r["summary"]["tcp"][0]["sides"][0]["retransmits"], 0);
+}
+
+/// Two hosts of `profile` with `driver`, an iperf flow a -> b (50 ms).
+fn defaults_toml(profile: &str, driver: &str, a_tcp: &str, a_nic: &str) -> String {
+    format!(
+        r#"
+name = "defaults"
+duration_ms = 50
+[[hosts]]
+name = "a"
+profile = "{profile}"
+driver = "{driver}"
+[hosts.tcp]
+{a_tcp}
+[[hosts.nics]]
+name = "eth0"
+chip = "82574"
+{a_nic}
+[[hosts]]
+name = "b"
+profile = "{profile}"
+driver = "{driver}"
+[[hosts.nics]]
+name = "eth0"
+chip = "82574"
+[[links]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "1G"
+[[apps]]
+kind = "iperf"
+name = "iperf"
+host = "a"
+to = "b"
+"#
+    )
+}
+
+#[test]
+fn the_features_follow_the_profile_kernel_under_a_linux_driver_only() {
+    // xeon-modern describes Linux 6.12: under a Linux driver TSQ, BQL and
+    // autotuning are on (the report shows their fields); the same machine
+    // under OpenBSD's driver, and the 2004 Linux 2.6.6 profile, have none.
+    let on = run(&defaults_toml("xeon-modern", "napi", "", ""));
+    let side = &on["summary"]["tcp"][0]["sides"][0];
+    assert!(side.get("tsq_throttles").is_some(), "{side}");
+    assert!(side.get("rcvbuf").is_some(), "{side}");
+    assert!(on["summary"]["ports"][0].get("bql").is_some());
+    for (profile, driver) in [("xeon-modern", "openbsd-intr"), ("p4-xeon-2004", "napi")] {
+        let off = run(&defaults_toml(profile, driver, "", ""));
+        let side = &off["summary"]["tcp"][0]["sides"][0];
+        assert!(side.get("tsq_throttles").is_none(), "{profile} {driver}");
+        assert!(side.get("rcvbuf").is_none(), "{profile} {driver}");
+        assert!(off["summary"]["ports"][0].get("bql").is_none());
+    }
+    // A scenario setting overrides the default either way.
+    let set = run(&defaults_toml(
+        "p4-xeon-2004",
+        "napi",
+        "limit_output_bytes = 65536\nmoderate_rcvbuf = true",
+        "bql = true",
+    ));
+    let side = &set["summary"]["tcp"][0]["sides"][0];
+    assert!(side.get("tsq_throttles").is_some() && side.get("rcvbuf").is_some());
+    assert!(set["summary"]["ports"][0].get("bql").is_some());
+}
+
+#[test]
+fn linux_only_features_are_refused_under_a_bsd_driver() {
+    use holdoff_core::api::validate_toml;
+    for (tcp, nic, field) in [
+        (
+            "limit_output_bytes = 65536",
+            "",
+            "hosts[0].tcp.limit_output_bytes",
+        ),
+        ("", "bql = true", "hosts[0].nics[0].bql"),
+        ("rmem_max = 4096", "", "hosts[0].tcp.rmem_max"),
+    ] {
+        let err = validate_toml(&defaults_toml(
+            "opteron-2006",
+            "freebsd-taskqueue",
+            tcp,
+            nic,
+        ))
+        .expect_err(field)
+        .to_string();
+        assert!(err.contains(field), "{err}");
+    }
+    // Turning them off is accepted anywhere.
+    validate_toml(&defaults_toml(
+        "opteron-2006",
+        "freebsd-taskqueue",
+        "limit_output_bytes = 0\nmoderate_rcvbuf = true",
+        "bql = false",
+    ))
+    .unwrap();
+}
