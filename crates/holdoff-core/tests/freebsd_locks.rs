@@ -169,3 +169,37 @@ fn one_cpu_without_fast_forwarding_livelocks_the_interrupt_thread() {
     assert!(direct["summary"]["hosts"][0].get("netisr").is_none());
     assert!(forwarded(&direct) > forwarded(&light));
 }
+
+#[test]
+fn a_locked_rx_path_costs_a_lock_pair_and_an_rdt_write_per_packet() {
+    // bsd.rx_locked runs the taskqueue's em_rxeof as the interrupt thread's:
+    // per packet one more lock + unlock pair (opteron-2006 lock_ns = 60 ns)
+    // and its own RDT write (mmio_write_ns = 100 ns) where the lock-free
+    // task writes RDT once per pass. Below saturation (20 % of line rate,
+    // 297 619 frames/s for 40 ms = 11 905 frames) em0's core spends
+    // 11 905 x 160 ns = 1.905 ms more, less the lock-free run's one RDT
+    // write per pass (at most one per throttle interval: 320 passes x 100 ns
+    // = 0.032 ms); allow 10 %.
+    let core0_busy_ns = |bsd: &str| {
+        let r = common::run(&scenario_with("freebsd-taskqueue", 0.2, 2, bsd));
+        let h = &r["summary"]["hosts"][0];
+        h["cpu_ns"]["softirq"].as_u64().unwrap() + h["cpu_ns"]["hardirq"].as_u64().unwrap()
+    };
+    let free = core0_busy_ns("");
+    let locked = core0_busy_ns("rx_locked = true");
+    let extra = locked as f64 - free as f64;
+    let want = 11_905.0 * 160.0 - 32_000.0;
+    assert!(
+        (extra - want).abs() < 0.1 * want,
+        "extra {extra} ns, expected about {want}"
+    );
+}
+
+#[test]
+fn rx_locked_is_refused_for_other_drivers() {
+    let t = scenario_with("freebsd-ithread", 0.2, 2, "rx_locked = true");
+    let err = holdoff_core::api::run_toml(&t, None)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("hosts[0].bsd.rx_locked"), "{err}");
+}

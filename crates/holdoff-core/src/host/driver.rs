@@ -135,6 +135,15 @@ pub struct BsdConfig {
     )]
     #[schemars(extend("default" = 50))]
     pub ip_intr_queue_maxlen: u32,
+    /// `freebsd-taskqueue` only: run the task's `em_rxeof` as the interrupt
+    /// thread did, under `EM_LOCK` with the lock dropped and re-taken and
+    /// RDT written per packet: the 2006 step between the two designs (the
+    /// fast interrupt handler first, the RX path made lock-free after it;
+    /// freebsd-net, 20 Oct 2006, "em network issues"). Default false: the
+    /// final design.
+    #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
+    pub rx_locked: bool,
 }
 
 // The three netisr fields are left out of a serialised scenario at their
@@ -174,6 +183,7 @@ impl Default for BsdConfig {
             ip_fastforwarding: true,
             isr_direct: false,
             ip_intr_queue_maxlen: default_ipintrq(),
+            rx_locked: false,
         }
     }
 }

@@ -221,6 +221,11 @@ pub trait DriverArch: Sync {
     fn locks(&self) -> bool {
         false
     }
+    /// The driver can run its RX path under the driver lock on request
+    /// (`bsd.rx_locked`: the 2006 taskqueue's intermediate step).
+    fn rx_lock_option(&self) -> bool {
+        false
+    }
     /// A Linux driver: the host kernel is Linux, so its profile's Linux
     /// kernel features (TSQ, BQL, receive-buffer autotuning;
     /// `host::kernel`) apply by default.

@@ -596,6 +596,15 @@ impl HostCfg {
         // Without an application that busy-polls with prefer_busy_poll
         // irq_suspend_timeout is accepted and does nothing, as in Linux (a
         // sweep may turn busy polling on and off under one host setup).
+        if self.bsd.rx_locked && !drivers::arch(self.driver).rx_lock_option() {
+            return Err(cfg_err(
+                f("bsd.rx_locked"),
+                format!(
+                    "applies to driver \"freebsd-taskqueue\" only (got {:?}); remove it or set that driver",
+                    self.driver.as_str()
+                ),
+            ));
+        }
         if self.napi.irq_suspend_timeout_ns > 0 && !drivers::arch(self.driver).napi() {
             return Err(cfg_err(
                 f("napi.irq_suspend_timeout_ns"),
