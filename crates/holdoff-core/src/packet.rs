@@ -38,6 +38,10 @@ pub struct Packet {
     /// Flow id: the generator or application index that owns the exchange.
     pub flow: u16,
     pub kind: PktKind,
+    /// TCP segmentation offload: this frame is not the last one the NIC
+    /// cut from one TSO send (its descriptor carries no RS, so its
+    /// write-back raises no TX completion).
+    pub tso_more: bool,
 }
 
 impl Packet {
@@ -49,6 +53,7 @@ impl Packet {
         wnd: 0,
         flow: 0,
         kind: PktKind::Udp,
+        tso_more: false,
     };
 }
 

@@ -205,6 +205,7 @@ impl Generator {
                 wnd: 0,
                 flow: f.flow,
                 kind: PktKind::Udp,
+                tso_more: false,
             };
             self.next_seq = self.next_seq.wrapping_add(1);
             self.sent_packets += 1;
@@ -225,6 +226,7 @@ impl Generator {
             wnd: 0,
             flow,
             kind: PktKind::Udp,
+            tso_more: false,
         };
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;

@@ -14,7 +14,8 @@
 //! - TX: descriptors posted by the driver become visible to the chip at the
 //!   TDT write; each is fetched (at most one per `tx_desc_min_ns`), sent at
 //!   line rate after `tx_dma_ns`, and written back when its last byte left.
-//!   Every packet carries RS; with IDE the TIDV/TADV pair delays TXDW, without
+//!   Every packet carries RS (with TSO only the last frame of a send, which
+//!   the NIC cuts into frames: `Packet::tso_more`); with IDE the TIDV/TADV pair delays TXDW, without
 //!   IDE TXDW is raised at once (`set_ide` is a per-chip/driver switch).
 //! - Causes: ICR is read-to-clear, IMS/IMC set and clear mask bits; the
 //!   device wants to interrupt while ICR & IMS != 0.
@@ -783,16 +784,24 @@ impl NicPort {
 
     /// A frame's last byte left the port; its descriptor is written back.
     pub fn tx_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
-        {
+        let ring = self.cfg.tx_ring;
+        let rs = {
             let q = &mut self.txq[queue as usize];
+            let pkt = q.slots[((q.clean + q.done) % ring) as usize];
             q.in_nic -= 1;
             q.done += 1;
+            // A TSO send's frames other than its last carry no RS: no
+            // write-back cause (the driver reclaims them with the last).
+            !pkt.tso_more
+        };
+        if !rs {
+            return;
         }
         let vector = self.vector_of_queue(queue);
         if !self.delay_timers_active() {
             self.raise(now, vector, ICR_TXDW, out);
         } else {
-            // RS on every packet; IDE per driver switch. Without IDE: immediate.
+            // RS on every send's last frame; IDE per driver switch. Without IDE: immediate.
             let (tidv, tadv) = if self.cfg.set_ide {
                 (self.tidv, self.tadv)
             } else {

@@ -30,6 +30,7 @@ fn pkt(t: u64) -> Packet {
         wnd: 0,
         flow: 0,
         kind: PktKind::Udp,
+        tso_more: false,
     }
 }
 
@@ -924,4 +925,34 @@ fn a_fast_reference_clock_ends_each_interval_early_and_the_fraction_accumulates(
     let t = r.assert_times();
     assert_eq!(t[1] - t[0], 499_982);
     assert_eq!(t[2] - t[1], 499_983);
+}
+
+#[test]
+fn a_tso_send_raises_one_tx_completion_at_its_last_frame() {
+    // Three frames of one TSO send (RS only on the last) and a lone frame,
+    // no IDE, no throttle: TXDW only at the write-backs of the third and the
+    // fourth frame (the driver reclaims the first two with the third).
+    let mut r = Rig::new(chip::by_name("82546").unwrap(), IntMode::Intx, false, 256);
+    r.port.write_imc(0, u32::MAX); // keep causes in ICR, count them by hand
+    for (i, more) in [true, true, false, false].into_iter().enumerate() {
+        let mut p = pkt(i as u64);
+        p.tso_more = more;
+        assert!(r.port.tx_post(0, p));
+    }
+    r.port.tx_kick(SimTime(0), 0, &mut r.out);
+    r.drain();
+    // Step through the write-backs one by one and read ICR after each.
+    let mut txdw_after = Vec::new();
+    let mut t = 0;
+    while r.port.tx_done_count(0) < 4 {
+        t += 100;
+        let before = r.port.tx_done_count(0);
+        r.run_to(t);
+        if r.port.tx_done_count(0) > before {
+            txdw_after.push(r.port.read_icr(0) & ICR_TXDW != 0);
+        }
+        assert!(t < 1_000_000, "frames never completed");
+    }
+    assert_eq!(txdw_after, vec![false, false, true, true]);
+    assert_eq!(r.port.tx_clean(0, 10), 4);
 }

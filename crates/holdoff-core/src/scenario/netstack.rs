@@ -39,7 +39,13 @@ pub struct TcpConn {
     /// Application on each side.
     pub app: [u16; 2],
     pub timer: [Timer; 2],
+    /// TCP segmentation offload on each side's port (`nics[].tso`).
+    pub tso: [bool; 2],
 }
+
+/// Payload one TSO send may carry [bytes]: Linux `gso_max_size` (64 KiB);
+/// the NIC cuts it into MSS-sized frames.
+pub const TSO_MAX_BYTES: u32 = 65_536;
 
 /// Buffers a segment's stack work fills, drained by the world afterwards.
 #[derive(Default)]
@@ -68,6 +74,7 @@ fn seg_packet(conn: u16, s: &Segment, t: SimTime) -> Packet {
         wnd: s.wnd,
         flow: conn,
         kind: PktKind::Tcp,
+        tso_more: false,
     }
 }
 
@@ -88,12 +95,40 @@ pub fn flush_tcp(
     let c = &conns[conn as usize];
     let mut cost = Nanos::ZERO;
     let port = c.port[side as usize];
-    for s in out.tcp.segs.drain(..) {
-        cost += prof.tx_tcp_ns(s.len) + prof.mmio_write_ns;
+    let tso = c.tso[side as usize];
+    let n = out.tcp.segs.len();
+    // With TSO, consecutive data segments of one flush go down the stack as
+    // one send of up to TSO_MAX_BYTES: one pass through the send path and one
+    // TDT write for the whole send; the NIC cuts the frames, and only the
+    // last descriptor carries RS (`tso_more` on the others).
+    let mut burst_bytes = 0u32;
+    for i in 0..n {
+        let s = out.tcp.segs[i];
+        let continues = tso
+            && i > 0
+            && s.len > 0
+            && burst_bytes > 0
+            && burst_bytes + s.len <= TSO_MAX_BYTES
+            && {
+                let p = out.tcp.segs[i - 1];
+                p.seq.wrapping_add(p.len) == s.seq
+            };
+        if continues {
+            burst_bytes += s.len;
+        } else {
+            cost += prof.tx_tcp_ns(s.len) + prof.mmio_write_ns;
+            burst_bytes = if tso { s.len } else { 0 };
+        }
+        let more = tso && s.len > 0 && i + 1 < n && {
+            let q = out.tcp.segs[i + 1];
+            q.len > 0 && q.seq == s.seq.wrapping_add(s.len) && burst_bytes + q.len <= TSO_MAX_BYTES
+        };
         ledger.injected += 1;
-        out.sends
-            .push((t + cost, port, seg_packet(conn, &s, t + cost)));
+        let mut pkt = seg_packet(conn, &s, t + cost);
+        pkt.tso_more = more;
+        out.sends.push((t + cost, port, pkt));
     }
+    out.tcp.segs.clear();
     let app = c.app[side as usize];
     let a = &sched[app as usize];
     let want = match a.waits {

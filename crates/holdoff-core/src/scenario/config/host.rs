@@ -302,6 +302,13 @@ pub struct NicCfg {
     #[serde(default = "default_mtu")]
     #[schemars(range(min = 68, max = 9216))]
     pub mtu_bytes: u32,
+    /// TCP segmentation offload (`ethtool -K eth0 tso on`; FreeBSD
+    /// `ifconfig em0 tso`, on em after `hw.em.unsupported_tso=1`): the stack
+    /// hands the driver up to 64 KiB of consecutive TCP payload as one send,
+    /// the NIC cuts the MSS frames and raises one TX completion for the send.
+    /// Default off (the 2004 and 2006 cases ran without it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tso: bool,
     /// Byte queue limits on this NIC's TX ring (Linux BQL,
     /// `lib/dynamic_queue_limits.c`): the driver stops the queue while the
     /// bytes posted and not yet completed exceed a limit that adapts to the
@@ -317,6 +324,10 @@ pub struct NicCfg {
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 /// IPv4 + TCP headers and the timestamp option: MTU - payload per segment [bytes].
 pub const TCP_IP_HEADER_BYTES: u32 = 52;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 fn default_mtu() -> u32 {
     DEFAULT_MTU_BYTES

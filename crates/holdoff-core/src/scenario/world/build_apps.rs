@@ -61,6 +61,11 @@ pub(super) fn build_apps(
         .iter()
         .flat_map(|h| h.nics.iter().map(|n| n.mtu_bytes))
         .collect();
+    let port_tso: Vec<bool> = s
+        .hosts
+        .iter()
+        .flat_map(|h| h.nics.iter().map(|n| n.tso))
+        .collect();
     // A TCP connection between `host` and `to` for the applications `app`.
     let new_conn = |conns: &mut Vec<TcpConn>, host: u16, to: &str, nodelay: bool, app: [u16; 2]| {
         let from = &s.hosts[host as usize].name;
@@ -87,6 +92,7 @@ pub(super) fn build_apps(
             port: [local, remote],
             app,
             timer: [Timer::default(); 2],
+            tso: [port_tso[local as usize], port_tso[remote as usize]],
         });
         (conns.len() - 1) as u16
     };

@@ -252,6 +252,7 @@ impl World {
                         wnd: 0,
                         flow: app,
                         kind: PktKind::IcmpEchoRequest,
+                        tso_more: false,
                     };
                     p.sent += 1;
                     io.ledger.injected += 1;
@@ -281,6 +282,7 @@ impl World {
                         wnd: 0,
                         flow: app,
                         kind: PktKind::Udp,
+                        tso_more: false,
                     };
                     u.sent += 1;
                     io.ledger.injected += 1;

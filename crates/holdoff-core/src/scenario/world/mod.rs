@@ -853,6 +853,7 @@ rate = "1G"
             wnd: 0,
             flow: 0,
             kind: PktKind::IcmpEchoReply,
+            tso_more: false,
         };
         let before = w.ledger.dropped[DropReason::SocketFull.index()];
         let mut st = Stack {
