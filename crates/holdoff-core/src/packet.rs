@@ -45,6 +45,27 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet without TCP header fields (UDP, ICMP): `ack` and `wnd` 0,
+    /// not part of a TSO send.
+    pub const fn datagram(
+        kind: PktKind,
+        created: SimTime,
+        frame_bytes: u32,
+        seq: u32,
+        flow: u16,
+    ) -> Packet {
+        Packet {
+            created,
+            frame_bytes,
+            seq,
+            ack: 0,
+            wnd: 0,
+            flow,
+            kind,
+            tso_more: false,
+        }
+    }
+
     pub const EMPTY: Packet = Packet {
         created: SimTime::ZERO,
         frame_bytes: 0,

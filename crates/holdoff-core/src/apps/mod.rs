@@ -197,16 +197,7 @@ impl Generator {
     pub fn emit(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
         if let Some(r) = &mut self.replay {
             let f = r.take().expect("emit follows a frame read ahead");
-            let pkt = Packet {
-                created: now,
-                frame_bytes: f.frame_bytes(),
-                seq: self.next_seq,
-                ack: 0,
-                wnd: 0,
-                flow: f.flow,
-                kind: PktKind::Udp,
-                tso_more: false,
-            };
+            let pkt = Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
             self.next_seq = self.next_seq.wrapping_add(1);
             self.sent_packets += 1;
             self.sent_bytes += pkt.frame_bytes as u64;
@@ -218,16 +209,7 @@ impl Generator {
         }
         let bytes = self.pick_size();
         let flow = (self.next_seq % self.flows as u32) as u16;
-        let pkt = Packet {
-            created: now,
-            frame_bytes: bytes,
-            seq: self.next_seq,
-            ack: 0,
-            wnd: 0,
-            flow,
-            kind: PktKind::Udp,
-            tso_more: false,
-        };
+        let pkt = Packet::datagram(PktKind::Udp, now, bytes, self.next_seq, flow);
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;
         self.sent_bytes += bytes as u64;

@@ -244,16 +244,13 @@ impl World {
                 if p.send_due {
                     p.send_due = false;
                     cost += prof.tx_packet_ns + prof.copy_ns(p.size_bytes) + prof.mmio_write_ns;
-                    let pkt = Packet {
-                        created: now,
-                        frame_bytes: p.frame_bytes(),
-                        seq: p.sent as u32,
-                        ack: 0,
-                        wnd: 0,
-                        flow: app,
-                        kind: PktKind::IcmpEchoRequest,
-                        tso_more: false,
-                    };
+                    let pkt = Packet::datagram(
+                        PktKind::IcmpEchoRequest,
+                        now,
+                        p.frame_bytes(),
+                        p.sent as u32,
+                        app,
+                    );
                     p.sent += 1;
                     io.ledger.injected += 1;
                     io.out.sends.push((now + cost, p.port, pkt));
@@ -274,16 +271,13 @@ impl World {
                     u.due -= 1;
                     cost +=
                         prof.tx_packet_ns + prof.copy_ns(u.payload_bytes()) + prof.mmio_write_ns;
-                    let pkt = Packet {
-                        created: now + cost,
-                        frame_bytes: u.frame_bytes,
-                        seq: u.sent as u32,
-                        ack: 0,
-                        wnd: 0,
-                        flow: app,
-                        kind: PktKind::Udp,
-                        tso_more: false,
-                    };
+                    let pkt = Packet::datagram(
+                        PktKind::Udp,
+                        now + cost,
+                        u.frame_bytes,
+                        u.sent as u32,
+                        app,
+                    );
                     u.sent += 1;
                     io.ledger.injected += 1;
                     io.out.sends.push((now + cost, u.port, pkt));
