@@ -23,6 +23,17 @@ pub enum PktKind {
 }
 
 /// One frame.
+/// Header + FCS bytes around a TCP payload with timestamps [bytes]:
+/// Ethernet 14, IPv4 20, TCP 20, timestamp option 12, FCS 4.
+pub const TCP_FRAME_OVERHEAD: u32 = 70;
+
+/// Most frames GRO merges into one receive (Linux `MAX_GRO_SKBS` is per
+/// NAPI instance; a merged skb holds at most 64 KiB and `MAX_SKB_FRAGS`
+/// = 17 page fragments, which bounds it to 17 full frames).
+pub const GRO_MAX_FRAMES: u32 = 17;
+/// Most payload one GRO receive holds [bytes] (64 KiB).
+pub const GRO_MAX_BYTES: u32 = 65_536;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// When the sender created it (generator emission or host send call).
@@ -45,6 +56,15 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// TCP payload [bytes] (0 for a pure ACK or a non-TCP packet).
+    pub fn tcp_payload(&self) -> u32 {
+        if self.kind == PktKind::Tcp {
+            self.frame_bytes.saturating_sub(TCP_FRAME_OVERHEAD)
+        } else {
+            0
+        }
+    }
+
     /// A packet without TCP header fields (UDP, ICMP): `ack` and `wnd` 0,
     /// not part of a TSO send.
     pub const fn datagram(

@@ -48,7 +48,7 @@
 
 use super::profile::HostProfile;
 use crate::nic::NicPort;
-use crate::packet::Packet;
+use crate::packet::{Packet, GRO_MAX_BYTES, GRO_MAX_FRAMES};
 use crate::units::{Nanos, SimTime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -443,6 +443,11 @@ pub trait StackSink {
         let _ = (port, pkt);
         prof.rx_packet_ns
     }
+    /// GRO delivered `frames` received frames as one packet (the ledger
+    /// counts frames).
+    fn gro_merged(&mut self, frames: u32) {
+        let _ = frames;
+    }
 }
 
 /// Cost of an interrupt handler's first step for one (port, vector): entry
@@ -526,11 +531,42 @@ pub fn clean_rx_with<S: StackSink>(
     stack: &mut S,
 ) -> (Nanos, u32) {
     let mut n = 0;
+    let gro = port.cfg.gro;
+    // GRO: the receive being built (merged packet, frames in it).
+    let mut held: Option<(Packet, u32)> = None;
     for q in port.queues_of_vector(vector) {
         while n < max {
             let Some(p) = port.rx_take(q) else { break };
-            cost += stack.rx_cost(port_idx, &p, prof) + opts.extra_ns;
-            cost += stack.deliver(start + cost, port_idx, p);
+            let len = p.tcp_payload();
+            let merges = gro
+                && len > 0
+                && held.is_some_and(|(g, k)| {
+                    g.flow == p.flow
+                        && g.seq.wrapping_add(g.tcp_payload()) == p.seq
+                        && g.tcp_payload() + len <= GRO_MAX_BYTES
+                        && k < GRO_MAX_FRAMES
+                });
+            if merges {
+                // napi_gro_receive: the driver's share for this frame; its
+                // payload joins the held receive, its ACK/window are newer.
+                let (g, k) = held.as_mut().expect("merges into a held receive");
+                g.frame_bytes += len;
+                g.ack = p.ack;
+                g.wnd = p.wnd;
+                *k += 1;
+                cost += prof.rx_driver_ns + opts.extra_ns;
+            } else {
+                if let Some((g, k)) = held.take() {
+                    cost += stack.deliver(start + cost, port_idx, g);
+                    stack.gro_merged(k);
+                }
+                cost += stack.rx_cost(port_idx, &p, prof) + opts.extra_ns;
+                if gro && len > 0 {
+                    held = Some((p, 1));
+                } else {
+                    cost += stack.deliver(start + cost, port_idx, p);
+                }
+            }
             if opts.rdt_per_packet {
                 port.rx_refill(q);
                 cost += prof.mmio_write_ns;
@@ -541,6 +577,11 @@ pub fn clean_rx_with<S: StackSink>(
             port.rx_refill(q);
             cost += prof.mmio_write_ns;
         }
+    }
+    // napi_gro_flush at the end of the pass.
+    if let Some((g, k)) = held.take() {
+        cost += stack.deliver(start + cost, port_idx, g);
+        stack.gro_merged(k);
     }
     (cost, n)
 }

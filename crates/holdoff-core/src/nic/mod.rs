@@ -109,6 +109,10 @@ pub struct PortConfig {
     /// FCS) [bytes]; longer ones are dropped as `frame_over_mtu` (the long
     /// packet enable bit, RCTL.LPE, is set by the drivers when MTU > 1500).
     pub max_frame_bytes: u32,
+    /// Generic receive offload in the host's RX clean (`ethtool -K gro`):
+    /// consecutive in-order TCP frames of one connection in one pass go up
+    /// the stack as one receive (`host::driver::clean_rx_with`).
+    pub gro: bool,
 }
 
 /// Something the port asks the world to schedule.

@@ -45,6 +45,7 @@ impl Rig {
             rdmts_shift: 1,
             legacy_itr: chip.legacy_itr,
             max_frame_bytes: 1518,
+            gro: false,
         };
         let port = NicPort::new(chip, cfg, LinkDir::new(BitsPerSec::GIGABIT, Nanos(0)));
         let mut r = Rig {

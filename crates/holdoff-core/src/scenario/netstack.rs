@@ -224,6 +224,11 @@ impl Stack<'_> {
 }
 
 impl StackSink for Stack<'_> {
+    fn gro_merged(&mut self, frames: u32) {
+        // The stack counted the merged receive once; the ledger counts frames.
+        self.ledger.delivered += u64::from(frames.saturating_sub(1));
+    }
+
     fn rx_cost(&self, port: u16, pkt: &Packet, prof: &HostProfile) -> Nanos {
         if pkt.kind == PktKind::Udp && self.forward_to[port as usize].is_some() {
             if self.netisr.is_some() {

@@ -197,6 +197,7 @@ impl World {
                     set_ide: n.set_ide,
                     rdmts_shift: n.rdmts_divisor.trailing_zeros(),
                     max_frame_bytes: n.mtu_bytes + 18,
+                    gro: n.gro,
                     legacy_itr: match n.legacy_itr {
                         None => c.legacy_itr,
                         Some(LegacyItrCfg::Honoured) => LegacyItr::Honoured,

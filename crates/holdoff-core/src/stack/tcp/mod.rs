@@ -67,7 +67,7 @@
 use crate::units::{Nanos, SimTime};
 
 /// Header + FCS bytes around a TCP payload with timestamps [bytes].
-pub const TCP_FRAME_OVERHEAD: u32 = 70;
+pub use crate::packet::TCP_FRAME_OVERHEAD;
 
 /// Per-connection parameters (Linux 2.6.6 defaults).
 #[derive(Clone, Debug, PartialEq)]
