@@ -173,6 +173,12 @@ impl E1000LegacyCfg {
 }
 
 impl ModeratorConfig for E1000LegacyCfg {
+    /// Static for a fixed `InterruptThrottleRate` or 0 (off); not for the
+    /// watchdog's dynamic ITR (1, or unset).
+    fn interval_is_static(&self) -> bool {
+        !matches!(itr_mode(self.interrupt_throttle_rate), ItrMode::Dynamic)
+    }
+
     fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
         if port.throttle != Throttle::Itr256ns {
             return Err(FieldError::new(

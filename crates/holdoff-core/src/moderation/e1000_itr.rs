@@ -365,6 +365,16 @@ impl E1000ItrCfg {
 }
 
 impl ModeratorConfig for E1000ItrCfg {
+    /// Static for an `InterruptThrottleRate` the option check turns into a
+    /// fixed rate or into off (0, or an invalid e1000 value); not for the
+    /// dynamic modes 1, 3 and 4 (nor unset, which is 3).
+    fn interval_is_static(&self) -> bool {
+        matches!(
+            check_option(self.driver, self.interrupt_throttle_rate).mode(),
+            ItrMode::Off | ItrMode::Static(_)
+        )
+    }
+
     fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
         check_delay_timers(self.timers())
     }

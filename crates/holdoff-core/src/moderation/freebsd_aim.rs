@@ -363,6 +363,12 @@ impl Default for FreebsdAimCfg {
 }
 
 impl ModeratorConfig for FreebsdAimCfg {
+    /// Static with `enable_aim = 0`: the driver writes `max_interrupt_rate`
+    /// and leaves it.
+    fn interval_is_static(&self) -> bool {
+        self.enable_aim == 0
+    }
+
     fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
         if self.enable_aim > 2 {
             return Err(FieldError::new(

@@ -199,6 +199,12 @@ pub struct IgbCfg {
 }
 
 impl ModeratorConfig for IgbCfg {
+    /// Static for `rx_usecs` 0 (off) or a fixed 10 to 10000 us; not for the
+    /// dynamic modes 1 and 3 (nor unset, which is 3).
+    fn interval_is_static(&self) -> bool {
+        self.rx_usecs.is_some_and(|v| !matches!(v, 1 | 3))
+    }
+
     fn validate(&self, port: &PortCaps) -> Result<(), FieldError> {
         if port.throttle == Throttle::Itr256ns {
             return Err(FieldError::new(

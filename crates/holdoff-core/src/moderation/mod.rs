@@ -111,6 +111,15 @@ pub trait ModeratorConfig {
         let _ = param;
         None
     }
+    /// Whether this setting programs one fixed throttle interval (a static
+    /// rate, or throttling off) rather than an adaptive mode. The run's
+    /// line-rate warnings (`scenario::report`) check a static interval, as
+    /// the port's throttle register holds it, against the ring sizes; an
+    /// adaptive mode moves its interval with the traffic and is not checked.
+    /// Default: adaptive.
+    fn interval_is_static(&self) -> bool {
+        false
+    }
     /// How the driver takes a change of `field` (a field of this kind's
     /// table) made while the interface is up: a sysctl write or `ethtool
     /// -C` (`[[at]]` in a scenario). `Err` explains why the field cannot

@@ -52,6 +52,11 @@ pub struct StaticCfg {
 }
 
 impl ModeratorConfig for StaticCfg {
+    /// The registers are the setting.
+    fn interval_is_static(&self) -> bool {
+        true
+    }
+
     fn validate(&self, _port: &PortCaps) -> Result<(), FieldError> {
         let given = [
             self.itr_per_s.is_some(),
