@@ -37,7 +37,8 @@ pub struct Summary {
     /// Set when the run stopped early because a moderation algorithm failed.
     pub aborted: Option<AbortOut>,
     /// Configured values the chip or driver ignores, holds without effect or
-    /// converts, each naming the field (see `warnings`).
+    /// converts, and settings that fail the line-rate checks of `holdoff
+    /// explain`, each naming the field (see `warnings`).
     pub warnings: Vec<WarningOut>,
     pub events_processed: u64,
     pub ledger: LedgerOut,
@@ -674,7 +675,8 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
 /// as written (`nic::IgnoredWrite`), naming the scenario field that set it:
 /// the moderation table's own field when the user sets that register
 /// directly (`ModeratorConfig::config_field`), the `moderation` table when
-/// the algorithm wrote it, `set_ide` for the descriptor bit.
+/// the algorithm wrote it, `set_ide` for the descriptor bit; then the
+/// line-rate checks (`line_rate_warnings`) and the host and capture ones.
 fn warnings(w: &World) -> Vec<WarningOut> {
     let mut out = register_warnings(w);
     out.extend(line_rate_warnings(w));
