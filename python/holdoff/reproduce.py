@@ -217,7 +217,7 @@ def load_case(case_id: str) -> Case:
 
 #: The e1000 5.x watchdog's goc (10 kB units per 2 s) from which a decision
 #: counts as "under load": 50 MB in 2 s (200 Mb/s), half the goc of about
-#: 10000 that every loaded line of seed 001's DITR trace shows.
+#: 10000 that every loaded line of the 2004 post's DITR trace shows.
 LOADED_GOC = 5000
 
 
