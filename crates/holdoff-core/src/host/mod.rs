@@ -46,6 +46,9 @@ pub enum Class {
     HardIrq = 0,
     Softirq = 1,
     App = 2,
+    /// Accounting only: the time slices of CPU-bound processes
+    /// (`hosts[].load.cpu_hogs`), which run at application priority.
+    Hog = 3,
 }
 
 /// A unit of work a core can run; the step state of multi-segment work
@@ -68,6 +71,7 @@ impl Work {
     pub fn acct_class(&self) -> Class {
         match self {
             Work::Softirq { .. } | Work::App { app: SWI_NET } => Class::Softirq,
+            Work::App { app: HOG } => Class::Hog,
             w => w.class(),
         }
     }
@@ -90,6 +94,19 @@ pub const KSOFTIRQD: u16 = u16::MAX;
 /// below interrupt and taskqueue threads, like application work, and its
 /// CPU time counts as softirq.
 pub const SWI_NET: u16 = u16::MAX - 1;
+
+/// Application id of a time slice of the core's CPU-bound processes
+/// (`hosts[].load.cpu_hogs`).
+pub const HOG: u16 = u16::MAX - 2;
+
+/// A woken application preempts the CPU-bound processes unless it is ahead
+/// of its fair share by more than this [ns]: Linux CFS
+/// `sysctl_sched_wakeup_granularity` (1 ms base value).
+pub const HOG_GRANULARITY_NS: u64 = 1_000_000;
+/// Most credit a sleeping application keeps against the CPU-bound
+/// processes [ns]: CFS places a woken task at `min_vruntime -
+/// sysctl_sched_latency / 2` (6 ms / 2).
+pub const HOG_SLEEPER_CREDIT_NS: u64 = 3_000_000;
 
 /// Something to do when a segment ends (not at its start).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,8 +159,14 @@ pub struct Core {
     irq_queue: VecDeque<u16>,
     pub softirq_pending: bool,
     app_queue: VecDeque<u16>,
-    /// CPU time per class [ns], indexed by `Class as usize`.
-    pub busy_ns: [u64; 3],
+    /// CPU time per class [ns], indexed by `Class as usize` (the last,
+    /// `Class::Hog`, is the CPU-bound processes' time slices).
+    pub busy_ns: [u64; 4],
+    /// CPU-bound processes at application priority on this core [count].
+    pub hogs: u32,
+    /// How far the CPU-bound processes' virtual time is held back (the
+    /// sleeper-credit cap) [ns].
+    hog_base: u64,
     last_acct: SimTime,
 }
 
@@ -172,7 +195,9 @@ impl Core {
             irq_queue: VecDeque::new(),
             softirq_pending: false,
             app_queue: VecDeque::new(),
-            busy_ns: [0; 3],
+            busy_ns: [0; 4],
+            hogs: 0,
+            hog_base: 0,
             last_acct: SimTime::ZERO,
         }
     }
@@ -283,11 +308,47 @@ impl Core {
                 self.softirq_pending = false;
                 Next::Start(Work::Softirq { thread: false })
             }
+            Some(Class::App) if !self.hog_owed(now).is_zero() => {
+                // The queued application is ahead of its fair share: the
+                // CPU-bound processes run their slice first (it stays queued).
+                Next::Start(Work::App { app: HOG })
+            }
             Some(Class::App) => match self.app_queue.pop_front().expect("checked") {
                 KSOFTIRQD => Next::Start(Work::Softirq { thread: true }),
                 app => Next::Start(Work::App { app }),
             },
-            None => Next::Idle,
+            // `Class::Hog` only accounts; no queue holds it.
+            None | Some(Class::Hog) => Next::Idle,
+        }
+    }
+
+    /// CPU time the CPU-bound processes of this core are owed before an
+    /// application may run at `now` (a fair-share rule after Linux CFS):
+    /// with k processes, their virtual time is what neither interrupts,
+    /// softirqs nor applications used (idle time included) less the
+    /// sleeper-credit hold-back; the applications' is their CPU time x k.
+    /// Zero unless the applications are ahead by more than k x the wake-up
+    /// granularity. Call after `account(now)`.
+    pub fn hog_owed(&mut self, now: SimTime) -> Nanos {
+        if self.hogs == 0 {
+            return Nanos::ZERO;
+        }
+        let k = self.hogs as u64;
+        let others = self.busy_ns[Class::HardIrq as usize] + self.busy_ns[Class::Softirq as usize];
+        let app = self.busy_ns[Class::App as usize] * k;
+        let hog_vt = now
+            .as_ns()
+            .saturating_sub(others + self.busy_ns[Class::App as usize]);
+        // A sleeping application keeps at most HOG_SLEEPER_CREDIT_NS.
+        let lead = hog_vt.saturating_sub(self.hog_base).saturating_sub(app);
+        if lead > k * HOG_SLEEPER_CREDIT_NS {
+            self.hog_base += lead - k * HOG_SLEEPER_CREDIT_NS;
+        }
+        let owed = app.saturating_sub(hog_vt.saturating_sub(self.hog_base));
+        if owed > k * HOG_GRANULARITY_NS {
+            Nanos(owed)
+        } else {
+            Nanos::ZERO
         }
     }
 
@@ -412,7 +473,7 @@ mod tests {
         // 700 ns of the application segment were left when it was preempted.
         assert_eq!(c.running.unwrap().end, SimTime(1200));
         c.account(SimTime(1200));
-        assert_eq!(c.busy_ns, [200, 0, 1000]);
+        assert_eq!(c.busy_ns, [200, 0, 1000, 0]);
     }
 
     #[test]
@@ -452,5 +513,37 @@ mod tests {
             EndAction::None,
         );
         assert!(!c.should_preempt(Class::HardIrq));
+    }
+
+    #[test]
+    fn cpu_bound_processes_are_owed_the_fair_share_less_the_sleeper_credit() {
+        // Table: (hogs, app ns, irq ns, now ns) -> owed ns, on a fresh core.
+        // hog virtual time = now - irq - app; owed = k x app - hog time
+        // when above k x 1 ms.
+        let ms = 1_000_000u64;
+        for (hogs, app, irq, now, owed) in [
+            (0, 5 * ms, 0, 6 * ms, 0),                // no hogs: nothing owed
+            (1, 5 * ms, 0, 6 * ms, 4 * ms),           // 5 ms app vs 1 ms hog
+            (1, 3 * ms, 0, 5 * ms, 1 * ms),           // 3 vs 2: within 1 ms
+            (1, 3 * ms + 1, ms, 6 * ms, 1 * ms + 2),  // irq time is nobody's
+            (2, 5 * ms, 0, 9 * ms, 6 * ms),           // 2 x 5 vs 4
+        ] {
+            let mut c = Core::new();
+            c.hogs = hogs;
+            c.busy_ns[Class::App as usize] = app;
+            c.busy_ns[Class::HardIrq as usize] = irq;
+            let want = if owed > u64::from(hogs) * ms { owed } else { 0 };
+            assert_eq!(c.hog_owed(SimTime(now)).as_ns(), want, "{hogs} {app} {irq} {now}");
+        }
+        // A long sleep banks at most 3 ms: after 1 ms of work in 100 ms the
+        // hog leads by 98 ms, held back to 3; 5 ms more work then puts the
+        // application 2 ms ahead.
+        let mut c = Core::new();
+        c.hogs = 1;
+        c.busy_ns[Class::App as usize] = ms;
+        assert_eq!(c.hog_owed(SimTime(100 * ms)).as_ns(), 0);
+        c.busy_ns[Class::App as usize] = 6 * ms;
+        c.busy_ns[Class::Hog as usize] = 0;
+        assert_eq!(c.hog_owed(SimTime(105 * ms)).as_ns(), 2 * ms);
     }
 }

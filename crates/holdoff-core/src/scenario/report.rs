@@ -171,6 +171,19 @@ pub struct HostOut {
     /// by `swi:net`), when forwarding goes through it. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netisr: Option<crate::scenario::world::NetisrStats>,
+    /// The CPU-bound processes of `hosts[].load.cpu_hogs`, when there are
+    /// any: how many, and the CPU time they got (their slices and their
+    /// cores' idle time; not in `cpu_ns`/`cpu_util`). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_hogs: Option<HogOut>,
+}
+
+#[derive(Serialize)]
+pub struct HogOut {
+    pub processes: u32,
+    pub cpu_ns: u64,
+    /// `cpu_ns` over the run's duration [cores].
+    pub cores_used: f64,
 }
 
 #[derive(Serialize)]
@@ -479,6 +492,11 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     Vec::new()
                 },
                 netisr: h.netisr(),
+                cpu_hogs: h.hog_cpu(w.end()).map(|(processes, ns)| HogOut {
+                    processes,
+                    cpu_ns: ns,
+                    cores_used: ns as f64 / w.end().as_ns().max(1) as f64,
+                }),
             }
         })
         .collect();

@@ -83,7 +83,7 @@ pub struct HostCfg {
 }
 
 /// Load on a host beside its networking.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct HostLoadCfg {
     /// CPU time of a per-packet hook on every packet the stack receives or
@@ -93,6 +93,13 @@ pub struct HostLoadCfg {
     #[serde(default)]
     #[schemars(range(min = 0, max = 1_000_000))]
     pub packet_hook_ns: u64,
+    /// CPU-bound processes at application priority, one entry per process:
+    /// the core it is pinned to (repeat a core for several). They take the
+    /// core's idle time and, by a fair share after Linux CFS, their part of
+    /// it from a CPU-bound application; a sleeping application that wakes
+    /// preempts them (docs/models/host-load.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_hogs: Vec<u32>,
 }
 
 impl HostLoadCfg {
@@ -611,6 +618,24 @@ impl HostCfg {
             1_000_000,
             " ns",
         )?;
+        if self.load.cpu_hogs.len() > 1024 {
+            return Err(cfg_err(
+                f("load.cpu_hogs"),
+                format!("got {} processes; at most 1024", self.load.cpu_hogs.len()),
+            ));
+        }
+        for (i, &c) in self.load.cpu_hogs.iter().enumerate() {
+            if c >= self.cores {
+                return Err(cfg_err(
+                    f(&format!("load.cpu_hogs[{i}]")),
+                    format!(
+                        "core {c} does not exist: the host has {} cores (0 to {})",
+                        self.cores,
+                        self.cores - 1
+                    ),
+                ));
+            }
+        }
         check_napi(&self.napi, &f("napi"))?;
         // Without an application that busy-polls with prefer_busy_poll
         // irq_suspend_timeout is accepted and does nothing, as in Linux (a

@@ -161,7 +161,13 @@ impl World {
                 arch: drivers::arch(h.driver),
                 napi: h.napi,
                 bsd: h.bsd,
-                cores: (0..h.cores).map(|_| Core::new()).collect(),
+                cores: (0..h.cores)
+                    .map(|ci| {
+                        let mut c = Core::new();
+                        c.hogs = h.load.cpu_hogs.iter().filter(|&&x| x == ci).count() as u32;
+                        c
+                    })
+                    .collect(),
                 softirq: (0..h.cores).map(|_| SoftirqState::default()).collect(),
                 lines: Vec::new(),
                 ports: Vec::new(),

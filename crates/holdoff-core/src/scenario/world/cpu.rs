@@ -9,10 +9,13 @@ use super::{Ev, World};
 use crate::apps::tcp_apps::{RpcServer, Wait};
 use crate::apps::AppKind;
 use crate::host::drivers::{Irq, IrqNext};
-use crate::host::{Class, EndAction, Next, Work, SWI_NET};
+use crate::host::{Class, EndAction, Next, Work, HOG, SWI_NET};
 use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
 use crate::units::{Nanos, SimTime};
+
+/// Most frames a `udp_send` thread sends in one run before it yields.
+const UDP_SEND_BATCH: u32 = 32;
 
 impl World {
     /// An interrupt message or a rising line reached the host.
@@ -149,6 +152,11 @@ impl World {
             Work::Irq { irq, handler, iter } => self.run_irq(now, h, core, irq, handler, iter),
             Work::Softirq { thread } => self.run_softirq(now, h, core, thread),
             Work::App { app: SWI_NET } => self.run_swi_net(now, h, core),
+            Work::App { app: HOG } => {
+                // The CPU-bound processes' slice: what they are owed now.
+                let c = &mut self.hosts[h as usize].cores[core as usize];
+                (c.hog_owed(now).max(Nanos(1)), None, EndAction::None)
+            }
             Work::App { app } => self.run_app(now, app),
         }
     }
@@ -264,10 +272,15 @@ impl World {
                 (cost, None)
             }
             AppKind::UdpSend(u) => {
-                // The thread sends every frame that fell due since it last
-                // ran (a blaster's send loop), each through the send path.
+                // The thread sends the frames that fell due since it last
+                // ran (a blaster's send loop), each through the send path,
+                // at most UDP_SEND_BATCH per run; then it yields and runs
+                // again at once if more are due (so a sender slower than
+                // its rate is one runnable thread, not one ever longer run).
                 let mut cost = cost;
-                while u.due > 0 {
+                let mut batch = 0;
+                while u.due > 0 && batch < UDP_SEND_BATCH {
+                    batch += 1;
                     u.due -= 1;
                     cost +=
                         prof.tx_packet_ns + prof.copy_ns(u.payload_bytes()) + prof.mmio_write_ns;
@@ -281,6 +294,9 @@ impl World {
                     u.sent += 1;
                     io.ledger.injected += 1;
                     io.out.sends.push((now + cost, u.port, pkt));
+                }
+                if u.due > 0 {
+                    io.out.wakes.push((now + cost, app));
                 }
                 (cost, None)
             }

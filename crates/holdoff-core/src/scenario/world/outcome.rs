@@ -43,7 +43,27 @@ impl Host {
         self.cores.len()
     }
 
-    /// CPU time per class over all cores, indexed by `host::Class` [ns].
+    /// The CPU-bound processes (`hosts[].load.cpu_hogs`): their number and
+    /// the CPU time they got by `end` (their slices plus the idle time of
+    /// their cores) [ns]; None without them.
+    pub fn hog_cpu(&self, end: SimTime) -> Option<(u32, u64)> {
+        let n: u32 = self.cores.iter().map(|c| c.hogs).sum();
+        (n > 0).then(|| {
+            let ns = self
+                .cores
+                .iter()
+                .filter(|c| c.hogs > 0)
+                .map(|c| {
+                    let used: u64 = c.busy_ns.iter().sum();
+                    c.busy_ns[3] + end.as_ns().saturating_sub(used)
+                })
+                .sum();
+            (n, ns)
+        })
+    }
+
+    /// CPU time per class over all cores, indexed by `host::Class` [ns]
+    /// (interrupts, softirq, applications; not the CPU-bound processes).
     pub fn busy_ns(&self) -> [u64; 3] {
         let mut b = [0u64; 3];
         for c in &self.cores {
