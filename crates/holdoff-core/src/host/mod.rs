@@ -522,18 +522,22 @@ mod tests {
         // when above k x 1 ms.
         let ms = 1_000_000u64;
         for (hogs, app, irq, now, owed) in [
-            (0, 5 * ms, 0, 6 * ms, 0),                // no hogs: nothing owed
-            (1, 5 * ms, 0, 6 * ms, 4 * ms),           // 5 ms app vs 1 ms hog
-            (1, 3 * ms, 0, 5 * ms, 1 * ms),           // 3 vs 2: within 1 ms
-            (1, 3 * ms + 1, ms, 6 * ms, 1 * ms + 2),  // irq time is nobody's
-            (2, 5 * ms, 0, 9 * ms, 6 * ms),           // 2 x 5 vs 4
+            (0, 5 * ms, 0, 6 * ms, 0),           // no hogs: nothing owed
+            (1, 5 * ms, 0, 6 * ms, 4 * ms),      // 5 ms app vs 1 ms hog
+            (1, 3 * ms, 0, 5 * ms, ms),          // 3 vs 2: within 1 ms
+            (1, 3 * ms + 1, ms, 6 * ms, ms + 2), // irq time is nobody's
+            (2, 5 * ms, 0, 9 * ms, 6 * ms),      // 2 x 5 vs 4
         ] {
             let mut c = Core::new();
             c.hogs = hogs;
             c.busy_ns[Class::App as usize] = app;
             c.busy_ns[Class::HardIrq as usize] = irq;
             let want = if owed > u64::from(hogs) * ms { owed } else { 0 };
-            assert_eq!(c.hog_owed(SimTime(now)).as_ns(), want, "{hogs} {app} {irq} {now}");
+            assert_eq!(
+                c.hog_owed(SimTime(now)).as_ns(),
+                want,
+                "{hogs} {app} {irq} {now}"
+            );
         }
         // A long sleep banks at most 3 ms: after 1 ms of work in 100 ms the
         // hog leads by 98 ms, held back to 3; 5 ms more work then puts the
