@@ -9,31 +9,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use holdoff_core::api;
-
-const SCENARIO: &str = include_str!("../../../examples/bench-64b-1g-itr8000-napi.toml");
+mod common;
+use common::{hosts, SCENARIO};
 
 fn short() -> String {
     SCENARIO.replace("duration_ms = 1000", "duration_ms = 100")
-}
-
-/// The bench scenario with its host, generator, link and sink replicated
-/// `n` times (names suffixed by the index), `ms` simulated milliseconds.
-fn hosts(n: usize, ms: u32) -> String {
-    let short = SCENARIO.replace("duration_ms = 1000", &format!("duration_ms = {ms}"));
-    let first = short.find("[[hosts]]").expect("a host");
-    let (head, body) = short.split_at(first);
-    let mut out = head.to_string();
-    for i in 0..n {
-        out.push_str(
-            &body
-                .replace("\"dut\"", &format!("\"dut{i}\""))
-                .replace("\"dut.eth0\"", &format!("\"dut{i}.eth0\""))
-                .replace("\"gen\"", &format!("\"gen{i}\""))
-                .replace("\"sink\"", &format!("\"sink{i}\"")),
-        );
-        out.push('\n');
-    }
-    out
 }
 
 fn bench_hosts(c: &mut Criterion) {

@@ -4,28 +4,9 @@
 //! instrument is `holdoff bench --hosts N`).
 //! Usage: bench_hosts [HOSTS [SIM_MS [RUNS]]] (default 1 host, 200 ms, 5 runs).
 use holdoff_core::api;
-
-const SCENARIO: &str = include_str!("../../../examples/bench-64b-1g-itr8000-napi.toml");
-
-/// The bench scenario with its host, generator, link and sink replicated
-/// `n` times (names suffixed by the index), `ms` simulated milliseconds.
-fn hosts(n: usize, ms: u64) -> String {
-    let short = SCENARIO.replace("duration_ms = 1000", &format!("duration_ms = {ms}"));
-    let first = short.find("[[hosts]]").expect("a host");
-    let (head, body) = short.split_at(first);
-    let mut out = head.to_string();
-    for i in 0..n {
-        out.push_str(
-            &body
-                .replace("\"dut\"", &format!("\"dut{i}\""))
-                .replace("\"dut.eth0\"", &format!("\"dut{i}.eth0\""))
-                .replace("\"gen\"", &format!("\"gen{i}\""))
-                .replace("\"sink\"", &format!("\"sink{i}\"")),
-        );
-        out.push('\n');
-    }
-    out
-}
+#[path = "../benches/common/mod.rs"]
+mod common;
+use common::hosts;
 
 fn arg(args: &[String], i: usize, default: u64) -> u64 {
     args.get(i).map_or(default, |s| {

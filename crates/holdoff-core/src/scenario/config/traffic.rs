@@ -379,6 +379,37 @@ fn default_udp_frame() -> u32 {
     64
 }
 
+/// The request/response servers' busy-poll settings (`rpc`, `rpc_open`):
+/// SO_BUSY_POLL time, its budget, and SO_PREFER_BUSY_POLL, which needs it.
+fn check_server_busy_poll(
+    f: &dyn Fn(&str) -> String,
+    usecs: u64,
+    budget: u32,
+    prefer: bool,
+) -> Result<(), Error> {
+    range(
+        f("server_busy_poll_usecs"),
+        usecs,
+        0,
+        1_000_000,
+        " (0 = off; 1 s)",
+    )?;
+    range(
+        f("server_busy_poll_budget"),
+        budget as u64,
+        1,
+        65_535,
+        " (Linux default 8)",
+    )?;
+    if prefer && usecs == 0 {
+        return Err(cfg_err(
+            f("server_prefer_busy_poll"),
+            "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
+        ));
+    }
+    Ok(())
+}
+
 impl AppCfg {
     pub fn name(&self) -> &str {
         match self {
@@ -538,26 +569,12 @@ impl AppCfg {
                     1_000_000,
                     " (1 s)",
                 )?;
-                range(
-                    f("server_busy_poll_usecs"),
+                check_server_busy_poll(
+                    &f,
                     *server_busy_poll_usecs,
-                    0,
-                    1_000_000,
-                    " (0 = off; 1 s)",
+                    *server_busy_poll_budget,
+                    *server_prefer_busy_poll,
                 )?;
-                range(
-                    f("server_busy_poll_budget"),
-                    *server_busy_poll_budget as u64,
-                    1,
-                    65_535,
-                    " (Linux default 8)",
-                )?;
-                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
-                    return Err(cfg_err(
-                        f("server_prefer_busy_poll"),
-                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
-                    ));
-                }
             }
             AppCfg::RpcOpen {
                 rate_rps,
@@ -583,26 +600,12 @@ impl AppCfg {
                 if let Some(v) = response_sizes {
                     validate_sizes(f("response_sizes"), v)?;
                 }
-                range(
-                    f("server_busy_poll_usecs"),
+                check_server_busy_poll(
+                    &f,
                     *server_busy_poll_usecs,
-                    0,
-                    1_000_000,
-                    " (0 = off; 1 s)",
+                    *server_busy_poll_budget,
+                    *server_prefer_busy_poll,
                 )?;
-                range(
-                    f("server_busy_poll_budget"),
-                    *server_busy_poll_budget as u64,
-                    1,
-                    65_535,
-                    " (Linux default 8)",
-                )?;
-                if *server_prefer_busy_poll && *server_busy_poll_usecs == 0 {
-                    return Err(cfg_err(
-                        f("server_prefer_busy_poll"),
-                        "prefer_busy_poll needs busy polling: set server_busy_poll_usecs > 0",
-                    ));
-                }
                 if !(*rate_rps > 0.0 && *rate_rps <= 1.0e7) {
                     return Err(cfg_err(
                         f("rate_rps"),
