@@ -1,6 +1,7 @@
 """What an operator types, and what the NIC then applies: driver knobs <-> registers.
 
-For each driver holdoff knows (``linux-e1000``, ``linux-e1000e``,
+For each driver holdoff knows (``linux-e1000``, ``linux-e1000-5x`` (the
+2004 5.x driver), ``linux-e1000e``,
 ``linux-igb``, ``linux-ixgbe``, ``linux-dim``, ``freebsd-em``,
 ``freebsd-igb``, ``openbsd-em``) this module lists the moderation knobs the
 driver really exposes (``ethtool -C`` fields, module parameters, sysctls,
@@ -43,6 +44,7 @@ from typing import Any, Literal
 #: The drivers, in the order the docs and ``--help`` list them.
 DRIVERS: tuple[str, ...] = (
     "linux-e1000",
+    "linux-e1000-5x",
     "linux-e1000e",
     "linux-igb",
     "linux-ixgbe",
@@ -187,6 +189,7 @@ _IGB_CHIPS = ("82576", "i350", "i210", "i211")
 #: Per driver: the default chip and the chips it binds.
 DRIVER_CHIPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "linux-e1000": ("82546", _E1000_CHIPS),
+    "linux-e1000-5x": ("82546", _E1000_CHIPS),
     "linux-e1000e": ("82574", ("82574",)),
     "linux-igb": ("i210", _IGB_CHIPS),
     "linux-ixgbe": ("82599", ("82598", "82599")),
@@ -450,6 +453,47 @@ def _e1000_knobs(driver: str) -> list[Knob]:
     return knobs + list(_NAPI_KNOBS)
 
 
+#: Linux e1000 5.x (2004) timer defaults [1.024 us]: e1000_param.c of the
+#: 5.x driver (DEFAULT_RDTR 0, DEFAULT_RADV 128, DEFAULT_TIDV 64,
+#: DEFAULT_TADV 64), the defaults of the simulator's ``e1000-5x`` model.
+_E1000_5X_TIMER_DEFAULTS = {
+    "RxIntDelay": 0,
+    "RxAbsIntDelay": 128,
+    "TxIntDelay": 64,
+    "TxAbsIntDelay": 64,
+}
+
+
+def _e1000_5x_knobs() -> list[Knob]:
+    """e1000 5.x: module parameters only (no ethtool coalescing call), read at
+    load; the default build is non-NAPI, so no NAPI knobs."""
+    knobs = [
+        Knob(
+            "InterruptThrottleRate",
+            "module parameter",
+            "int/s or mode",
+            1,
+            "0 (off), 1 (dynamic, the default when unset), 100..100000; other values: 8000",
+            "1: the 2-s watchdog sets 2000..8000 interrupts/s from the good-octet counts; "
+            "N: a static ITR of 1e9/(N*256)",
+            "Linux e1000 5.x e1000_param.c e1000_check_options; e1000_watchdog (dynamic ITR)",
+        )
+    ]
+    for key, reg, what in _E1000_TIMER_KNOBS:
+        knobs.append(
+            Knob(
+                key,
+                "module parameter",
+                "1.024 us",
+                _E1000_5X_TIMER_DEFAULTS[key],
+                "0..65535",
+                f"{reg}: {what}",
+                "Linux e1000 5.x e1000_param.c; written in e1000_configure_rx/tx",
+            )
+        )
+    return knobs
+
+
 def _igb_knobs() -> list[Knob]:
     return [
         Knob(
@@ -641,6 +685,8 @@ def knobs(driver: str) -> list[Knob]:
     _check_driver(driver)
     if driver in ("linux-e1000", "linux-e1000e"):
         return _e1000_knobs(driver)
+    if driver == "linux-e1000-5x":
+        return _e1000_5x_knobs()
     if driver == "linux-igb":
         return _igb_knobs()
     if driver == "linux-ixgbe":
@@ -710,6 +756,8 @@ def decode(driver: str, settings: Mapping[str, int], chip: str | None = None) ->
     ctx = _Ctx(driver, c, s, tuple(settings))
     if driver in ("linux-e1000", "linux-e1000e"):
         out = _decode_e1000(ctx)
+    elif driver == "linux-e1000-5x":
+        out = _decode_e1000_5x(ctx)
     elif driver == "linux-igb":
         out = _decode_igb(ctx)
     elif driver == "linux-ixgbe":
@@ -720,7 +768,7 @@ def decode(driver: str, settings: Mapping[str, int], chip: str | None = None) ->
         out = _decode_freebsd(ctx)
     else:
         out = _decode_openbsd(ctx)
-    if driver.startswith("linux-"):
+    if driver.startswith("linux-") and driver != "linux-e1000-5x":
         _napi(ctx, out)
     return out
 
@@ -861,10 +909,40 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
     if value > 0xFFFF:
         ctx.note("rounded", key, f"{reg_name} keeps the low 16 bits")
     # Delay timers (e1000_configure_rx/tx; IDE only when TxIntDelay != 0).
+    ide = s["TxIntDelay"] != 0
+    rx_delay, tx_delay = _e1000_timer_registers(ctx, ide)
+    drv = "e1000" if d == "linux-e1000" else "e1000e"
+    rate = {0: 0}.get(setting, setting if setting in (1, 3, 4) else itr)
+    mod: dict[str, Any] = {"kind": "e1000-itr", "driver": drv, "interrupt_throttle_rate": rate}
+    if d == "linux-e1000" and setting == 0 and itr == 3:
+        mod["interrupt_throttle_rate"] = s["InterruptThrottleRate"]
+    for key, _, _ in _E1000_TIMER_KNOBS:
+        mod[_SNAKE[key]] = s[key]
+    scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
+    return Decoded(
+        d,
+        c,
+        s,
+        ctx.given,
+        ctx.regs,
+        ctx.notes,
+        mode,
+        adaptive,
+        rng,
+        rx_delay,
+        tx_delay,
+        scen,
+    )
+
+
+def _e1000_timer_registers(ctx: _Ctx, ide: bool) -> tuple[int, int]:
+    """The four delay-timer registers of e1000/e1000e (``e1000_configure_rx``
+    and ``_tx``; IDE only when TxIntDelay != 0), appended to ``ctx``; returns
+    the longest RX and TX cause delays [ns]."""
+    s, c = ctx.s, ctx.chip
     for key, _reg, _ in _E1000_TIMER_KNOBS:
         if s[key] > TICKS_MAX:
             raise KnobError(key, f"got {s[key]}; allowed 0..65535 (a 16-bit register field)")
-    ide = s["TxIntDelay"] != 0
     bypass = c.msix
     regs_acting = {
         "RDTR": not bypass,
@@ -890,16 +968,50 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
     if regs_acting["RDTR"] and s["RxIntDelay"]:
         rx_delay = ticks_ns(s["RxAbsIntDelay"] or s["RxIntDelay"])
     tx_delay = ticks_ns(s["TxAbsIntDelay"] or s["TxIntDelay"]) if regs_acting["TIDV"] else 0
-    drv = "e1000" if d == "linux-e1000" else "e1000e"
-    rate = {0: 0}.get(setting, setting if setting in (1, 3, 4) else itr)
-    mod: dict[str, Any] = {"kind": "e1000-itr", "driver": drv, "interrupt_throttle_rate": rate}
-    if d == "linux-e1000" and setting == 0 and itr == 3:
-        mod["interrupt_throttle_rate"] = s["InterruptThrottleRate"]
+    return rx_delay, tx_delay
+
+
+def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
+    """e1000 5.x (2004): ``e1000_check_options`` reads InterruptThrottleRate
+    (0 off, 1 dynamic, 100..100000 static, anything else the default 8000 of
+    the static range) and ``e1000_watchdog`` retunes a dynamic ITR every 2 s
+    between 2000 and 8000 interrupts/s (the simulator's ``e1000-5x``)."""
+    c, s = ctx.chip, ctx.s
+    v = s["InterruptThrottleRate"]
+    knob = f"InterruptThrottleRate {v}"
+    mode, adaptive = "static", ""
+    rng: tuple[int, int] | None
+    if v not in (0, 1) and not 100 <= v <= 100_000:
+        ctx.note(
+            "refused",
+            "InterruptThrottleRate",
+            f"{v} is outside 0, 1, 100..100000: e1000_validate_option falls back to 8000",
+        )
+        v = 8000
+    if v == 0:
+        value, mode, rng = 0, "off", None
+        ctx.note("info", "InterruptThrottleRate", f"{knob}: ITR = 0, no throttle")
+    elif v == 1:
+        value = ints_to_itr(8000)
+        mode = "adaptive"
+        rng = (itr_ns(ints_to_itr(8000)), itr_ns(ints_to_itr(2000)))
+        adaptive = (
+            "dynamic: every 2 s e1000_watchdog sets 2000..8000 interrupts/s (ITR 1953..488) "
+            "from the good-octet counts; ITR holds 8000/s (488) until its first run"
+        )
+        ctx.note("adaptive", "InterruptThrottleRate", f"{knob} selects the dynamic mode")
+    else:
+        value = ints_to_itr(v)
+        rng = (itr_ns(value), itr_ns(value))
+    ctx.regs.append(Register("ITR", value, "256 ns", itr_ns(value), note="ITR 0x000C4"))
+    ide = s["TxIntDelay"] != 0
+    rx_delay, tx_delay = _e1000_timer_registers(ctx, ide)
+    mod: dict[str, Any] = {"kind": "e1000-5x", "interrupt_throttle_rate": v}
     for key, _, _ in _E1000_TIMER_KNOBS:
         mod[_SNAKE[key]] = s[key]
     scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
     return Decoded(
-        d,
+        ctx.driver,
         c,
         s,
         ctx.given,
@@ -1455,6 +1567,14 @@ def encode(driver: str, registers: Mapping[str, int], chip: str | None = None) -
         for key, reg, _ in _E1000_TIMER_KNOBS:
             if reg in registers:
                 out[key] = registers[reg]
+    elif driver == "linux-e1000-5x":
+        if itr is not None:
+            out["InterruptThrottleRate"] = (
+                0 if itr == 0 else _nearest(itr, range(100, 100_001), ints_to_itr, zero_key=None)
+            )
+        for key, reg, _ in _E1000_TIMER_KNOBS:
+            if reg in registers:
+                out[key] = registers[reg]
     elif driver == "linux-igb":
         if eitr_us is not None:
             out["rx-usecs"] = 0 if eitr_us <= 1 else min(max(eitr_us, 10), 10_000)
@@ -1563,6 +1683,12 @@ def commands(decoded: Decoded, iface: str = "eth0", unit: int = 0) -> list[str]:
             opts = " ".join(f"{k}={s[k]}" for k in params)
             lines.append(f"echo 'options {mod} {opts}' > /etc/modprobe.d/{mod}.conf")
             lines.append(f"modprobe -r {mod} && modprobe {mod}")
+    elif d == "linux-e1000-5x":
+        params = ["InterruptThrottleRate"]
+        params += [k for k, _, _ in _E1000_TIMER_KNOBS if k in changed]
+        opts = " ".join(f"{k}={s[k]}" for k in params)
+        lines.append(f"echo 'options e1000 {opts}' >> /etc/modprobe.conf")
+        lines.append("rmmod e1000 && modprobe e1000  # module parameters are read at load")
     elif d in ("linux-igb", "linux-ixgbe"):
         lines.append(f"ethtool -C {iface} rx-usecs {s['rx-usecs']}")
     elif d == "linux-dim":
@@ -1703,6 +1829,7 @@ def _main_key(driver: str) -> str:
         "freebsd-igb": "enable_aim",
         "openbsd-em": "MAX_INTS_PER_SEC",
         "linux-dim": "adaptive-rx",
+        "linux-e1000-5x": "InterruptThrottleRate",
     }.get(driver, "rx-usecs")
 
 

@@ -78,9 +78,11 @@ class ReportInputs:
     sweeps: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     cases: list[Any] = field(default_factory=list)
     """:class:`~holdoff.reproduce.CaseResult` objects or dicts of ``reproduce --json``."""
+    tunes: list[Mapping[str, Any]] = field(default_factory=list)
+    """Tune results: the dicts of ``holdoff tune --json``."""
 
     def __bool__(self) -> bool:
-        return bool(self.runs or self.sweeps or self.cases)
+        return bool(self.runs or self.sweeps or self.cases or self.tunes)
 
 
 def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
@@ -116,6 +118,8 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
             ) from err
         if isinstance(data, dict) and isinstance(data.get("cases"), list):
             inputs.cases.extend(data["cases"])
+        elif isinstance(data, dict) and {"recommended", "default", "front"} <= set(data):
+            inputs.tunes.append(data)
         elif isinstance(data, dict) and "summary" in data and "config" in data:
             label = path.parent.name if path.name == REPORT_FILE else path.stem
             inputs.runs.append((f"{data.get('scenario', label)} ({label})", RunResult(text, {})))
@@ -160,6 +164,17 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
         overview.append(
             f"case {_link(anchor, case.case.id)}: {_e(reproduce.case_score(case))}, {verdict}"
             + _warned(w for r in case.results.values() for w in r.warnings)
+        )
+    for tune in inputs.tunes:
+        anchor = doc.anchor(f"tune-{tune.get('driver', '')}-{tune.get('workload', '')}")
+        sections.append(_tune_section(doc, anchor, tune))
+        rec = tune.get("recommended")
+        choice = (
+            "; ".join(rec.get("commands", [])) if rec else '<span class="miss">no setting</span>'
+        )
+        overview.append(
+            f"tune {_link(anchor, str(tune.get('driver')))} on {_e(tune.get('workload'))} "
+            f"({_e(tune.get('objective'))}): {choice if not rec else _e(choice)}"
         )
     for name, table in inputs.sweeps:
         anchor = doc.anchor(f"sweep-{name}")
@@ -857,6 +872,153 @@ _SWEEP_TOTALS = (
 )
 #: A sweep metric spanning more than this ratio (max/min) is drawn on a log axis.
 _LOG_RATIO = 30.0
+
+
+def _tune_point_label(point: Mapping[str, Any]) -> str:
+    changed = point.get("changed") or {}
+    return ", ".join(f"{k}={v}" for k, v in changed.items()) or "driver defaults"
+
+
+def _fmt(value: Any, fmt: str, scale: float = 1.0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return fmt.format(float(value) * scale)
+
+
+def _tune_section(doc: _Doc, anchor: str, tune: Mapping[str, Any]) -> str:
+    """A tune: the latency/CPU plane of every setting tried, the front, the
+    driver default and the choice marked; the front as a table; the lines
+    to paste."""
+    import plotly.graph_objects as go
+
+    points = list(tune.get("points") or [])
+    front = list(tune.get("front") or [])
+    default = tune.get("default") or {}
+    rec = tune.get("recommended")
+    has_latency = any(p.get("p99_us") is not None for p in points)
+    y_key, y_title = (
+        ("p99_us", "p99 latency [us]")
+        if has_latency
+        else (
+            "throughput_bps",
+            "throughput [Mb/s]",
+        )
+    )
+    y_scale = 1.0 if has_latency else 1e-6
+
+    def xy(pts: Sequence[Mapping[str, Any]]) -> tuple[list[float | None], list[float | None]]:
+        xs = [None if p.get("cpu_util") is None else p["cpu_util"] * 100 for p in pts]
+        ys = [None if p.get(y_key) is None else p[y_key] * y_scale for p in pts]
+        return xs, ys
+
+    fig = go.Figure()
+    xs, ys = xy(points)
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            name="settings tried",
+            marker={"color": "#B0B0B0", "size": 6},
+            text=[_tune_point_label(p) for p in points],
+            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
+        )
+    )
+    plane = list(tune.get("front_2d") or front)
+    fx, fy = xy(plane)
+    fig.add_trace(
+        go.Scatter(
+            x=fx,
+            y=fy,
+            mode="lines+markers",
+            name="Pareto front",
+            line={"color": "#2E91E5", "shape": "hv"},
+            marker={"color": "#2E91E5", "size": 9},
+            text=[_tune_point_label(p) for p in plane],
+            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
+        )
+    )
+    dx, dy = xy([default])
+    fig.add_trace(
+        go.Scatter(
+            x=dx,
+            y=dy,
+            mode="markers",
+            name="driver default",
+            marker={"color": "#222A2A", "size": 15, "symbol": "x"},
+            text=[_tune_point_label(default)],
+        )
+    )
+    if rec:
+        rx, ry = xy([rec])
+        fig.add_trace(
+            go.Scatter(
+                x=rx,
+                y=ry,
+                mode="markers",
+                name="recommended",
+                marker={"color": "#1CA71C", "size": 16, "symbol": "star"},
+                text=[_tune_point_label(rec)],
+            )
+        )
+    fig.update_layout(
+        title={"text": f"{tune.get('driver')} on {tune.get('workload')}: {y_title} against CPU"},
+        xaxis={"title": {"text": "CPU busy [% of the tuned host's cores]"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
+        height=460,
+    )
+    header = [
+        "setting",
+        "mode",
+        "p50 [us]",
+        "p99 [us]",
+        "CPU [%]",
+        "interrupts/s",
+        "throughput [Mb/s]",
+        "drops",
+    ]
+
+    def row(p: Mapping[str, Any], mark: str = "") -> list[str]:
+        return [
+            _e(mark + _tune_point_label(p)),
+            _e(p.get("mode", "")),
+            _e(_fmt(p.get("p50_us"), "{:.1f}")),
+            _e(_fmt(p.get("p99_us"), "{:.1f}")),
+            _e(_fmt(p.get("cpu_util"), "{:.2f}", 100)),
+            _e(_fmt(p.get("interrupts_per_s"), "{:,.0f}")),
+            _e(_fmt(p.get("throughput_bps"), "{:.1f}", 1e-6)),
+            _e(p.get("drops", "")),
+        ]
+
+    compare = [row(default, "default: ")] + ([row(rec, "recommended: ")] if rec else [])
+    front_rows = [row(p) for p in front]
+    commands = (
+        '<pre class="commands">' + _e("\n".join(rec.get("commands", []))) + "</pre>"
+        if rec
+        else f'<p class="miss">{_e(tune.get("reason", ""))}</p>'
+    )
+    notes = list(tune.get("not_searched") or []) + list(tune.get("notes") or [])
+    notes_html = "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else ""
+    body = (
+        f"<p>Workload: {_e(tune.get('workload_description') or tune.get('workload'))}; chip "
+        f"{_e(tune.get('chip'))}; objective <b>{_e(tune.get('objective'))}</b>; search "
+        f"{_e(tune.get('search'))}, {_e(tune.get('evaluated'))} distinct settings run.</p>"
+        f"<p>{_e(tune.get('reason', ''))}</p>"
+        + commands
+        + _table(header, compare, cls="tune-compare")
+        + doc.plot(fig)
+        + _fold(
+            f"Pareto front of p99, CPU, interrupt rate and throughput ({len(front)} points)",
+            _table(header, front_rows, cls="tune-front"),
+            open_=False,
+        )
+        + notes_html
+    )
+    return (
+        f'<section id="{_e(anchor)}" class="tune">'
+        + _fold(f"tune: {tune.get('driver')} on {tune.get('workload')}", body)
+        + "</section>"
+    )
 
 
 def _sweep_section(doc: _Doc, anchor: str, name: str, table: pd.DataFrame) -> str:

@@ -522,8 +522,11 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
     ``tx_packets``, ``rx_missed``, ``rx_ring_max_occupancy``; hosts
     ``cpu_util_{hardirq,softirq,app,busy}``; apps ``received``,
     ``throughput_bps``, ``latency_us_{p50,p99,mean,max}`` (NaN without
-    latency); generators ``offered_bps``, ``sent_packets``; then
-    ``ledger_*`` and ``drops_<reason>``.
+    latency); NetPIPE apps also ``netpipe_latency_us`` (median of its
+    small-message times, sizes up to 64 B, as NetPIPE prints them: half a
+    round trip), ``netpipe_latency_us_max`` and ``netpipe_mbit_mean`` (mean
+    Mbit/s over its sizes of 1 KiB and more); generators ``offered_bps``,
+    ``sent_packets``, ``rx_packets``; then ``ledger_*`` and ``drops_<reason>``.
     """
     summary = report.get("summary", {})
     ports = summary.get("ports", [])
@@ -562,16 +565,42 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
         rec[f"{name}/throughput_bps"] = _num(app.get("throughput_bps"))
         for stat in _APP_LATENCY:
             rec[f"{name}/latency_us_{stat}"] = _num(latency.get(stat))
+        if app.get("netpipe"):
+            rec.update(_netpipe_columns(name, app["netpipe"]))
     for gen in summary.get("generators", []):
         name = gen.get("generator")
         rec[f"{name}/offered_bps"] = _num(gen.get("offered_bps"))
         rec[f"{name}/sent_packets"] = int(gen.get("sent_packets") or 0)
+        rec[f"{name}/rx_packets"] = int(gen.get("rx_packets") or 0)
     for key in ("injected", "delivered", "dropped", "in_flight"):
         rec[f"ledger_{key}"] = int(ledger.get(key, 0))
     rec["ledger_balanced"] = bool(ledger.get("balanced", False))
     for reason, count in summary.get("drops", {}).items():
         rec[f"drops_{reason}"] = int(count)
     return rec
+
+
+#: NetPIPE sizes counted as small messages (latency) and as bulk (throughput) [B].
+NETPIPE_SMALL_BYTES = 64
+NETPIPE_BULK_BYTES = 1024
+
+
+def _netpipe_columns(name: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Scalar]:
+    small = sorted(
+        _num(r.get("t_us")) for r in rows if int(r.get("bytes", 0)) <= NETPIPE_SMALL_BYTES
+    )
+    bulk = [_num(r.get("mbit_per_s")) for r in rows if int(r.get("bytes", 0)) >= NETPIPE_BULK_BYTES]
+    mid = len(small) // 2
+    median = (
+        math.nan
+        if not small
+        else (small[mid] if len(small) % 2 else (small[mid - 1] + small[mid]) / 2)
+    )
+    return {
+        f"{name}/netpipe_latency_us": median,
+        f"{name}/netpipe_latency_us_max": max(small, default=math.nan),
+        f"{name}/netpipe_mbit_mean": sum(bulk) / len(bulk) if bulk else math.nan,
+    }
 
 
 def _num(value: Any) -> float:
@@ -606,6 +635,8 @@ class SweepRun:
     computed: int
     cached: int
     wall_time_s: float
+    #: Each point's stored record (metrics, scenario hash), by store key.
+    records: dict[str, dict[str, Scalar]] = field(default_factory=dict)
 
 
 def run_sweep(
@@ -694,6 +725,7 @@ def run_sweep(
         computed=len(pending),
         cached=cached,
         wall_time_s=time.perf_counter() - started,
+        records=records,
     )
 
 

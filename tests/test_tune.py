@@ -1,0 +1,281 @@
+"""`holdoff tune`: objectives, search, choice, resume, errors, the report.
+
+Expected values here are mechanisms, not numbers read back from the
+simulator: the default setting is always among the candidates, so a choice
+of least CPU within a budget the default meets cannot cost more CPU than the
+default; a stored tune run again computes nothing; two knob settings that the
+driver maps to the same registers are run once; an objective the workload
+cannot measure is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holdoff import tune
+from holdoff.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+CAPTURE = REPO / "tests" / "fixtures" / "office.pcapng"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "bound", "metric"),
+    [
+        ("p99<=100us", "latency", 100.0, "p99"),
+        ("p99 <= 0.5ms", "latency", 500.0, "p99"),
+        ("p50<=2000ns", "latency", 2.0, "p50"),
+        ("cpu<=30%", "cpu", 0.30, "p99"),
+        ("cpu<=0.25", "cpu", 0.25, "p99"),
+        ("pareto", "pareto", math.nan, "p99"),
+        ("max-throughput", "throughput", math.nan, "p99"),
+    ],
+)
+def test_objectives_parse(text: str, kind: str, bound: float, metric: str) -> None:
+    o = tune.parse_objective(text)
+    assert o.kind == kind and o.metric == metric
+    assert (math.isnan(o.bound) and math.isnan(bound)) or o.bound == pytest.approx(bound)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("p99<=100", "no unit"),
+        ("p99<=0us", "above 0"),
+        ("cpu<=150%", "at most 100%"),
+        ("latency", "cannot read"),
+        ("p95<=10us", "cannot read"),
+    ],
+)
+def test_bad_objectives_name_the_fix(text: str, says: str) -> None:
+    with pytest.raises(tune.TuneError) as err:
+        tune.parse_objective(text)
+    assert err.value.field == "--objective" and says in err.value.message
+
+
+def _capture_tune(capsys: pytest.CaptureFixture[str], store: Path, *extra: str) -> dict[str, Any]:
+    code, out, err = cli(
+        capsys,
+        "tune",
+        "--capture",
+        CAPTURE,
+        "--driver",
+        "linux-igb",
+        "--chip",
+        "i210",
+        "--objective",
+        "p99<=100us",
+        "--store",
+        store,
+        "--json",
+        *extra,
+    )
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def test_capture_tune_recommends_a_pasteable_setting_within_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = _capture_tune(capsys, tmp_path / "store")
+    rec, dflt = data["recommended"], data["default"]
+    assert rec is not None, data["reason"]
+    for point in (rec, dflt, *data["front"]):
+        for key in (
+            "settings",
+            "commands",
+            "p50_us",
+            "p99_us",
+            "cpu_util",
+            "interrupts_per_s",
+            "throughput_bps",
+            "drops",
+        ):
+            assert key in point
+    assert rec["commands"][0].startswith("ethtool -C eth0 rx-usecs ")
+    assert rec["p99_us"] <= 100.0 and rec["drops"] == 0
+    # The default is one of the candidates: if it meets the budget, the
+    # least-CPU choice cannot use more CPU than it.
+    if dflt["p99_us"] <= 100.0 and dflt["drops"] == 0:
+        assert rec["cpu_util"] <= dflt["cpu_util"]
+    # The igb grid is small enough to run whole.
+    assert data["search"] == "grid" and data["evaluated"] == data["grid_size"]
+
+
+def test_a_stored_tune_resumes_without_running_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    first = _capture_tune(capsys, tmp_path / "store")
+    second = _capture_tune(capsys, tmp_path / "store")
+    assert first["computed"] == first["evaluated"] and first["cached"] == 0
+    assert second["computed"] == 0 and second["cached"] == second["evaluated"]
+    for key in ("recommended", "default", "front"):
+        assert first[key] == second[key]
+
+
+def test_optuna_search_is_reproducible_and_starts_from_the_default() -> None:
+    work = tune.mix_workload(
+        "rr", driver="openbsd-em", chip="i210", profile="xeon-modern", duration_ms=20
+    )
+    obj = tune.parse_objective("p99<=200us")
+    runs = [
+        tune.tune(
+            work,
+            driver="openbsd-em",
+            objective=obj,
+            search="optuna",
+            trials=10,
+            seed=7,
+            store=None,
+            executor="serial",
+        ).to_dict()
+        for _ in range(2)
+    ]
+    assert runs[0]["points"] == runs[1]["points"]
+    assert runs[0]["search"].startswith("optuna (10 trials, seed 7)")
+    # The first trial is the driver's default (enqueued).
+    assert runs[0]["points"][0]["changed"] == {}
+
+
+def test_settings_with_the_same_registers_run_once() -> None:
+    # FreeBSD em_newitr tests only enable_aim != 0 and == 1: 3 acts as 2.
+    work = tune.mix_workload(
+        "rr", driver="freebsd-igb", chip="i210", profile="xeon-modern", duration_ms=10
+    )
+    ev = tune._Evaluator(work, "freebsd-igb", "i210", None, "serial", None)
+    two, three = ev.evaluate([{"enable_aim": 2}, {"enable_aim": 3}])
+    assert two is three and ev.computed == 1
+    assert {"enable_aim": 3} in two.equivalent
+
+
+def test_every_simulated_driver_has_a_search_space() -> None:
+    work = tune.mix_workload("rr", driver="linux-igb", chip="i210", profile="xeon-modern")
+    for driver in tune.HOST_DRIVER:
+        grid, _ = tune.space(driver, work)
+        from holdoff import knobs
+
+        dflt = knobs.defaults(driver)
+        # The default comes first in every knob's list (the grid's first point
+        # is the driver's default setting).
+        assert all(values[0] == dflt[k] for k, values in grid.items()), driver
+
+
+def test_ixgbe_is_refused_with_the_reason() -> None:
+    work = tune.mix_workload("rr", driver="linux-igb", chip="i210", profile="xeon-modern")
+    with pytest.raises(tune.TuneError) as err:
+        tune.space("linux-ixgbe", work)
+    assert "no 10 GbE chip" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--mix", "rr"], "--driver is required"),
+        (["--driver", "linux-igb"], "exactly one workload"),
+        (["--mix", "rr", "--capture", str(CAPTURE), "--driver", "linux-igb"], "exactly one"),
+        (["--mix", "video", "--driver", "linux-igb"], "unknown mix"),
+        (["--mix", "rr", "--driver", "linux-e1001"], "unknown driver"),
+        (["--mix", "rr", "--driver", "linux-igb", "--chip", "82546"], "does not drive"),
+        (["--mix", "rr", "--driver", "linux-igb", "-O", "fast"], "cannot read"),
+        (["--capture", "nope.pcap", "--driver", "linux-igb"], "not found"),
+        (["nope.toml", "--driver", "linux-igb"], "not found"),
+        (["--mix", "rr", "--driver", "linux-ixgbe"], "no 10 GbE chip"),
+        (["--mix", "rr", "--driver", "linux-igb", "--rate", "-5"], "--rate"),
+        (["--mix", "rr", "--driver", "linux-igb", "--search", "random"], "--search"),
+        (["--mix", "rr", "--driver", "linux-igb", "--profile", "nope.toml"], "not found"),
+    ],
+)
+def test_bad_tune_arguments_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    code, out, err = cli(capsys, "tune", "--no-store", "--duration-ms", "5", *args)
+    assert code == 2
+    assert says in " ".join(err.split()), err
+
+
+def test_a_latency_objective_on_a_workload_without_latency_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = cli(
+        capsys,
+        "tune",
+        "--mix",
+        "forwarding",
+        "--driver",
+        "freebsd-igb",
+        "--objective",
+        "p99<=100us",
+        "--duration-ms",
+        "5",
+        "--no-store",
+        "--executor",
+        "serial",
+    )
+    assert code == 2 and "measures none" in " ".join(err.split())
+
+
+def test_a_scenario_host_that_is_not_there_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(
+        capsys,
+        "tune",
+        REPO / "examples" / "ping.toml",
+        "--driver",
+        "linux-igb",
+        "--host",
+        "nobody",
+        "--no-store",
+    )
+    assert code == 2 and "no host 'nobody'" in " ".join(err.split())
+
+
+@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium)")
+def test_tune_report_renders_with_default_and_choice_marked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    html_path = tmp_path / "tune.html"
+    data = _capture_tune(capsys, tmp_path / "store", "--report", str(html_path))
+    errors: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(html_path.as_uri())
+            page.wait_for_function(
+                "document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
+                timeout=30000,
+            )
+            names = page.evaluate(
+                """() => document.querySelector('.js-plotly-plot').data.map(t => t.name)"""
+            )
+            legend = page.evaluate(
+                "() => document.querySelector('.js-plotly-plot .legend').textContent"
+            )
+            markers = page.locator(".js-plotly-plot .scatterlayer .trace .point").count()
+            compare = page.inner_text("table.tune-compare")
+            commands = page.inner_text("pre.commands")
+        finally:
+            browser.close()
+    assert errors == []
+    assert names == ["settings tried", "Pareto front", "driver default", "recommended"]
+    assert "driver default" in legend and "recommended" in legend
+    assert markers >= data["evaluated"] + 2
+    assert "default" in compare and "recommended" in compare
+    assert commands.splitlines() == data["recommended"]["commands"]
