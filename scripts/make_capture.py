@@ -1,7 +1,7 @@
 """Write the capture fixtures that capture replay is tested and demonstrated with.
 
-``python scripts/make_capture.py`` writes ``tests/fixtures/office.pcapng`` and
-``tests/fixtures/office.pcap``: the same 1000 frames of a small office's
+``python scripts/make_capture.py`` writes ``examples/captures/office.pcapng`` and
+``examples/captures/office.pcap``: the same 1000 frames of a small office's
 traffic seen at a server port (10.0.0.2), made from a fixed seed:
 
 - TCP downloads from the server and uploads to it: full-size 1514-byte
@@ -171,7 +171,7 @@ def write_big(path: Path, gigabytes: float) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "examples" / "captures"
     )
     ap.add_argument("--big", type=Path, help="write a large pcap here instead")
     ap.add_argument("--gigabytes", type=float, default=1.0)

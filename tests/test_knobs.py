@@ -36,6 +36,13 @@ KNOB_TO_REGISTER: list[tuple[str, str | None, dict[str, int], str, int, int | No
     # e1000e falls back to mode 3 instead; the 82574 in MSI-X mode takes it in EITR(n).
     ("linux-e1000e", None, {"InterruptThrottleRate": 50}, "EITR", 195, 49_920, "adaptive"),
     ("linux-e1000e", None, {"rx-usecs": 100}, "EITR", 390, 99_840, "static"),
+    # e1000 5.x: unset/1 is the watchdog's dynamic ITR, which holds 8000/s
+    # (1e9/(8000*256) = 488) until its first run; =0 is off; =20000 static
+    # 1e9/(20000*256) = 195; 50 is outside 100..100000 -> the default 8000.
+    ("linux-e1000-5x", None, {}, "ITR", 488, 124_928, "adaptive"),
+    ("linux-e1000-5x", None, {"InterruptThrottleRate": 0}, "ITR", 0, 0, "off"),
+    ("linux-e1000-5x", None, {"InterruptThrottleRate": 20_000}, "ITR", 195, 49_920, "static"),
+    ("linux-e1000-5x", None, {"InterruptThrottleRate": 50}, "ITR", 488, 124_928, "static"),
     # igb_set_coalesce: rx_itr_setting = 50 << 2 = 200; igb_write_itr: 200 & 0x7FFC = 200, 50 us.
     ("linux-igb", None, {"rx-usecs": 50}, "EITR", 50, 50_000, "static"),
     # rx-usecs 1: adaptive; the first interrupt writes IGB_START_ITR 648 = 162 us.
@@ -421,3 +428,53 @@ def test_every_driver_has_sourced_knobs_and_decodes_its_defaults() -> None:
         assert ks and all(k.source and k.valid and k.unit for k in ks), driver
         d: Any = decode(driver, {})
         assert d.registers, driver
+
+
+# (settings, the simulator's e1000-5x table): the 5.x defaults RADV 128,
+# TIDV 64, TADV 64 [1.024 us]; IDE only when TxIntDelay != 0.
+E1000_5X_SCENARIO: list[tuple[dict[str, int], dict[str, int], bool]] = [
+    (
+        {},
+        {
+            "interrupt_throttle_rate": 1,
+            "rx_int_delay": 0,
+            "rx_abs_int_delay": 128,
+            "tx_int_delay": 64,
+            "tx_abs_int_delay": 64,
+        },
+        True,
+    ),
+    (
+        {"InterruptThrottleRate": 8000, "TxIntDelay": 0},
+        {
+            "interrupt_throttle_rate": 8000,
+            "rx_int_delay": 0,
+            "rx_abs_int_delay": 128,
+            "tx_int_delay": 0,
+            "tx_abs_int_delay": 64,
+        },
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "table", "ide"), E1000_5X_SCENARIO)
+def test_e1000_5x_maps_to_the_simulators_table(
+    settings: dict[str, int], table: dict[str, int], ide: bool
+) -> None:
+    d: Any = decode("linux-e1000-5x", settings)
+    assert d.scenario["moderation"] == {"kind": "e1000-5x", **table}
+    assert d.scenario["set_ide"] is ide
+    # Module parameters only: the lines write modprobe options and reload.
+    lines = knobs.commands(d)
+    assert lines[0].startswith("echo 'options e1000 InterruptThrottleRate=")
+    assert not any(line.startswith("ethtool") for line in lines)
+
+
+@pytest.mark.parametrize("rate", [100, 2000, 8000, 20_000, 100_000])
+def test_e1000_5x_static_rate_round_trips(rate: int) -> None:
+    # rate -> ITR = 1e9/(rate*256) -> the nearest rate giving that ITR -> the same ITR.
+    itr = 1_000_000_000 // (rate * 256)
+    back = encode("linux-e1000-5x", {"ITR": itr})
+    again: Any = decode("linux-e1000-5x", back)
+    assert again.registers[0].value == itr

@@ -21,7 +21,7 @@ from holdoff import tune
 from holdoff.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-CAPTURE = REPO / "tests" / "fixtures" / "office.pcapng"
+CAPTURE = REPO / "examples" / "captures" / "office.pcapng"
 CHROMIUM = Path("/usr/bin/chromium")
 
 

@@ -542,6 +542,14 @@ def tune_command(
             "--duration-ms", min=1, help="Simulated time per point (default: the workload's)."
         ),
     ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--knob",
+            help="Search only this knob (repeatable); the others stay at the driver's defaults.",
+            show_default=False,
+        ),
+    ] = None,
     search: Annotated[
         str, typer.Option("--search", help="auto (grid when small), grid or optuna.")
     ] = "auto",
@@ -652,6 +660,7 @@ def tune_command(
                 workers=workers,
                 progress=on_progress,
                 iface=iface,
+                only=only or (),
             )
     except KeyboardInterrupt:
         kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
@@ -1742,17 +1751,26 @@ def examples_copy_command(
             + ", ".join(sorted({_example_name(p) for p in files.values()})),
             2,
         )
-    wanted = [source]
+    # (file, path relative to the target folder)
+    wanted = [(source, Path(source.name))]
     data = _toml_or_none(source.read_text(encoding="utf-8")) or {}
     base = data.get("base")
     if isinstance(base, str) and (source.parent / base).is_file():
-        wanted.append(source.parent / base)
+        wanted.append((source.parent / base, Path(Path(base).name)))
+    # A replay example brings its capture, at the same relative path.
+    for gen in data.get("generators", []) if isinstance(data.get("generators"), list) else []:
+        capture = gen.get("capture") if isinstance(gen, dict) else None
+        if isinstance(capture, str) and not Path(capture).is_absolute():
+            path = (source.parent / capture).resolve()
+            if path.is_file() and path.is_relative_to(source.parent.resolve()):
+                wanted.append((path, Path(capture)))
     to.mkdir(parents=True, exist_ok=True)
-    for path in wanted:
-        target = to / path.name
+    for path, rel in wanted:
+        target = to / rel
         if target.exists() and not force:
             _fail(f"{target} exists; use --force to overwrite it", 2)
-        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
         _stdout().print(f"wrote {target}")
 
 

@@ -643,15 +643,14 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
             p50 = _num(rec, f"{name}/latency_us_p50")
             p99 = _num(rec, f"{name}/latency_us_p99")
             break
-    thr = 0.0
+    # Every application of the report (a bulk sender's receiving side
+    # included), plus NetPIPE's own mean, which its app row does not carry.
+    thr = _num(rec, "throughput_bps_total")
+    thr = 0.0 if math.isnan(thr) else thr
     for a in apps:
-        app_name = a.get("name")
-        mean = _num(rec, f"{app_name}/netpipe_mbit_mean")
+        mean = _num(rec, f"{a.get('name')}/netpipe_mbit_mean")
         if not math.isnan(mean):
             thr += mean * 1e6
-        elif a.get("kind") not in ("ping",):
-            v = _num(rec, f"{app_name}/throughput_bps")
-            thr += 0.0 if math.isnan(v) else v
     if workload.forward_sink is not None:
         gen, frame = workload.forward_sink
         secs = _num(rec, "sim_time_ns") / 1e9
@@ -936,8 +935,11 @@ def tune(
     workers: int | None = None,
     progress: TuneProgress | None = None,
     iface: str = "eth0",
+    only: Sequence[str] = (),
 ) -> TuneResult:
-    """Search ``driver``'s knobs on ``workload`` for ``objective``."""
+    """Search ``driver``'s knobs on ``workload`` for ``objective``; ``only``
+    restricts the search to those knobs (the others stay at the driver's
+    defaults)."""
     check_driver(driver)
     if search not in ("auto", "grid", "optuna"):
         raise TuneError("--search", f"unknown search {search!r}; use auto, grid or optuna")
@@ -953,6 +955,18 @@ def tune(
             "request/response, UDP sink or NetPIPE application): use max-throughput or pareto",
         )
     grid, skipped = space(driver, workload)
+    if only:
+        unknown = [k for k in only if k not in grid]
+        if unknown:
+            raise TuneError(
+                "--knob",
+                f"{unknown[0]!r} is not a knob the tuner searches for {driver}; "
+                f"those are: {', '.join(grid)}",
+            )
+        held = [k for k in grid if k not in only]
+        if held:
+            skipped.append(f"{', '.join(held)}: held at the driver's defaults (--knob)")
+        grid = {k: v for k, v in grid.items() if k in only}
     notes = _check_host_drivers(driver, workload)
     n = grid_size(grid)
     mode = search if search != "auto" else ("grid" if n <= GRID_MAX else "optuna")
