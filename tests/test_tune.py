@@ -279,3 +279,16 @@ def test_tune_report_renders_with_default_and_choice_marked(
     assert markers >= data["evaluated"] + 2
     assert "default" in compare and "recommended" in compare
     assert commands.splitlines() == data["recommended"]["commands"]
+
+
+def test_knobs_the_driver_ignores_are_put_back_to_their_defaults() -> None:
+    # The 82574 runs MSI-X, which bypasses the delay timers (82574 datasheet;
+    # e1000e): RxIntDelay there writes nothing that acts, so the candidate is
+    # the plain rx-usecs setting, run once, and its lines do not set it.
+    work = tune.mix_workload(
+        "rr", driver="linux-e1000e", chip="82574", profile="xeon-modern", duration_ms=10
+    )
+    ev = tune._Evaluator(work, "linux-e1000e", "82574", None, "serial", None)
+    plain, delayed = ev.evaluate([{"rx-usecs": 50}, {"rx-usecs": 50, "RxIntDelay": 8}])
+    assert plain is delayed and ev.computed == 1
+    assert not any("RxIntDelay" in line for line in plain.to_dict()["commands"])

@@ -545,6 +545,7 @@ def candidate(
     driver: str, settings: Mapping[str, int], workload: Workload, chip: str | None
 ) -> Candidate:
     """Decode ``settings`` for every tuned port and collect the field changes."""
+    settings = canonical_settings(driver, settings, chip or _first_chip(workload))
     changes: dict[str, Any] = {}
     decoded: knobs.Decoded | None = None
     hosts = workload.scenario.get("hosts", [])
@@ -571,6 +572,38 @@ def candidate(
     if decoded is None:
         raise TuneError("--host", "the tuned hosts have no NICs")
     return Candidate(dict(settings), decoded, changes)
+
+
+def _first_chip(workload: Workload) -> str | None:
+    hosts = workload.scenario.get("hosts", [])
+    for hi in workload.hosts:
+        for nic in hosts[hi].get("nics", []):
+            if nic.get("chip"):
+                return str(nic["chip"])
+    return None
+
+
+def canonical_settings(
+    driver: str, settings: Mapping[str, int], chip: str | None
+) -> dict[str, int]:
+    """``settings`` with every knob the driver ignores in this combination
+    (a delay timer bypassed in MSI-X mode, RADV with RDTR 0, a NAPI deferral
+    without its timer) put back to its default: the same registers, and the
+    lines to paste change only what acts."""
+    dflt = knobs.defaults(driver)
+    out = dict(settings)
+    for _ in range(3):
+        d = knobs.decode(driver, out, chip)
+        ignored = {
+            n.key
+            for n in d.notes
+            if n.kind == "ignored" and n.key in dflt and out.get(n.key) != dflt[n.key]
+        }
+        if not ignored:
+            break
+        for key in ignored:
+            out[key] = dflt[key]
+    return out
 
 
 def _check_host_drivers(driver: str, workload: Workload) -> list[str]:
