@@ -111,8 +111,10 @@ def test_capture_tune_recommends_a_pasteable_setting_within_budget(
     # least-CPU choice cannot use more CPU than it.
     if dflt["p99_us"] <= 100.0 and dflt["drops"] == 0:
         assert rec["cpu_util"] <= dflt["cpu_util"]
-    # The igb grid is small enough to run whole.
-    assert data["search"] == "grid" and data["evaluated"] == data["grid_size"]
+    # The igb grid is small enough to run whole; settings whose registers
+    # coincide (a deferral without its timer) share a run.
+    assert data["search"] == "grid" and data["settings_tried"] == data["grid_size"]
+    assert data["evaluated"] <= data["grid_size"]
 
 
 def test_a_stored_tune_resumes_without_running_again(

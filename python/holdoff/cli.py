@@ -692,8 +692,9 @@ def _print_tune(data: dict[str, Any]) -> None:
     console.print(
         Text(
             f"tune {data['driver']} ({data['chip']}) on {data['workload_description']}; "
-            f"objective {data['objective']}; {data['evaluated']} distinct settings "
-            f"({data['search']}; {data['computed']} run, {data['cached']} from the store)"
+            f"objective {data['objective']}; {data['settings_tried']} settings tried "
+            f"({data['search']}), {data['evaluated']} distinct runs ({data['computed']} run "
+            f"now, {data['cached']} from the store)"
         )
     )
     table = Table(title="expected, by the model")

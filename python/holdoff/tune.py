@@ -914,6 +914,8 @@ class TuneResult:
     notes: list[str]
     computed: int
     cached: int
+    #: Knob settings tried (several may share one run: same registers).
+    tried: int = 0
     iface: str = "eth0"
 
     def to_dict(self) -> dict[str, Any]:
@@ -925,6 +927,7 @@ class TuneResult:
             "objective": self.objective.text,
             "search": self.search,
             "grid_size": self.grid_size,
+            "settings_tried": self.tried,
             "evaluated": len(self.points),
             "computed": self.computed,
             "cached": self.cached,
@@ -1041,6 +1044,7 @@ def tune(
         notes=notes,
         computed=evaluator.computed,
         cached=evaluator.cached,
+        tried=len(evaluator.by_settings),
         iface=iface,
     )
 
