@@ -2,7 +2,7 @@
 
 Every expected register value is derived in the row's comment from the
 driver rule it tests (the C arithmetic, truncating), with the source named
-in holdoff/knobs.py and docs/knobs.md; none is copied from a run.
+in holdoff/knobs/ and docs/knobs.md; none is copied from a run.
 """
 
 from __future__ import annotations

@@ -1,0 +1,345 @@
+"""Knob-model types, constants and the unit conversions, as the C code computes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: The drivers, in the order the docs and ``--help`` list them.
+DRIVERS: tuple[str, ...] = (
+    "linux-e1000",
+    "linux-e1000-5x",
+    "linux-e1000e",
+    "linux-igb",
+    "linux-ixgbe",
+    "linux-dim",
+    "freebsd-em",
+    "freebsd-igb",
+    "openbsd-em",
+)
+
+#: Wire bytes of a minimum frame: 64 B + 8 B preamble/SFD + 12 B gap.
+MIN_FRAME_WIRE_BYTES = 84
+#: Wire bytes of a full-size frame: 1518 B + 20 B.
+MAX_FRAME_WIRE_BYTES = 1538
+#: Linux ``tcp_limit_output_bytes`` default from 2018 (commit c73e5807e4f6,
+#: "tcp: tsq: no longer use limit_output_bytes for paced flows": 16 * 65536)
+#: until a 2025 net-next change raised it to 4 MB [bytes].
+TSQ_BYTES_DEFAULT = 1 << 20
+
+# Register constants (sources in the functions that use them).
+CNT_IGNR = 0x8000_0000
+IGB_EITR_MASK = 0x7FFC
+IXGBE_MAX_EITR = 0x0FF8
+TICKS_MAX = 0xFFFF
+
+NoteKind = Literal["ignored", "rounded", "adaptive", "refused", "info"]
+
+
+class KnobError(ValueError):
+    """A key or value the driver does not accept: names the key and the fix."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Chip:
+    """The register facts of one controller, as the drivers program it."""
+
+    name: str
+    description: str
+    #: "itr" (ITR, 256 ns), "eitr256" (82574 EITR in MSI-X mode, 256 ns),
+    #: "eitr1us" (igb class: interval field bits 14:2 in 1 us),
+    #: "ixgbe2us" (82599 and later: bits 11:3, 2 us), "ixgbe256" (82598).
+    throttle: str
+    link_mbps: int
+    #: The drivers' default descriptor counts [descriptors].
+    rx_ring: int
+    tx_ring: int
+    #: RDTR and TIDV exist; RADV/TADV too (82540 and later).
+    delay_timers: bool
+    #: The TX descriptors the drivers use on this chip have the IDE bit.
+    tx_ide: bool
+    #: MSI-X is what the Linux/FreeBSD drivers use here (delay timers bypassed).
+    msix: bool
+    #: The simulator's chip preset, if it has one.
+    sim: str | None
+
+
+CHIPS: dict[str, Chip] = {
+    c.name: c
+    for c in (
+        Chip(
+            "82540", "Intel 82540EM (8254x, PCI)", "itr", 1000, 256, 256, True, True, False, "82540"
+        ),
+        Chip(
+            "82546",
+            "Intel 82546EB/GB (8254x, PCI-X)",
+            "itr",
+            1000,
+            256,
+            256,
+            True,
+            True,
+            False,
+            "82546",
+        ),
+        Chip(
+            "82574",
+            "Intel 82574L (PCIe, MSI-X)",
+            "eitr256",
+            1000,
+            256,
+            256,
+            True,
+            True,
+            True,
+            "82574",
+        ),
+        Chip(
+            "82576",
+            "Intel 82576 (igb class)",
+            "eitr1us",
+            1000,
+            256,
+            256,
+            False,
+            False,
+            True,
+            "82576",
+        ),
+        Chip(
+            "i350", "Intel I350 (igb class)", "eitr1us", 1000, 256, 256, False, False, True, "i350"
+        ),
+        Chip(
+            "i210", "Intel I210 (igb class)", "eitr1us", 1000, 256, 256, False, False, True, "i210"
+        ),
+        Chip(
+            "i211", "Intel I211 (igb class)", "eitr1us", 1000, 256, 256, False, False, True, "i211"
+        ),
+        Chip(
+            "82598",
+            "Intel 82598EB (10 GbE)",
+            "ixgbe256",
+            10_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            None,
+        ),
+        Chip(
+            "82599",
+            "Intel 82599 / X540 / X550 (10 GbE)",
+            "ixgbe2us",
+            10_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            None,
+        ),
+    )
+}
+
+_E1000_CHIPS = ("82540", "82546")
+_IGB_CHIPS = ("82576", "i350", "i210", "i211")
+
+#: Per driver: the default chip and the chips it binds.
+DRIVER_CHIPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "linux-e1000": ("82546", _E1000_CHIPS),
+    "linux-e1000-5x": ("82546", _E1000_CHIPS),
+    "linux-e1000e": ("82574", ("82574",)),
+    "linux-igb": ("i210", _IGB_CHIPS),
+    "linux-ixgbe": ("82599", ("82598", "82599")),
+    "linux-dim": ("i210", _IGB_CHIPS),
+    "freebsd-em": ("82574", (*_E1000_CHIPS, "82574")),
+    "freebsd-igb": ("i210", _IGB_CHIPS),
+    "openbsd-em": ("i210", (*_E1000_CHIPS, "82574", *_IGB_CHIPS)),
+}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting a driver exposes."""
+
+    key: str
+    #: Where it is set: "ethtool -C", "module parameter", "sysctl",
+    #: "loader.conf", "sysfs", "netlink", "#define (kernel rebuild)".
+    where: str
+    unit: str
+    default: int
+    valid: str
+    meaning: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Register:
+    """One register value as the device holds it after the driver wrote it."""
+
+    name: str
+    #: The value in the register's own unit (``unit``); for EITR on igb the
+    #: interval field in us (the raw word is in ``word``).
+    value: int
+    unit: str
+    #: The interval it sets [ns]; None: not an interval (a count, a flag).
+    interval_ns: int | None
+    #: The whole register word written, when it differs from ``value``.
+    word: int | None = None
+    #: False: the register does not act (absent, bypassed, no IDE).
+    acts: bool = True
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Note:
+    """A key the driver ignores, rejects, rounds, or turns into an adaptive mode."""
+
+    kind: NoteKind
+    key: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A setting that costs something measurable, with the numbers."""
+
+    key: str
+    message: str
+
+
+@dataclass
+class Decoded:
+    """What a driver does with a set of knob values on one chip."""
+
+    driver: str
+    chip: Chip
+    #: The knob values in effect (defaults filled in), canonical keys.
+    settings: dict[str, int]
+    #: The keys the caller gave (the rest are defaults).
+    given: tuple[str, ...]
+    registers: list[Register]
+    notes: list[Note]
+    #: "static", "adaptive" or "off" (no throttle).
+    mode: str
+    #: What the adaptive mode does, when ``mode == "adaptive"``.
+    adaptive: str = ""
+    #: The throttle intervals the driver can program, shortest and longest
+    #: [ns] (equal when static; None: no throttle).
+    throttle_ns: tuple[int, int] | None = None
+    #: The longest RX and TX cause delays of the delay timers [ns] (0: none).
+    rx_delay_ns: int = 0
+    tx_delay_ns: int = 0
+    #: The simulator's tables for this setting (``moderation``, and NIC or
+    #: NAPI fields), or None with the reason in ``scenario_note``.
+    scenario: dict[str, Any] | None = None
+    scenario_note: str = ""
+
+    @property
+    def max_rate_per_s(self) -> float | None:
+        """The highest interrupt rate per vector the throttle allows [1/s]."""
+        if self.throttle_ns is None or self.throttle_ns[0] == 0:
+            return None
+        return 1e9 / self.throttle_ns[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``holdoff explain --json``)."""
+        rate = self.max_rate_per_s
+        return {
+            "driver": self.driver,
+            "chip": self.chip.name,
+            "settings": dict(self.settings),
+            "given": list(self.given),
+            "mode": self.mode,
+            "adaptive": self.adaptive,
+            "registers": [
+                {
+                    "register": r.name,
+                    "value": r.value,
+                    "unit": r.unit,
+                    "interval_us": None if r.interval_ns is None else r.interval_ns / 1000,
+                    "word": r.word,
+                    "acts": r.acts,
+                    "note": r.note,
+                }
+                for r in self.registers
+            ],
+            "interval_us": None
+            if self.throttle_ns is None
+            else {"min": self.throttle_ns[0] / 1000, "max": self.throttle_ns[1] / 1000},
+            "max_interrupts_per_s_per_vector": None if rate is None else round(rate, 1),
+            "rx_delay_us": self.rx_delay_ns / 1000,
+            "tx_delay_us": self.tx_delay_ns / 1000,
+            "notes": [{"kind": n.kind, "key": n.key, "message": n.message} for n in self.notes],
+            "scenario": self.scenario,
+            "scenario_note": self.scenario_note,
+        }
+
+
+# -- unit conversions (integer, truncating as the C code does) ------------------------
+
+
+def ints_to_itr(rate: int) -> int:
+    """ITR for a rate: ``1e9 / (rate * 256)`` (e1000 ``e1000_configure_rx``,
+    e1000e ``e1000e_write_itr``, FreeBSD ``EM_INTS_TO_ITR``); 0 for rate 0."""
+    return 1_000_000_000 // (rate * 256) if rate else 0
+
+
+def itr_ns(itr: int) -> int:
+    """The interval of an ITR/82574-EITR value: 256 ns units (8254x SDM §13.4.18)."""
+    return itr * 256
+
+
+def ticks_ns(ticks: int) -> int:
+    """The delay of an RDTR/RADV/TIDV/TADV value: 1.024 us units (8254x SDM §13.4.30)."""
+    return ticks * 1024
+
+
+def em_usecs_to_ticks(usecs: int) -> int:
+    """FreeBSD ``EM_USECS_TO_TICKS(u) = (1000 u + 512) / 1024`` (if_em.c)."""
+    return (1000 * usecs + 512) // 1024
+
+
+def em_ticks_to_usecs(ticks: int) -> int:
+    """FreeBSD ``EM_TICKS_TO_USECS(t) = (1024 t + 500) / 1000`` (if_em.c)."""
+    return (1024 * ticks + 500) // 1000
+
+
+def igb_eitr_us(itr_val: int) -> int:
+    """igb ``igb_write_itr``: raw ``itr_val & 0x7FFC`` (0 written as 4), the
+    interval field (bits 14:2) in us is raw >> 2 (I210 datasheet §8.8.14)."""
+    raw = itr_val & IGB_EITR_MASK
+    return (raw or 4) >> 2
+
+
+def ixgbe_eitr_ns(itr: int, chip: Chip) -> int:
+    """ixgbe ``ixgbe_write_eitr``: ``itr & IXGBE_MAX_EITR`` (0xFF8). 82599 and
+    later: bits 11:3 count 2 us ("microsecond values ... shifted by 2 to fit
+    itr register with the first 3 bits reserved 0", ixgbe.h), so the interval
+    is (itr & 0xFF8) / 4 us; 82598: the value counts 256 ns (82598 datasheet,
+    EITR)."""
+    reg = itr & IXGBE_MAX_EITR
+    if chip.throttle == "ixgbe256":
+        return reg * 256
+    return (reg >> 2) * 1000
+
+
+@dataclass
+class _Ctx:
+    """Working state of one decode."""
+
+    driver: str
+    chip: Chip
+    s: dict[str, int]
+    given: tuple[str, ...]
+    notes: list[Note] = field(default_factory=list)
+    regs: list[Register] = field(default_factory=list)
+
+    def note(self, kind: NoteKind, key: str, message: str) -> None:
+        self.notes.append(Note(kind, key, message))
