@@ -343,3 +343,31 @@ class _Ctx:
 
     def note(self, kind: NoteKind, key: str, message: str) -> None:
         self.notes.append(Note(kind, key, message))
+
+    def result(
+        self,
+        mode: str,
+        adaptive: str,
+        throttle_ns: tuple[int, int] | None,
+        rx_delay_ns: int = 0,
+        tx_delay_ns: int = 0,
+        scenario: dict[str, Any] | None = None,
+        scenario_note: str = "",
+    ) -> Decoded:
+        """The decode's outcome: this context's registers and notes with the
+        mode, the throttle range, the delays and the simulator's tables."""
+        return Decoded(
+            self.driver,
+            self.chip,
+            self.s,
+            self.given,
+            self.regs,
+            self.notes,
+            mode,
+            adaptive,
+            throttle_ns,
+            rx_delay_ns,
+            tx_delay_ns,
+            scenario,
+            scenario_note,
+        )

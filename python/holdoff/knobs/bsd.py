@@ -195,13 +195,7 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
             )
         ):
             note = "kind freebsd-aim carries no delay timers: the model runs them at 0"
-    return Decoded(
-        d,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         mode,
         adaptive,
         rng,
@@ -281,13 +275,7 @@ def _decode_openbsd(ctx: _Ctx) -> Decoded:
         "MAX_INTS_PER_SEC",
         "em(4) knobs are compile-time: edit sys/dev/pci/if_em.h and rebuild the kernel",
     )
-    return Decoded(
-        ctx.driver,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         "static" if itr else "off",
         "",
         (itr_ns(itr), itr_ns(itr)) if itr else None,

@@ -170,13 +170,7 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
     for key, _, _ in _E1000_TIMER_KNOBS:
         mod[_SNAKE[key]] = s[key]
     scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
-    return Decoded(
-        d,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         mode,
         adaptive,
         rng,
@@ -261,13 +255,7 @@ def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
     for key, _, _ in _E1000_TIMER_KNOBS:
         mod[_SNAKE[key]] = s[key]
     scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
-    return Decoded(
-        ctx.driver,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         mode,
         adaptive,
         rng,
@@ -366,9 +354,7 @@ def _decode_igb(ctx: _Ctx) -> Decoded:
     )
     mod: dict[str, Any] = {"kind": "igb", "rx_usecs": s["rx-usecs"]}
     scen = {"chip": c.sim, "moderation": mod}
-    return Decoded(
-        ctx.driver, c, s, ctx.given, ctx.regs, ctx.notes, mode, adaptive, rng, 0, 0, scen
-    )
+    return ctx.result(mode, adaptive, rng, 0, 0, scen)
 
 
 #: ixgbe.h [raw, us << 2]: IXGBE_MIN_RSC_ITR 24, IXGBE_20K_ITR 200, IXGBE_12K_ITR 336.
@@ -438,13 +424,7 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
             "CNT_WDIS (bit 31)",
         )
     )
-    return Decoded(
-        ctx.driver,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         mode,
         adaptive,
         rng,
@@ -504,13 +484,7 @@ def _decode_dim(ctx: _Ctx) -> Decoded:
             )
     ctx.regs.append(Register("CQ period", usec, "1 us", usec * 1000, note="EITR in the model"))
     ctx.regs.append(Register("CQ count", pkts, "completions", None, note="not modelled"))
-    return Decoded(
-        ctx.driver,
-        c,
-        s,
-        ctx.given,
-        ctx.regs,
-        ctx.notes,
+    return ctx.result(
         mode,
         adaptive,
         rng,
