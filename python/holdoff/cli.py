@@ -361,8 +361,8 @@ def explain_command(
         typer.Option(
             "--driver",
             "-d",
-            help="One of linux-e1000, linux-e1000e, linux-igb, linux-ixgbe, linux-dim, "
-            "freebsd-em, freebsd-igb, openbsd-em.",
+            help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe, "
+            "linux-dim, freebsd-em, freebsd-igb, openbsd-em.",
             show_default=False,
         ),
     ] = "",
