@@ -8,6 +8,7 @@ __all__ = [
     "HoldoffError",
     "ScenarioError",
     "SimulationError",
+    "host_profile_json",
     "normalize_toml",
     "normalize_toml_after_changes",
     "run_toml",
@@ -42,7 +43,7 @@ def run_toml(
     a pending signal (Ctrl-C) or an exception from ``progress`` stops the run
     and is raised with ``holdoff_partial = (report_json, perf, interrupted_at_ns)``.
     ``base_dir``: the scenario file's directory; relative ``capture`` paths
-    are resolved against it (None: the working directory).
+    and profile files are resolved against it (None: the working directory).
     """
 
 def validate_toml(text: str, base_dir: str | None = None) -> None:
@@ -53,6 +54,11 @@ def normalize_toml(text: str) -> str:
 
 def normalize_toml_after_changes(text: str) -> str:
     """The scenario in effect after every ``[[at]]`` change, without them, as JSON."""
+
+def host_profile_json(profile: str, base_dir: str | None = None) -> str:
+    """The host profile a ``hosts[].profile`` value names (a preset or a
+    profile file relative to ``base_dir``) as JSON: name, description,
+    cpu_mhz and ``costs`` (every cost by field name)."""
 
 def schema_json() -> str:
     """The JSON Schema of the scenario file, as pretty-printed JSON."""

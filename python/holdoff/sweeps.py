@@ -24,6 +24,11 @@ Each point's seed is derived from (sweep seed, the point's parameters,
 replicate index) by a hash, so adding or removing points never changes the
 seeds of the others; a point that sets ``seed`` itself keeps it.
 
+A host profile file (``hosts[].profile = "my-host.toml"``) is found relative
+to the scenario file that names it (the base scenario's folder, or the sweep
+file's for values the sweep file sets); the store key covers the file's
+contents, so a recalibrated profile is run again, not read from the store.
+
 Every point's scenario is validated by the core before any run starts. Runs
 go to a :class:`~holdoff.store.ResultStore` keyed by the scenario's hash, so a
 sweep run again (or resumed after being killed) computes only the points the
@@ -192,7 +197,7 @@ def _parse(data: dict[str, Any], folder: Path, fallback_name: str) -> SweepSpec:
         raise SweepError("sweep field `set` must be a table of field path = value", "set")
     for path, value in fixed.items():
         _check_path(path, f"set.{path}")
-        set_path(base, path, value)
+        set_path(base, path, _absolute_profile(path, value, folder))
     name = data.get("name", fallback_name)
     if not isinstance(name, str) or not name:
         raise SweepError("sweep field `name` must be a non-empty string", "name")
@@ -218,7 +223,7 @@ def _parse(data: dict[str, Any], folder: Path, fallback_name: str) -> SweepSpec:
             raise SweepError(
                 f"grid `{path}`: expected a non-empty list of values, got {values!r}", path
             )
-        grid[path] = list(values)
+        grid[path] = [_absolute_profile(path, v, folder) for v in values]
     points_data = data.get("points", [])
     if not isinstance(points_data, list) or not all(isinstance(p, Mapping) for p in points_data):
         raise SweepError(
@@ -229,7 +234,7 @@ def _parse(data: dict[str, Any], folder: Path, fallback_name: str) -> SweepSpec:
     for i, point in enumerate(points_data):
         for path in point:
             _check_path(path, f"points[{i}].{path}")
-        points.append(dict(point))
+        points.append({k: _absolute_profile(k, v, folder) for k, v in point.items()})
     return SweepSpec(
         name=name,
         base=base,
@@ -249,7 +254,7 @@ def _load_base(base: Any, folder: Path) -> dict[str, Any]:
             "base",
         )
     if isinstance(base, Mapping):
-        return copy.deepcopy(dict(base))
+        return _absolute_profiles(copy.deepcopy(dict(base)), folder)
     if isinstance(base, str | os.PathLike):
         path = Path(base)
         if not path.is_absolute():
@@ -257,12 +262,51 @@ def _load_base(base: Any, folder: Path) -> dict[str, Any]:
         if not path.is_file():
             raise FileNotFoundError(f"base scenario of the sweep not found: {path}")
         try:
-            return tomllib.loads(path.read_text(encoding="utf-8"))
+            loaded = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as err:
             raise SweepError(f"base scenario {path} is not valid TOML: {err}", "base") from err
+        return _absolute_profiles(loaded, path.resolve().parent)
     raise SweepError(
         f"sweep field `base` must be a file name or a table, got {type(base).__name__}", "base"
     )
+
+
+def _is_profile_file(value: Any) -> bool:
+    return isinstance(value, str) and value.endswith(".toml")
+
+
+def _absolute_profile(path: str, value: Any, folder: Path) -> Any:
+    """A sweep value for ``path``: a relative profile file set on a host's
+    ``profile`` made absolute against ``folder`` (the sweep file's)."""
+    if path.endswith(".profile") and _is_profile_file(value) and not Path(value).is_absolute():
+        return str((folder / value).resolve())
+    return value
+
+
+def _absolute_profiles(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``scenario`` with each host's relative profile file made absolute
+    against ``folder`` (the scenario file's), in place: the points run from
+    TOML text, away from the file."""
+    hosts = scenario.get("hosts")
+    if isinstance(hosts, list):
+        for host in hosts:
+            if isinstance(host, dict):
+                host["profile"] = _absolute_profile(".profile", host.get("profile"), folder)
+    return scenario
+
+
+def _profile_file_digests(scenario: Mapping[str, Any]) -> dict[str, str]:
+    """sha256 of each profile file the scenario's hosts name, by path (empty
+    when every host uses a preset): part of the store key."""
+    out: dict[str, str] = {}
+    for host in scenario.get("hosts") or []:
+        profile = host.get("profile") if isinstance(host, Mapping) else None
+        if _is_profile_file(profile):
+            try:
+                out[str(profile)] = hashlib.sha256(Path(str(profile)).read_bytes()).hexdigest()
+            except OSError:
+                out[str(profile)] = ""
+    return out
 
 
 # -- field paths ------------------------------------------------------------------
@@ -481,6 +525,9 @@ def expand(spec: SweepSpec) -> list[SweepPoint]:
                 f"point {len(points)} ({_params_label(params)}): {err}",
                 err.field,
             ) from err
+        digests = _profile_file_digests(scenario)
+        if digests:
+            normalized = {**normalized, "profile_files": digests}
         for replicate in range(spec.replicates):
             if "seed" in params and spec.replicates == 1:
                 seed = int(params["seed"])

@@ -173,6 +173,43 @@ pub fn normalize_toml_after_changes(text: &str) -> Result<String, Error> {
     Ok(serde_json::to_string(&after).expect("a validated scenario always serialises"))
 }
 
+/// The host profile a `hosts[].profile` value names (a preset, or a profile
+/// file relative to `base_dir`), as JSON: `name`, `description`, `cpu_mhz`
+/// and `costs` (every field of
+/// `profile::OVERRIDABLE`, pure-ACK costs resolved to the data cost they
+/// fall back to). For calibration, which starts from these costs.
+pub fn host_profile_json(profile: &str, base_dir: Option<&Path>) -> Result<String, Error> {
+    use crate::host::profile::{self, OVERRIDABLE};
+    use crate::scenario::config::profile_file;
+    let field = "profile";
+    let p = if profile_file::is_file(profile) {
+        profile_file::load(profile, base_dir, field)?
+    } else {
+        profile::by_name(profile).ok_or_else(|| Error::Config {
+            field: field.to_string(),
+            message: format!(
+                "got {profile:?}; allowed: {}, or the path of a profile file ending in .toml",
+                profile::presets()
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?
+    };
+    let costs: serde_json::Map<String, serde_json::Value> = OVERRIDABLE
+        .iter()
+        .map(|k| (k.to_string(), p.cost(k).unwrap_or(0).into()))
+        .collect();
+    Ok(serde_json::json!({
+        "name": p.name,
+        "description": p.description,
+        "cpu_mhz": p.cpu_mhz,
+        "costs": costs,
+    })
+    .to_string())
+}
+
 /// The JSON Schema of scenario files.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(Scenario);

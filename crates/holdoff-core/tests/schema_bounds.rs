@@ -354,6 +354,16 @@ fn schema_bounds_and_validation_agree() {
         "found only {} bounded fields",
         fields.len()
     );
+    // Every cost a scenario may override is a bounded field of its own.
+    for cost in holdoff_core::host::profile::OVERRIDABLE {
+        assert!(
+            fields.iter().any(|b| matches!(
+                b.path.as_slice(),
+                [.., Step::Prop(o), Step::Prop(c)] if o == "profile_overrides" && c == cost
+            )),
+            "profile_overrides.{cost} has no bounds in the schema"
+        );
+    }
     let bases = bases();
     for (i, b) in bases.iter().enumerate() {
         check(b).unwrap_or_else(|e| panic!("base {i} is not valid: {e}"));

@@ -174,6 +174,25 @@ fn normalize_toml_after_changes(py: Python<'_>, text: &str) -> PyResult<String> 
     guarded(py, result)
 }
 
+/// The host profile a `hosts[].profile` value names (a preset, or a profile
+/// file relative to `base_dir`), as JSON text: name, description, cpu_mhz
+/// and every cost by field name.
+///
+/// Raises:
+///     ScenarioError: no such preset, or the profile file is missing or invalid.
+#[pyfunction]
+#[pyo3(signature = (profile, base_dir = None))]
+fn host_profile_json(
+    py: Python<'_>,
+    profile: &str,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<String> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        api::host_profile_json(profile, base_dir.as_deref())
+    }));
+    guarded(py, result)
+}
+
 /// The JSON Schema of the scenario file, as pretty-printed JSON text.
 #[pyfunction]
 fn schema_json(py: Python<'_>) -> PyResult<String> {
@@ -196,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_toml, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml_after_changes, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(host_profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -8,9 +8,11 @@
 //! are sourced or marked ASSUMPTION; the exceptions, fitted to named
 //! published points by a script under `scripts/`, are marked FIT (apu2:
 //! `tx_packet_ns`, `rx_packet_ns`, scripts/calibrate_apu2.py; opteron-2006:
-//! `forward_packet_ns`, scripts/calibrate_opteron2006.py). A scenario may override per-packet
+//! `forward_packet_ns`, scripts/calibrate_opteron2006.py). A scenario may override any
 //! costs (`profile_overrides`, `with_overrides`, at the profile's nominal
-//! clock) for fits and what-ifs.
+//! clock) for fits and what-ifs, and a profile file (`holdoff calibrate`
+//! writes one; `scenario::config::profile_file`) sets any cost on top of a
+//! preset.
 //!
 //! Simplifies: costs are constant (no cache effects, no frequency scaling, no
 //! contention beyond what the scheduler models).
@@ -500,31 +502,117 @@ impl HostProfile {
     }
 }
 
-/// Cost fields a scenario may override (`profile_overrides`), by name.
-pub const OVERRIDABLE: [&str; 8] = [
-    "forward_packet_ns",
+/// Cost fields a scenario (`profile_overrides`) or a profile file (`[costs]`)
+/// may set, by name: every cost of the profile, in field order. Each is in
+/// ns, except `copy_ps_per_byte` [ps per byte].
+pub const OVERRIDABLE: [&str; 19] = [
+    "irq_entry_exit_ns",
+    "mmio_read_ns",
+    "mmio_write_ns",
+    "softirq_entry_ns",
+    "poll_overhead_ns",
     "rx_packet_ns",
     "rx_driver_ns",
-    "rx_ack_ns",
     "tx_packet_ns",
-    "tx_driver_ns",
+    "tx_clean_ns",
+    "forward_packet_ns",
+    "copy_ps_per_byte",
+    "wakeup_ns",
+    "context_switch_ns",
+    "lock_ns",
+    "apic_mask_ns",
+    "rx_ack_ns",
     "tx_ack_ns",
+    "tx_driver_ns",
     "lock_handoff_ns",
 ];
 
+/// Largest value of any overridable cost [ns, or ps per byte]: 1 ms per
+/// action (or 1 us per byte copied), far above any real machine.
+pub const MAX_COST: u64 = 1_000_000;
+
 impl HostProfile {
-    /// The profile with some per-packet costs replaced [ns] (field names in
-    /// `OVERRIDABLE`): for calibration scripts, which evaluate candidate
-    /// costs with the model before a fit is written into a preset, and for
-    /// what-if runs. Unknown names are an error. Results are cached per
-    /// (preset, overrides).
+    /// The cost named `name` (one of `OVERRIDABLE`) [ns, or ps per byte for
+    /// `copy_ps_per_byte`]; the pure-ACK costs give the data cost they fall
+    /// back to when unset. None for an unknown name.
+    pub fn cost(&self, name: &str) -> Option<u64> {
+        let n = |x: Nanos| Some(x.as_ns());
+        match name {
+            "irq_entry_exit_ns" => n(self.irq_entry_exit_ns),
+            "mmio_read_ns" => n(self.mmio_read_ns),
+            "mmio_write_ns" => n(self.mmio_write_ns),
+            "softirq_entry_ns" => n(self.softirq_entry_ns),
+            "poll_overhead_ns" => n(self.poll_overhead_ns),
+            "rx_packet_ns" => n(self.rx_packet_ns),
+            "rx_driver_ns" => n(self.rx_driver_ns),
+            "tx_packet_ns" => n(self.tx_packet_ns),
+            "tx_clean_ns" => n(self.tx_clean_ns),
+            "forward_packet_ns" => n(self.forward_packet_ns),
+            "copy_ps_per_byte" => Some(self.copy_ps_per_byte),
+            "wakeup_ns" => n(self.wakeup_ns),
+            "context_switch_ns" => n(self.context_switch_ns),
+            "lock_ns" => n(self.lock_ns),
+            "apic_mask_ns" => n(self.apic_mask_ns),
+            "rx_ack_ns" => n(self.rx_ack_ns.unwrap_or(self.rx_packet_ns)),
+            "tx_ack_ns" => n(self.tx_ack_ns.unwrap_or(self.tx_packet_ns)),
+            "tx_driver_ns" => n(self.tx_driver_ns),
+            "lock_handoff_ns" => n(self.lock_handoff_ns),
+            _ => None,
+        }
+    }
+
+    /// Set the cost named `name` (one of `OVERRIDABLE`) to `v`; false for an
+    /// unknown name (nothing changes).
+    fn set_cost(&mut self, name: &str, v: u64) -> bool {
+        let n = Nanos(v);
+        match name {
+            "irq_entry_exit_ns" => self.irq_entry_exit_ns = n,
+            "mmio_read_ns" => self.mmio_read_ns = n,
+            "mmio_write_ns" => self.mmio_write_ns = n,
+            "softirq_entry_ns" => self.softirq_entry_ns = n,
+            "poll_overhead_ns" => self.poll_overhead_ns = n,
+            "rx_packet_ns" => self.rx_packet_ns = n,
+            "rx_driver_ns" => self.rx_driver_ns = n,
+            "tx_packet_ns" => self.tx_packet_ns = n,
+            "tx_clean_ns" => self.tx_clean_ns = n,
+            "forward_packet_ns" => self.forward_packet_ns = n,
+            "copy_ps_per_byte" => self.copy_ps_per_byte = v,
+            "wakeup_ns" => self.wakeup_ns = n,
+            "context_switch_ns" => self.context_switch_ns = n,
+            "lock_ns" => self.lock_ns = n,
+            "apic_mask_ns" => self.apic_mask_ns = n,
+            "rx_ack_ns" => self.rx_ack_ns = Some(n),
+            "tx_ack_ns" => self.tx_ack_ns = Some(n),
+            "tx_driver_ns" => self.tx_driver_ns = n,
+            "lock_handoff_ns" => self.lock_handoff_ns = n,
+            _ => return false,
+        }
+        true
+    }
+
+    /// The profile with some costs replaced (field names in `OVERRIDABLE`,
+    /// values in the field's unit): for calibration, which evaluates
+    /// candidate costs with the model before a fit is written into a profile
+    /// file, and for what-if runs. Unknown names are an error. Results are
+    /// cached per (profile, overrides).
     pub fn with_overrides(
         &'static self,
         overrides: &std::collections::BTreeMap<String, u64>,
     ) -> Result<&'static HostProfile, String> {
+        self.with_overrides_named(overrides, None)
+    }
+
+    /// As `with_overrides`, also renaming the profile to `name` and
+    /// `description` (a profile file's own name); the strings are kept for
+    /// the life of the process, once per distinct result.
+    pub fn with_overrides_named(
+        &'static self,
+        overrides: &std::collections::BTreeMap<String, u64>,
+        name: Option<(&str, &str)>,
+    ) -> Result<&'static HostProfile, String> {
         use std::collections::BTreeMap;
         use std::sync::{Mutex, OnceLock};
-        if overrides.is_empty() {
+        if overrides.is_empty() && name.is_none() {
             return Ok(self);
         }
         if let Some(bad) = overrides
@@ -536,7 +624,7 @@ impl HostProfile {
                 OVERRIDABLE.join(", ")
             ));
         }
-        type Key = (usize, u32, Vec<(String, u64)>);
+        type Key = (usize, u32, Vec<(String, u64)>, Option<(String, String)>);
         static CACHE: OnceLock<Mutex<BTreeMap<Key, &'static HostProfile>>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
         let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -544,21 +632,16 @@ impl HostProfile {
             self as *const HostProfile as usize,
             self.cpu_mhz,
             overrides.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            name.map(|(n, d)| (n.to_string(), d.to_string())),
         );
         Ok(map.entry(key).or_insert_with(|| {
             let mut p = self.clone();
             for (k, &v) in overrides {
-                let n = Nanos(v);
-                match k.as_str() {
-                    "forward_packet_ns" => p.forward_packet_ns = n,
-                    "rx_packet_ns" => p.rx_packet_ns = n,
-                    "rx_driver_ns" => p.rx_driver_ns = n,
-                    "tx_packet_ns" => p.tx_packet_ns = n,
-                    "tx_driver_ns" => p.tx_driver_ns = n,
-                    "rx_ack_ns" => p.rx_ack_ns = Some(n),
-                    "tx_ack_ns" => p.tx_ack_ns = Some(n),
-                    _ => p.lock_handoff_ns = n,
-                }
+                p.set_cost(k, v);
+            }
+            if let Some((n, d)) = name {
+                p.name = Box::leak(n.to_string().into_boxed_str());
+                p.description = Box::leak(d.to_string().into_boxed_str());
             }
             // Leaked once per distinct override set, like `at_clock`.
             Box::leak(Box::new(p))
@@ -873,6 +956,36 @@ mod tests {
         assert!((p.tx_packet_ns.as_ns() as f64 + copy) < budget_ns(600e6));
         assert!((p.rx_packet_ns.as_ns() as f64 + copy) < budget_ns(334e6));
         assert!(p.rx_packet_ns > p.tx_packet_ns);
+    }
+
+    #[test]
+    fn every_cost_can_be_overridden_alone() {
+        // Table over OVERRIDABLE: setting one cost moves that cost only.
+        let base = &HostProfile::XEON_MODERN;
+        for name in OVERRIDABLE {
+            let set = std::collections::BTreeMap::from([(name.to_string(), 12_345u64)]);
+            let o = base.with_overrides(&set).unwrap();
+            for other in OVERRIDABLE {
+                let want = if other == name {
+                    Some(12_345)
+                } else if (name, other) == ("rx_packet_ns", "rx_ack_ns")
+                    || (name, other) == ("tx_packet_ns", "tx_ack_ns")
+                {
+                    // An unset pure-ACK cost is the data cost.
+                    Some(12_345)
+                } else {
+                    base.cost(other)
+                };
+                assert_eq!(o.cost(other), want, "set {name}, read {other}");
+            }
+        }
+        assert_eq!(base.cost("no_such_ns"), None);
+        let bad = std::collections::BTreeMap::from([("no_such_ns".to_string(), 1u64)]);
+        let e = base.with_overrides(&bad).unwrap_err();
+        assert!(
+            e.contains("no_such_ns") && e.contains("copy_ps_per_byte"),
+            "{e}"
+        );
     }
 
     #[test]

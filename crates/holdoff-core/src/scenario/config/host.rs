@@ -10,17 +10,19 @@
 //! Units are in the field names.
 
 use super::moderation::ModerationCfg;
-use super::{cfg_err, names_list, range};
+use super::{cfg_err, names_list, profile_file, range};
 use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::drivers;
 use crate::host::kernel::KernelDefaults;
-use crate::host::profile;
+use crate::host::profile::{self, HostProfile};
 use crate::nic::chip::{self, ChipProfile, LegacyItr};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::OnceLock;
 
 /// Largest descriptor ring of any chip preset [descriptors].
 pub const MAX_RING: u32 = 4096;
@@ -36,22 +38,30 @@ pub const MAX_BUF_BYTES: u32 = 1 << 30;
 #[serde(deny_unknown_fields)]
 pub struct HostCfg {
     pub name: String,
-    /// Cost profile preset: ideal, p4-xeon-2004, opteron-2006, apu2, xeon-modern.
+    /// Cost profile: a preset (ideal, p4-xeon-2004, opteron-2006, apu2,
+    /// xeon-modern) or the path of a profile file ending in `.toml` (a preset
+    /// with costs replaced, as `holdoff calibrate` writes it), relative to
+    /// the scenario file's directory (docs/models/host-profiles.md).
     #[schemars(schema_with = "profile_schema")]
     pub profile: String,
+    /// The profile `profile` names, once validation has read it (a preset,
+    /// or a profile file loaded against the scenario's directory).
+    #[serde(skip)]
+    #[schemars(skip)]
+    resolved_profile: OnceLock<&'static HostProfile>,
     /// Core clock the host runs at [MHz] (a P-state, e.g. OpenBSD
     /// hw.setperf=0); CPU-bound costs of the profile scale with it. Default:
     /// the profile's nominal clock.
     #[serde(default)]
     #[schemars(range(min = 100, max = 10_000))]
     pub cpu_mhz: Option<u32>,
-    /// Per-packet costs of the profile replaced [ns at the profile's nominal
-    /// clock; `cpu_mhz` scales them as it scales the profile], by field name
-    /// (forward_packet_ns, rx_packet_ns, rx_driver_ns, rx_ack_ns,
-    /// tx_packet_ns, tx_driver_ns, tx_ack_ns, lock_handoff_ns). For
-    /// calibration scripts and what-if runs; the bundled reproduction cases
-    /// use the presets as they are.
+    /// Costs of the profile replaced, by field name: any cost of a host
+    /// profile [ns, or ps per byte for copy_ps_per_byte, at the profile's
+    /// nominal clock; `cpu_mhz` scales them as it scales the profile],
+    /// applied after a profile file's own costs. For calibration and what-if
+    /// runs; the bundled reproduction cases use the presets as they are.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "overrides_schema")]
     pub profile_overrides: BTreeMap<String, u64>,
     /// CPU cores [count].
     #[serde(default = "one")]
@@ -360,7 +370,39 @@ fn string_enum(names: Vec<&str>) -> Schema {
 }
 
 fn profile_schema(_: &mut SchemaGenerator) -> Schema {
-    string_enum(profile::presets().iter().map(|p| p.name).collect())
+    let names: Vec<&str> = profile::presets().iter().map(|p| p.name).collect();
+    schemars::json_schema!({
+        "type": "string",
+        "oneOf": [
+            { "enum": names },
+            {
+                "pattern": "\\.toml$",
+                "description": "A profile file (relative to the scenario file's directory)"
+            }
+        ]
+    })
+}
+
+fn overrides_schema(_: &mut SchemaGenerator) -> Schema {
+    let props: serde_json::Map<String, serde_json::Value> = profile::OVERRIDABLE
+        .iter()
+        .map(|k| {
+            (
+                k.to_string(),
+                serde_json::json!({
+                    "type": "integer",
+                    "format": "uint64",
+                    "minimum": 0,
+                    "maximum": profile::MAX_COST
+                }),
+            )
+        })
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "properties": props,
+        "additionalProperties": false
+    })
 }
 
 fn chip_schema(_: &mut SchemaGenerator) -> Schema {
@@ -550,7 +592,7 @@ impl HostCfg {
     /// its profile's, under a Linux driver architecture; none under a BSD
     /// one (`host::kernel`). The host must be validated.
     pub fn kernel_defaults(&self) -> KernelDefaults {
-        let prof = profile::by_name(&self.profile).expect("validated profile");
+        let prof = self.base_profile();
         if drivers::arch(self.driver).linux() {
             prof.kernel
         } else {
@@ -585,16 +627,47 @@ impl HostCfg {
         nic.bql.unwrap_or(self.kernel_defaults().bql)
     }
 
-    /// Check this host's own fields and its NICs; `path` is `hosts[i]`.
-    pub fn validate(&self, path: &str) -> Result<(), Error> {
-        let f = |x: &str| format!("{path}.{x}");
-        if profile::by_name(&self.profile).is_none() {
+    /// The profile `profile` names, before `profile_overrides`, `load` and
+    /// `cpu_mhz` apply: a preset or the profile file's. The host must be
+    /// validated (a file is read then).
+    pub fn base_profile(&self) -> &'static HostProfile {
+        match self.resolved_profile.get() {
+            Some(p) => p,
+            None => profile::by_name(&self.profile).expect("validated profile"),
+        }
+    }
+
+    /// Find the profile `profile` names: a preset, or a profile file read
+    /// relative to `base` (the scenario file's directory); `path` is
+    /// `hosts[i]`.
+    pub fn resolve_profile(&self, path: &str, base: Option<&Path>) -> Result<(), Error> {
+        let field = format!("{path}.profile");
+        let p = if profile_file::is_file(&self.profile) {
+            profile_file::load(&self.profile, base, &field)?
+        } else if let Some(p) = profile::by_name(&self.profile) {
+            p
+        } else {
             let profiles: Vec<&str> = profile::presets().iter().map(|p| p.name).collect();
             return Err(cfg_err(
-                f("profile"),
-                format!("got {:?}; allowed: {}", self.profile, names_list(&profiles)),
+                field,
+                format!(
+                    "got {:?}; allowed: {}, or the path of a profile file ending in .toml",
+                    self.profile,
+                    names_list(&profiles)
+                ),
             ));
-        }
+        };
+        // A validated scenario is not revalidated against another directory,
+        // so a value set once stays right.
+        let _ = self.resolved_profile.set(p);
+        Ok(())
+    }
+
+    /// Check this host's own fields and its NICs; `path` is `hosts[i]`,
+    /// `base` the scenario file's directory (profile files are read from it).
+    pub fn validate(&self, path: &str, base: Option<&Path>) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        self.resolve_profile(path, base)?;
         if let Some(mhz) = self.cpu_mhz {
             range(f("cpu_mhz"), mhz, 100, 10_000, "")?;
         }
@@ -608,7 +681,13 @@ impl HostCfg {
                     ),
                 ));
             }
-            range(f(&format!("profile_overrides.{k}")), v, 0, 1_000_000, "")?;
+            range(
+                f(&format!("profile_overrides.{k}")),
+                v,
+                0,
+                profile::MAX_COST,
+                "",
+            )?;
         }
         range(f("cores"), self.cores, 1, MAX_CORES, "")?;
         range(

@@ -18,6 +18,7 @@ pub mod host;
 pub mod links;
 mod locate;
 pub mod moderation;
+pub mod profile_file;
 pub mod traffic;
 
 use crate::error::Error;
@@ -65,7 +66,8 @@ pub struct Scenario {
     #[schemars(extend("default" = []))]
     pub at: Vec<at::AtCfg>,
     /// The directory of the scenario file, when it was read from a file:
-    /// relative `capture` paths are resolved against it (not a field of the file).
+    /// relative `capture` paths and profile files are resolved against it
+    /// (not a field of the file).
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
 }
@@ -169,8 +171,8 @@ impl Scenario {
         Self::from_toml_in(text, None)
     }
 
-    /// As `from_toml`, for a file in `base_dir` (relative capture paths
-    /// are resolved against it; None: the working directory).
+    /// As `from_toml`, for a file in `base_dir` (relative capture paths and
+    /// profile files are resolved against it; None: the working directory).
     pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, Error> {
         let mut s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
         s.base_dir = base_dir.map(|p| p.to_path_buf());
@@ -227,7 +229,7 @@ impl Scenario {
                     ),
                 ));
             }
-            h.validate(&format!("hosts[{hi}]"))?;
+            h.validate(&format!("hosts[{hi}]"), self.base_dir.as_deref())?;
         }
         Ok(())
     }

@@ -14,7 +14,6 @@ use crate::apps::{AppKind, AppSched, Generator};
 use crate::engine::rng_stream;
 use crate::error::Error;
 use crate::host::drivers;
-use crate::host::profile::{self};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
@@ -145,8 +144,8 @@ impl World {
         for (hi, h) in s.hosts.iter().enumerate() {
             // Overrides are costs at the profile's nominal clock; the P-state
             // (cpu_mhz) then scales them with the rest of the profile.
-            let base = profile::by_name(&h.profile)
-                .expect("validated profile")
+            let base = h
+                .base_profile()
                 .with_overrides(&h.profile_overrides)
                 .expect("validated overrides")
                 .with_packet_hook(Nanos(h.load.packet_hook_ns));
