@@ -719,8 +719,8 @@ def check_identified(model: Model, point: tuple[int, ...], where: str) -> np.nda
         if np.max(np.abs(sens[:, k])) * CHECK_STEP < MIN_EFFECT:
             raise CalibrationError(
                 f"cost `{c}` is not identified by these rows {where}: no row's measurement "
-                f"depends on it (a 10 % change moves none by 0.1 %); add a row with "
-                f"{HINTS.get(c, 'a measurement that depends on it')}, or leave it out of "
+                f"depends on it (a 10 % change moves none by 0.1 %); add "
+                f"{HINTS.get(c, 'a row whose measurement depends on it')}, or leave it out of "
                 f"--costs"
             )
     w = model.weights()
