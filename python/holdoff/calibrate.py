@@ -77,6 +77,7 @@ import copy
 import json
 import math
 import os
+import signal
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -570,6 +571,10 @@ def _run_row(task: tuple[dict[str, Any], str, int, str, dict[str, int]]) -> dict
     return observe(result.report["summary"], host)
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class Model:
     """The rows evaluated at candidate costs, with a cache keyed by the
     integer costs and a process pool for the runs."""
@@ -581,11 +586,12 @@ class Model:
         self.jobs = max(1, jobs)
         self.pool: ProcessPoolExecutor | None = None
         self.apps: dict[int, dict[str, str]] = {}
-        self.runs = 0
 
     def __enter__(self) -> Model:
         if self.jobs > 1:
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs)
+            # As sweeps: forked workers (the caller runs no threads: progress
+            # is plain writes); Ctrl-C stops the parent, which shuts the pool down.
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_ignore_sigint)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -604,7 +610,6 @@ class Model:
             for r in self.rows
         ]
         if tasks:
-            self.runs += len(tasks)
             if self.pool is not None and len(tasks) > 1:
                 outs = list(self.pool.map(_run_row, tasks))
             else:
@@ -673,9 +678,10 @@ class Model:
         return cells
 
     def relative(self, outs: list[dict[str, Any]]) -> np.ndarray:
-        """model / measured - 1 of every cell (unweighted; NaN as 0 difference
-        is refused by the caller)."""
-        return np.array([model / meas - 1.0 for _, _, meas, model in self.values(outs)])
+        """model / measured - 1 of every cell (unweighted); a value the model
+        does not give at these costs (no latency recorded) counts as 0, -100 %."""
+        rel = [model / meas - 1.0 for _, _, meas, model in self.values(outs)]
+        return np.array([v if math.isfinite(v) else -1.0 for v in rel])
 
     def weights(self) -> np.ndarray:
         return np.array([math.sqrt(r.weight) for r in self.rows for _ in r.measured])

@@ -1910,6 +1910,16 @@ def calibrate_command(
     from holdoff import calibrate as cb
 
     err_console = _stderr()
+    shown = False
+
+    def progress(message: str) -> None:
+        # One line rewritten in place on a terminal (no thread: the fit
+        # forks its worker processes).
+        nonlocal shown
+        err_console.file.write(f"\rcalibrating: {message}\x1b[K")
+        err_console.file.flush()
+        shown = True
+
     try:
         if profile is None:
             if host is None:
@@ -1917,23 +1927,26 @@ def calibrate_command(
                     "give --profile (the preset or profile file to start from) or --host"
                 )
             profile = cb.profile_of_host(rows_file, host, scenario)
-        status = err_console.status("calibrating") if err_console.is_terminal else None
-        with status or contextlib.nullcontext():
-            cal = cb.calibrate(
-                rows_file,
-                profile=profile,
-                costs=cb.parse_costs(costs),
-                scenario=scenario,
-                host=host,
-                app=app_name,
-                start=cb.parse_start(start or []),
-                assignments=assignments or [],
-                name=name or (output.stem if output is not None else None),
-                jobs=workers,
-                progress=(lambda m: status.update(f"calibrating: {m}")) if status else None,
-            )
+        cal = cb.calibrate(
+            rows_file,
+            profile=profile,
+            costs=cb.parse_costs(costs),
+            scenario=scenario,
+            host=host,
+            app=app_name,
+            start=cb.parse_start(start or []),
+            assignments=assignments or [],
+            name=name or (output.stem if output is not None else None),
+            jobs=workers,
+            progress=progress if err_console.is_terminal else None,
+        )
     except cb.CalibrationError as err:
+        if shown:
+            err_console.file.write("\r\x1b[K")
         _fail(str(err), 2)
+    if shown:
+        err_console.file.write("\r\x1b[K")
+        err_console.file.flush()
     if output is not None:
         try:
             output.write_text(cal.to_toml(), encoding="utf-8")
