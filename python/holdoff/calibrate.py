@@ -53,7 +53,8 @@ are skipped):
   or the NIC's lines of ``/proc/interrupts`` differenced over a second),
   ``cpu_pct`` (the calibrated host's busy CPU in percent of ONE core: the
   per-core ``100 - %idle`` of ``mpstat -P ALL 1`` summed over cores, or
-  ``top``'s per-process view; 100 = one core fully busy), ``cpu_pct_all``
+  ``top``'s per-process view; 100 = one core fully busy; in the model the
+  interrupt, softirq and application time, not ``load.cpu_hogs``), ``cpu_pct_all``
   (busy CPU in percent of ALL cores: ``100 - %idle`` of mpstat's ``all``
   line or ``vmstat``'s ``us + sy``), ``rx_pps`` (frames received by the
   host's NICs per second: ``ip -s link``, ``netstat -i`` differenced,

@@ -1860,7 +1860,7 @@ def calibrate_command(
         str | None,
         typer.Option(
             "--host",
-            help="The calibrated host.",
+            help="The calibrated host (it runs with --profile in every row).",
             show_default="the one host whose profile is --profile",
         ),
     ] = None,
