@@ -294,3 +294,35 @@ def test_knobs_the_driver_ignores_are_put_back_to_their_defaults() -> None:
     plain, delayed = ev.evaluate([{"rx-usecs": 50}, {"rx-usecs": 50, "RxIntDelay": 8}])
     assert plain is delayed and ev.computed == 1
     assert not any("RxIntDelay" in line for line in plain.to_dict()["commands"])
+
+
+def test_a_calibrated_profile_file_is_a_host_for_the_tune(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The profile file holds the apu2 costs fitted to the published rows;
+    # the tune runs on it as on a preset (the file path is resolved once).
+    code, out, err = cli(
+        capsys,
+        "tune",
+        "--mix",
+        "rr",
+        "--driver",
+        "openbsd-em",
+        "--profile",
+        REPO / "examples" / "calibrate" / "apu2-seed004.toml",
+        "--objective",
+        "pareto",
+        "--search",
+        "optuna",
+        "--trials",
+        "4",
+        "--duration-ms",
+        "20",
+        "--no-store",
+        "--executor",
+        "serial",
+        "--json",
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["settings_tried"] == 4 and data["default"]["cpu_util"] > 0

@@ -1044,7 +1044,7 @@ def tune(
         notes=notes,
         computed=evaluator.computed,
         cached=evaluator.cached,
-        tried=len(evaluator.by_settings),
+        tried=len(evaluator.tried),
         iface=iface,
     )
 
@@ -1073,6 +1073,8 @@ class _Evaluator:
         self.by_changes: dict[str, Point] = {}
         self.by_settings: dict[str, Point] = {}
         self.order: list[str] = []
+        #: Knob settings asked for (before canonicalisation).
+        self.tried: set[str] = set()
         self.computed = 0
         self.cached = 0
         self.done = 0
@@ -1089,6 +1091,7 @@ class _Evaluator:
         ids: list[tuple[str, str]] = []
         for settings in settings_list:
             sid = self._id(dict(settings))
+            self.tried.add(sid)
             if sid in self.by_settings:
                 ids.append((sid, ""))
                 continue
