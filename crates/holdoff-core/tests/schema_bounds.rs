@@ -240,7 +240,7 @@ fn bases() -> Vec<Value> {
     // A replaying generator (capture, speed, loops, mtu_bytes).
     let capture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/office.pcapng"
+        "/../../examples/captures/office.pcapng"
     );
     out.push(base(
         itr_chip,
