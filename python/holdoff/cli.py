@@ -61,6 +61,19 @@ class _Group(TyperGroup):
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
+# Options shared by the commands that run many points (sweep, tune,
+# experiment, calibrate): one declaration each.
+_NoStoreOption = Annotated[
+    bool, typer.Option("--no-store", help="Compute every point; store nothing.")
+]
+_ExecutorOption = Annotated[
+    str, typer.Option("--executor", help="serial, process (local processes) or ray.")
+]
+_WorkersOption = Annotated[
+    int | None,
+    typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
+]
+
 app = typer.Typer(
     name="holdoff",
     help="A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce "
@@ -560,16 +573,9 @@ def tune_command(
     store: Annotated[
         Path, typer.Option("--store", help="Result store folder (a killed tune resumes).")
     ] = Path("runs/store"),
-    no_store: Annotated[
-        bool, typer.Option("--no-store", help="Compute every point; store nothing.")
-    ] = False,
-    executor: Annotated[
-        str, typer.Option("--executor", help="serial, process (local processes) or ray.")
-    ] = "process",
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
-    ] = None,
+    no_store: _NoStoreOption = False,
+    executor: _ExecutorOption = "process",
+    workers: _WorkersOption = None,
     iface: Annotated[
         str, typer.Option("--iface", help="Interface name in the printed commands.")
     ] = "eth0",
@@ -1049,9 +1055,7 @@ def sweep_command(
     store: Annotated[
         Path, typer.Option("--store", help="Result store folder (finished points are reused).")
     ] = Path("runs/store"),
-    no_store: Annotated[
-        bool, typer.Option("--no-store", help="Compute every point; store nothing.")
-    ] = False,
+    no_store: _NoStoreOption = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -1061,13 +1065,8 @@ def sweep_command(
             show_default="runs/sweeps/NAME.parquet",
         ),
     ] = None,
-    executor: Annotated[
-        str, typer.Option("--executor", help="serial, process (local processes) or ray.")
-    ] = "process",
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
-    ] = None,
+    executor: _ExecutorOption = "process",
+    workers: _WorkersOption = None,
     address: Annotated[
         str | None, typer.Option("--address", help="Ray cluster address (with --executor ray).")
     ] = None,
@@ -1614,13 +1613,8 @@ def experiment_command(
     duration_ms: Annotated[
         int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
     ] = 50,
-    executor: Annotated[
-        str, typer.Option("--executor", help="serial, process (local processes) or ray.")
-    ] = "process",
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
-    ] = None,
+    executor: _ExecutorOption = "process",
+    workers: _WorkersOption = None,
 ) -> None:
     """Run a bundled experiment and write its table and HTML report.
 
@@ -1899,10 +1893,7 @@ def calibrate_command(
             show_default="the output file's stem, else <base>-calibrated",
         ),
     ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
-    ] = None,
+    workers: _WorkersOption = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the fit as JSON on stdout, nothing else.")
     ] = False,
