@@ -225,11 +225,11 @@ impl Generator {
                 let u: f64 = self.rng.random::<f64>();
                 let gap_ps = (-(1.0 - u).ln() * self.period_ps as f64).round() as u128;
                 self.next_ps += gap_ps.max(1);
-                SimTime((self.next_ps / 1000) as u64)
+                SimTime::from_ps_floor(self.next_ps)
             }
             Pattern::Constant | Pattern::OnOff | Pattern::Replay => {
                 self.next_ps += self.period_ps as u128;
-                let t = SimTime((self.next_ps / 1000) as u64);
+                let t = SimTime::from_ps_floor(self.next_ps);
                 let a = self.align(t);
                 if a != t {
                     self.next_ps = a.as_ns() as u128 * 1000;
