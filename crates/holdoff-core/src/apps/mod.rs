@@ -208,7 +208,12 @@ impl Generator {
             return (pkt, next);
         }
         let bytes = self.pick_size();
-        let flow = (self.next_seq % self.flows as u32) as u16;
+        // One flow (the common case) needs no division.
+        let flow = if self.flows == 1 {
+            0
+        } else {
+            (self.next_seq % self.flows as u32) as u16
+        };
         let pkt = Packet::datagram(PktKind::Udp, now, bytes, self.next_seq, flow);
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;

@@ -328,6 +328,10 @@ pub struct World {
     napi_state: Vec<Vec<NapiState>>,
     /// Per application: its busy-poll loop in progress.
     spin: Vec<Option<Spin>>,
+    /// NAPI instances a busy-poll loop owns now (`NapiState::busy_owner`
+    /// set), so that a frame's DMA completion skips the owner lookup when
+    /// there is none.
+    busy_owned: u32,
     /// Per application: a busy-poll loop found events; serve next.
     busy_serve: Vec<bool>,
     /// Cores to dispatch after the current segment began: (host, core).
