@@ -116,6 +116,13 @@ impl TimeSeries {
         self.values.push(Vec::new());
         self.names.len() - 1
     }
+    /// Room for `samples` samples in every column registered so far.
+    pub fn reserve(&mut self, samples: usize) {
+        self.t_ns.reserve_exact(samples);
+        for v in &mut self.values {
+            v.reserve_exact(samples);
+        }
+    }
     pub fn push_time(&mut self, t_ns: u64) {
         self.t_ns.push(t_ns);
     }
