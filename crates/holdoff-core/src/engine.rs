@@ -61,7 +61,11 @@
 //! events (heap to wheel) or O(n) at 16 (wheel to heap), and at least 48
 //! schedules or pops separate two moves.
 //!
-//! Memory: the heap holds at most 65 events; the wheel one node per queued
+//! Events are stored packed in two 64-bit words (`QueueEvent`), so that the
+//! queue stores and loads each as whole words.
+//!
+//! Memory: the heap holds at most 65 events (16-byte keys, and the events'
+//! words in a side table); the wheel one 32-byte node per queued
 //! event in a slab (`Vec`, freed nodes reused through a free list), so the
 //! slab never exceeds the peak queue length, plus a fixed 11 x 64 table of
 //! list heads (5.6 KB). Stale timer events (lazy cancellation) are queued
