@@ -1005,6 +1005,34 @@ mod tests {
     }
 
     #[test]
+    fn renumbering_the_heap_keys_keeps_the_pop_order() {
+        // The heap renumbers its keys when the sequence reaches SEQ_LIMIT.
+        // Start just below it, with ties queued on both sides of the
+        // renumbering: the pops must follow (time, scheduling order), as
+        // the reference heap's do.
+        let mut q = WheelQueue::<u32>::new();
+        let mut reference = EventQueue::new();
+        q.heap.seq = SEQ_LIMIT - 5;
+        for id in 0..12u32 {
+            let at = SimTime([30, 10, 20, 10, 30, 10][id as usize % 6]);
+            q.schedule(at, id);
+            reference.schedule(at, id);
+            if id == 7 {
+                // Pop one in between: a slot is reused across the renumbering.
+                assert_eq!(q.pop_until(SimTime(10)), reference.pop_until(SimTime(10)));
+            }
+        }
+        assert!(q.heap.seq < SEQ_LIMIT, "renumbered");
+        loop {
+            let (a, b) = (q.pop_until(SimTime(100)), reference.pop_until(SimTime(100)));
+            assert_eq!(a, b);
+            if a.is_none() {
+                break;
+            }
+        }
+    }
+
+    #[test]
     fn slab_never_exceeds_the_peak_queue_length() {
         // Memory bound: popped nodes are reused, so a steady workload of 64
         // re-armed timers keeps exactly 64 nodes, however long it runs.
