@@ -289,7 +289,11 @@ fn offered_rate(cfg: &GeneratorCfg, line_bps: u64, sizes: &[(u32, u64)]) -> (f64
 pub struct UdpSink {
     pub rcvbuf_bytes: u32,
     pub queued_bytes: u32,
-    pub queue: std::collections::VecDeque<Packet>,
+    /// Datagrams waiting to be read: (creation time, frame size [bytes]),
+    /// all the reader uses of a packet (the socket holds up to 4096
+    /// 64-byte frames at the default buffer, so a smaller record keeps
+    /// the host's memory traffic down).
+    pub queue: std::collections::VecDeque<(SimTime, u32)>,
     pub received: u64,
     pub rx_bytes: u64,
     pub latency: LatencyHist,
