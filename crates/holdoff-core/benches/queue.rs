@@ -12,7 +12,7 @@
 //! does. The event is 12 bytes, the size of the simulator's event. Throughput is reported in popped events per second.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use holdoff_core::engine::{EventQueue, WheelQueue};
+use holdoff_core::engine::{EventQueue, QueueEvent, WheelQueue};
 use holdoff_core::units::SimTime;
 
 /// Timers in flight per host.
@@ -24,6 +24,23 @@ const POPS: u64 = 200_000;
 struct Ev {
     host: u32,
     payload: [u32; 2],
+}
+
+impl QueueEvent for Ev {
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        [
+            self.host as u64 | (self.payload[0] as u64) << 32,
+            self.payload[1] as u64,
+        ]
+    }
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Self {
+        Ev {
+            host: w[0] as u32,
+            payload: [(w[0] >> 32) as u32, w[1] as u32],
+        }
+    }
 }
 
 /// The queue operations the workload uses (both queues have them).

@@ -61,7 +61,11 @@
 //! events (heap to wheel) or O(n) at 16 (wheel to heap), and at least 48
 //! schedules or pops separate two moves.
 //!
-//! Memory: the heap holds at most 65 events; the wheel one node per queued
+//! Events are stored packed in two 64-bit words (`QueueEvent`), so that the
+//! queue stores and loads each as whole words.
+//!
+//! Memory: the heap holds at most 65 events (16-byte keys, and the events'
+//! words in a side table); the wheel one 32-byte node per queued
 //! event in a slab (`Vec`, freed nodes reused through a free list), so the
 //! slab never exceeds the peak queue length, plus a fixed 11 x 64 table of
 //! list heads (5.6 KB). Stale timer events (lazy cancellation) are queued
@@ -87,6 +91,53 @@ use std::collections::BinaryHeap;
 /// The pinned random generator of every stream.
 pub type StreamRng = rand_pcg::Pcg64Mcg;
 
+/// An event as `WheelQueue` stores it: packed into two 64-bit words, so that
+/// the heap's sift and the wheel's slab move every queued event as two
+/// aligned 8-byte words. A small enum is otherwise copied field by field
+/// into memory and read back as wider, overlapping words, which the
+/// processor cannot forward from the stores that wrote it (a stall on every
+/// queue operation: BENCHMARKS.md, 2026-11-23, second round).
+/// `unpack(pack(e)) == e` for every event.
+pub trait QueueEvent: Copy {
+    /// The event as two words (low, high).
+    fn pack(self) -> [u64; 2];
+    /// The event `pack` produced these words from.
+    fn unpack(w: [u64; 2]) -> Self;
+}
+
+impl QueueEvent for u32 {
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        [self as u64, 0]
+    }
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Self {
+        w[0] as u32
+    }
+}
+
+impl QueueEvent for u64 {
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        [self, 0]
+    }
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Self {
+        w[0]
+    }
+}
+
+impl QueueEvent for char {
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        [self as u64, 0]
+    }
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Self {
+        char::from_u32(w[0] as u32).expect("packed from a char")
+    }
+}
+
 /// Bits of the key per wheel level (64 slots per level).
 const SLOT_BITS: u32 = 6;
 /// Slots per level.
@@ -97,11 +148,12 @@ const LEVELS: usize = 11;
 const NIL: u32 = u32::MAX;
 
 /// A queued event in the slab, linked into one FIFO list.
-struct Node<E> {
+#[derive(Clone, Copy)]
+struct Node {
     at: SimTime,
     next: u32,
-    /// `None` once popped (the node is then on the free list).
-    ev: Option<E>,
+    /// The event, packed (`QueueEvent`); stale once the node is free.
+    ev: [u64; 2],
 }
 
 /// A FIFO list of slab nodes.
@@ -128,17 +180,17 @@ const TO_HEAP: usize = 16;
 /// long (see the module doc).
 pub struct WheelQueue<E, const TO_W: usize = TO_WHEEL, const TO_H: usize = TO_HEAP> {
     /// The events while `in_wheel` is false.
-    heap: SmallHeap<E>,
-    /// Scheduling sequence number (heap order within one instant).
-    seq: u64,
+    heap: SmallHeap,
     /// The events while `in_wheel` is true.
-    wheel: Wheel<E>,
+    wheel: Wheel,
     in_wheel: bool,
     now: SimTime,
     processed: u64,
+    /// Events are stored packed (`QueueEvent`).
+    kind: std::marker::PhantomData<E>,
 }
 
-impl<E: Copy, const TO_W: usize, const TO_H: usize> Default for WheelQueue<E, TO_W, TO_H> {
+impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> Default for WheelQueue<E, TO_W, TO_H> {
     fn default() -> Self {
         Self::new()
     }
@@ -147,16 +199,16 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> Default for WheelQueue<E, TO
 /// `TO_W`, `TO_H`: the queue moves to the wheel above `TO_W` events and back
 /// to the heap below `TO_H` (constants, so that the heap path tests against
 /// an immediate; `TO_WHEEL` and `TO_HEAP` unless a test varies them).
-impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
+impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
     pub fn new() -> Self {
         debug_assert!(TO_H <= TO_W);
         WheelQueue {
             heap: SmallHeap::with_capacity(TO_W.min(1024) + 1),
-            seq: 0,
             wheel: Wheel::new(),
             in_wheel: false,
             now: SimTime::ZERO,
             processed: 0,
+            kind: std::marker::PhantomData,
         }
     }
 
@@ -186,15 +238,22 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
 
     /// Schedule `ev` at `at`. Scheduling in the past is clamped to `now`
     /// (time never goes backwards).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, ev: E) {
+        // Packed at the call site: the two words reach the queue in
+        // registers, not through a temporary in memory.
+        let [lo, hi] = ev.pack();
+        self.schedule_packed(at, lo, hi);
+    }
+
+    #[inline]
+    fn schedule_packed(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);
         if self.in_wheel {
-            self.wheel.push(at, ev);
+            self.wheel.push(at, lo, hi);
         } else {
-            self.seq += 1;
-            self.heap.push(at, self.seq, ev);
+            self.heap.push(at, lo, hi);
             if self.heap.len() > TO_W {
                 self.move_to_wheel();
             }
@@ -223,7 +282,7 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
         debug_assert!(at >= self.now);
         self.now = at;
         self.processed += 1;
-        Some((at, ev))
+        Some((at, E::unpack(ev)))
     }
 
     /// Advance the clock to `t` without an event (end of run).
@@ -239,11 +298,10 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
     #[inline(never)]
     fn move_to_wheel(&mut self) {
         debug_assert_eq!(self.wheel.len, 0);
-        // `HeapEntry`'s order is reversed: the sorted vector is latest first.
         let sorted = self.heap.take_sorted();
-        self.wheel.last = sorted.first().map_or(self.now, |e| e.at.min(self.now));
-        for e in sorted {
-            self.wheel.push(e.at, e.ev);
+        self.wheel.last = sorted.first().map_or(self.now, |e| e.0.min(self.now));
+        for (at, [lo, hi]) in sorted {
+            self.wheel.push(at, lo, hi);
         }
         self.in_wheel = true;
     }
@@ -254,13 +312,19 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
     #[inline(never)]
     fn move_to_heap(&mut self) {
         debug_assert!(self.heap.is_empty());
-        while let Some((at, ev)) = self.wheel.pop(SimTime(u64::MAX)) {
-            self.seq += 1;
-            self.heap.push(at, self.seq, ev);
+        while let Some((at, [lo, hi])) = self.wheel.pop(SimTime(u64::MAX)) {
+            self.heap.push(at, lo, hi);
         }
         self.in_wheel = false;
     }
 }
+
+/// Bits of a heap key's tie word that hold the event's slot in the side
+/// table; the sequence number takes the bits above.
+const SLOT_KEY_BITS: u32 = 20;
+/// The sequence number at which the heap renumbers its keys (2^44: at 10^8
+/// events a second, after two days of scheduling in the heap mode).
+const SEQ_LIMIT: u64 = 1 << (64 - SLOT_KEY_BITS);
 
 /// A binary min-heap of `(time, sequence)` keys for `WheelQueue`'s short
 /// mode. Written out rather than `std::collections::BinaryHeap` so that
@@ -268,21 +332,34 @@ impl<E: Copy, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
 /// through a stack temporary, which cost a few percent of the whole
 /// simulation (measured, BENCHMARKS.md). Keys are unique, so it pops in
 /// exactly the order of any other correct heap.
-struct SmallHeap<E> {
-    v: Vec<Entry<E>>,
-}
-
-#[derive(Clone, Copy)]
-struct Entry<E> {
-    at: SimTime,
+///
+/// The heap itself moves 16-byte keys only: (time, tie), tie = sequence
+/// number << 20 | slot, where slot is where the event's packed words wait in
+/// a side table (written once when scheduled, read once when popped). The
+/// sequence numbers are unique and increasing, so comparing ties compares
+/// them; before they would reach the slot bits, the heap renumbers its keys
+/// in their order (same pop order, smaller numbers).
+struct SmallHeap {
+    v: Vec<Key>,
+    /// The events, by slot.
+    evs: Vec<[u64; 2]>,
+    /// Free slots of `evs`.
+    free: Vec<u32>,
+    /// Last sequence number given.
     seq: u64,
-    ev: E,
 }
 
-impl<E: Copy> SmallHeap<E> {
+/// (time, tie) of a queued event.
+#[derive(Clone, Copy)]
+struct Key(SimTime, u64);
+
+impl SmallHeap {
     fn with_capacity(n: usize) -> Self {
         SmallHeap {
             v: Vec::with_capacity(n),
+            evs: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+            seq: 0,
         }
     }
 
@@ -297,19 +374,41 @@ impl<E: Copy> SmallHeap<E> {
     }
 
     #[inline(always)]
-    fn before(a: (SimTime, u64), b: (SimTime, u64)) -> bool {
-        a < b
+    fn before(a: Key, b: Key) -> bool {
+        (a.0, a.1) < (b.0, b.1)
     }
 
     #[inline]
-    fn push(&mut self, at: SimTime, seq: u64, ev: E) {
-        let e = Entry { at, seq, ev };
+    // The event's words come as two arguments (in registers): an array
+    // argument is passed through memory and read back as one 16-byte load,
+    // which stalls on the two 8-byte stores that wrote it.
+    fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
+        let ev = [lo, hi];
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.evs[s as usize] = ev;
+                s
+            }
+            None => {
+                assert!(
+                    self.evs.len() < 1 << SLOT_KEY_BITS,
+                    "heap mode holds fewer than 2^20 events"
+                );
+                self.evs.push(ev);
+                (self.evs.len() - 1) as u32
+            }
+        };
+        self.seq += 1;
+        if self.seq == SEQ_LIMIT {
+            self.renumber();
+        }
+        let e = Key(at, self.seq << SLOT_KEY_BITS | slot as u64);
         let mut i = self.v.len();
         self.v.push(e);
         while i > 0 {
             let parent = (i - 1) / 2;
             let p = self.v[parent];
-            if !Self::before((at, seq), (p.at, p.seq)) {
+            if !Self::before(e, p) {
                 break;
             }
             self.v[i] = p;
@@ -318,32 +417,42 @@ impl<E: Copy> SmallHeap<E> {
         self.v[i] = e;
     }
 
+    /// Give the queued keys sequence numbers 1, 2, ... in their order; the
+    /// next key gets the number after them.
+    #[cold]
+    #[inline(never)]
+    fn renumber(&mut self) {
+        self.v.sort_unstable_by_key(|k| (k.0, k.1));
+        for (i, k) in self.v.iter_mut().enumerate() {
+            let slot = k.1 & ((1 << SLOT_KEY_BITS) - 1);
+            k.1 = (i as u64 + 1) << SLOT_KEY_BITS | slot;
+        }
+        // A sorted vector is a valid min-heap.
+        self.seq = self.v.len() as u64 + 1;
+    }
+
     /// The earliest entry, if it is due at or before `until`.
     #[inline]
-    fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+    fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, [u64; 2])> {
         let top = *self.v.first()?;
-        if top.at > until {
+        if top.0 > until {
             return None;
         }
         let last = self.v.pop().expect("not empty");
         let n = self.v.len();
         if n > 0 {
             // Sift `last` down from the root.
-            let key = (last.at, last.seq);
             let mut i = 0;
             loop {
                 let mut c = 2 * i + 1;
                 if c >= n {
                     break;
                 }
-                if c + 1 < n {
-                    let (l, r) = (&self.v[c], &self.v[c + 1]);
-                    if Self::before((r.at, r.seq), (l.at, l.seq)) {
-                        c += 1;
-                    }
+                if c + 1 < n && Self::before(self.v[c + 1], self.v[c]) {
+                    c += 1;
                 }
                 let child = self.v[c];
-                if !Self::before((child.at, child.seq), key) {
+                if !Self::before(child, last) {
                     break;
                 }
                 self.v[i] = child;
@@ -351,23 +460,32 @@ impl<E: Copy> SmallHeap<E> {
             }
             self.v[i] = last;
         }
-        Some((top.at, top.ev))
+        let slot = (top.1 & ((1 << SLOT_KEY_BITS) - 1)) as u32;
+        self.free.push(slot);
+        Some((top.0, self.evs[slot as usize]))
     }
 
     /// Every entry, earliest first; the heap is left empty.
-    fn take_sorted(&mut self) -> Vec<Entry<E>> {
-        let mut all = std::mem::take(&mut self.v);
-        all.sort_unstable_by_key(|e| (e.at, e.seq));
-        self.v = Vec::with_capacity(all.capacity());
+    fn take_sorted(&mut self) -> Vec<(SimTime, [u64; 2])> {
+        self.v.sort_unstable_by_key(|k| (k.0, k.1));
+        let mask = (1 << SLOT_KEY_BITS) - 1;
+        let all = self
+            .v
+            .iter()
+            .map(|k| (k.0, self.evs[(k.1 & mask) as usize]))
+            .collect();
+        self.v.clear();
+        self.evs.clear();
+        self.free.clear();
         all
     }
 }
 
 /// The hierarchical timing wheel (see the module doc). Every queued time is
 /// at or after `last`; callers push no time before `last`.
-struct Wheel<E> {
+struct Wheel {
     /// Slab of queued events; free nodes are chained through `next`.
-    nodes: Vec<Node<E>>,
+    nodes: Vec<Node>,
     free: u32,
     /// `LEVELS * SLOTS` lists, index `level * SLOTS + slot`.
     slots: Box<[List]>,
@@ -382,7 +500,7 @@ struct Wheel<E> {
     len: usize,
 }
 
-impl<E> Wheel<E> {
+impl Wheel {
     fn new() -> Self {
         Wheel {
             nodes: Vec::new(),
@@ -398,12 +516,12 @@ impl<E> Wheel<E> {
 
     // Out of line, like `pop`: the heap path stays small where it is inlined.
     #[inline(never)]
-    fn push(&mut self, at: SimTime, ev: E) {
+    fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.last);
         let node = Node {
             at,
             next: NIL,
-            ev: Some(ev),
+            ev: [lo, hi],
         };
         let idx = if self.free != NIL {
             let i = self.free;
@@ -420,7 +538,7 @@ impl<E> Wheel<E> {
     }
 
     #[inline(never)]
-    fn pop(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+    fn pop(&mut self, until: SimTime) -> Option<(SimTime, [u64; 2])> {
         loop {
             if self.ready.head != NIL {
                 if self.last > until {
@@ -432,7 +550,7 @@ impl<E> Wheel<E> {
                 if self.ready.head == NIL {
                     self.ready.tail = NIL;
                 }
-                let ev = n.ev.take().expect("a queued node holds its event");
+                let ev = n.ev;
                 n.next = self.free;
                 self.free = idx;
                 self.len -= 1;
@@ -462,7 +580,7 @@ impl<E> Wheel<E> {
     }
 
     #[inline]
-    fn push_back(nodes: &mut [Node<E>], list: &mut List, idx: u32) {
+    fn push_back(nodes: &mut [Node], list: &mut List, idx: u32) {
         nodes[idx as usize].next = NIL;
         if list.tail == NIL {
             list.head = idx;
@@ -884,6 +1002,34 @@ mod tests {
         let order: Vec<char> =
             std::iter::from_fn(|| q.pop_until(SimTime(u64::MAX)).map(|x| x.1)).collect();
         assert_eq!(order, vec!['y', 'a', 'b']);
+    }
+
+    #[test]
+    fn renumbering_the_heap_keys_keeps_the_pop_order() {
+        // The heap renumbers its keys when the sequence reaches SEQ_LIMIT.
+        // Start just below it, with ties queued on both sides of the
+        // renumbering: the pops must follow (time, scheduling order), as
+        // the reference heap's do.
+        let mut q = WheelQueue::<u32>::new();
+        let mut reference = EventQueue::new();
+        q.heap.seq = SEQ_LIMIT - 5;
+        for id in 0..12u32 {
+            let at = SimTime([30, 10, 20, 10, 30, 10][id as usize % 6]);
+            q.schedule(at, id);
+            reference.schedule(at, id);
+            if id == 7 {
+                // Pop one in between: a slot is reused across the renumbering.
+                assert_eq!(q.pop_until(SimTime(10)), reference.pop_until(SimTime(10)));
+            }
+        }
+        assert!(q.heap.seq < SEQ_LIMIT, "renumbered");
+        loop {
+            let (a, b) = (q.pop_until(SimTime(100)), reference.pop_until(SimTime(100)));
+            assert_eq!(a, b);
+            if a.is_none() {
+                break;
+            }
+        }
     }
 
     #[test]

@@ -44,17 +44,33 @@ impl Default for LatencyHist {
     }
 }
 
+/// The top of the latency range: 1 hour [ns].
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// A histogram of 1 ns to `HIGHEST_NS` at 3 significant digits has buckets
+/// up to 2^42 ns (2048 sub-buckets, the power of two above `HIGHEST_NS`);
+/// larger values are recorded as `HIGHEST_NS` (the clamp of hdrhistogram's
+/// `saturating_record`).
+const UNTRACKABLE_NS: u64 = 1 << 42;
+
 impl LatencyHist {
+    /// 1 ns .. 1 hour, 3 significant digits (0.1 % resolution). The counts
+    /// array starts small and grows to the largest value recorded (a
+    /// histogram allocated for the whole hour is 270 KB of zeroed counts,
+    /// per application, which made up most of a host's memory); the
+    /// buckets, and so every figure read from it, are those of the
+    /// full-range histogram (a test compares them).
     pub fn new() -> Self {
-        LatencyHist {
-            // 1 ns .. 1 hour, 3 significant digits (0.1 % resolution).
-            h: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
-        }
+        let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid bounds");
+        h.auto(true);
+        LatencyHist { h }
     }
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        // Values above 1 hour are clamped to the top bucket.
-        self.h.saturating_record(ns);
+        // Values beyond the hour's top bucket are clamped to 1 hour.
+        let v = if ns >= UNTRACKABLE_NS { HIGHEST_NS } else { ns };
+        self.h
+            .record(v)
+            .expect("a histogram that grows holds any value below 2^42");
     }
     pub fn count(&self) -> u64 {
         self.h.len()
@@ -100,6 +116,13 @@ impl TimeSeries {
         self.values.push(Vec::new());
         self.names.len() - 1
     }
+    /// Room for `samples` samples in every column registered so far.
+    pub fn reserve(&mut self, samples: usize) {
+        self.t_ns.reserve_exact(samples);
+        for v in &mut self.values {
+            v.reserve_exact(samples);
+        }
+    }
     pub fn push_time(&mut self, t_ns: u64) {
         self.t_ns.push(t_ns);
     }
@@ -123,6 +146,75 @@ mod tests {
         let p50 = h.quantile_ns(0.5) as f64;
         assert!((p50 - 5_000_000.0).abs() / 5_000_000.0 < 1e-3, "{p50}");
         assert_eq!(h.count(), 10_000);
+    }
+
+    /// The growing histogram reads like hdrhistogram's full-range one
+    /// (1 ns .. 1 hour, 3 digits, `saturating_record`), values beyond the
+    /// range included: same count, min, max, mean, quantiles and buckets.
+    #[test]
+    fn growing_histogram_reads_like_the_full_range_one() {
+        let full = |vals: &[u64]| {
+            let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, 3).expect("bounds");
+            for &v in vals {
+                h.saturating_record(v);
+            }
+            h
+        };
+        let edges = [
+            0,
+            1,
+            2,
+            2047,
+            2048,
+            2049,
+            999_999,
+            1_000_000,
+            HIGHEST_NS - 1,
+            HIGHEST_NS,
+            HIGHEST_NS + 1,
+            UNTRACKABLE_NS - 1,
+            UNTRACKABLE_NS,
+            u64::MAX,
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut spread = Vec::new();
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Every scale from 1 ns to 2^50 ns.
+            spread.push(x >> (14 + x % 50));
+        }
+        for vals in [
+            &edges[..],
+            &edges[..8],
+            &spread[..],
+            &[5u64; 3][..],
+            &[][..],
+        ] {
+            let f = full(vals);
+            let mut g = LatencyHist::new();
+            for &v in vals {
+                g.record(v);
+            }
+            assert_eq!(g.count(), f.len());
+            assert_eq!(g.min_ns(), f.min());
+            assert_eq!(g.max_ns(), f.max());
+            assert_eq!(g.mean_ns().to_bits(), f.mean().to_bits());
+            for q in [0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                assert_eq!(g.quantile_ns(q), f.value_at_quantile(q), "q {q}");
+            }
+            let fb: Vec<(u64, u64)> = f
+                .iter_recorded()
+                .map(|v| {
+                    (
+                        f.highest_equivalent(v.value_iterated_to()),
+                        v.count_at_value(),
+                    )
+                })
+                .collect();
+            assert_eq!(g.buckets(), fb);
+        }
     }
 
     #[test]

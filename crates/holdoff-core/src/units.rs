@@ -29,6 +29,18 @@ pub struct SimTime(pub u64);
 pub struct Nanos(pub u64);
 
 impl SimTime {
+    /// The instant `ps` picoseconds after time zero, rounded down to the
+    /// nanosecond. Exactly `ps / 1000`; below 2^64 ps (213 days) the
+    /// division is done in 64 bits, which is several times cheaper than a
+    /// 128-bit one.
+    #[inline]
+    pub fn from_ps_floor(ps: u128) -> SimTime {
+        match u64::try_from(ps) {
+            Ok(p) => SimTime(p / 1000),
+            Err(_) => SimTime((ps / 1000) as u64),
+        }
+    }
+
     pub const ZERO: SimTime = SimTime(0);
     pub const NEVER: SimTime = SimTime(u64::MAX);
     #[inline]

@@ -32,6 +32,11 @@ pub struct LinkDir {
     rem: u64,
     /// Frames on the wire (sent, not yet arrived), oldest first.
     frames: VecDeque<Packet>,
+    /// (rate [bit/s], ns per wire byte) when 8e9 / rate is a whole number
+    /// (1 Gb/s: 8 ns, 100 Mb/s: 80 ns): serialisation is then a multiply and
+    /// no remainder arises. (0, 0) otherwise. Kept with the rate it was
+    /// computed for, so that a changed `rate` falls back to the division.
+    whole_ns_per_byte: (u64, u64),
 }
 
 /// When a frame occupies the line and when it reaches the far end.
@@ -52,6 +57,11 @@ impl LinkDir {
             free_at: SimTime::ZERO,
             rem: 0,
             frames: VecDeque::new(),
+            whole_ns_per_byte: if rate.0 > 0 && 8_000_000_000 % rate.0 == 0 {
+                (rate.0, 8_000_000_000 / rate.0)
+            } else {
+                (0, 0)
+            },
         }
     }
 
@@ -83,9 +93,14 @@ impl LinkDir {
         } else {
             self.free_at
         };
-        let total = wire_bytes(frame_bytes) as u64 * 8_000_000_000 + self.rem;
-        let ns = total / self.rate.0;
-        self.rem = total % self.rate.0;
+        let ns = if self.rem == 0 && self.whole_ns_per_byte.0 == self.rate.0 {
+            // The division below, exactly: `total` is a multiple of the rate.
+            wire_bytes(frame_bytes) as u64 * self.whole_ns_per_byte.1
+        } else {
+            let total = wire_bytes(frame_bytes) as u64 * 8_000_000_000 + self.rem;
+            self.rem = total % self.rate.0;
+            total / self.rate.0
+        };
         let end = start + Nanos(ns);
         self.free_at = end;
         self.frames.push_back(pkt);
@@ -135,6 +150,23 @@ mod tests {
             last = l.send(SimTime(0), frame(64)).end;
         }
         assert_eq!(last, SimTime(67_200));
+    }
+
+    #[test]
+    fn whole_nanosecond_rates_match_the_division() {
+        // 100 Mb/s (80 ns a byte) takes the multiply; 3 Gb/s (8/3 ns a byte)
+        // divides and carries. Each frame's end is the exact running sum
+        // of its wire bytes * 8e9 / rate, rounded down.
+        for rate in [100_000_000u64, 1_000_000_000, 3_000_000_000] {
+            let mut l = LinkDir::new(BitsPerSec(rate), Nanos(0));
+            let mut bits_ns = 0u64;
+            for i in 0..200u32 {
+                let bytes = 64 + (i * 37) % 1455;
+                bits_ns += wire_bytes(bytes) as u64 * 8_000_000_000;
+                let d = l.send(SimTime(0), frame(bytes));
+                assert_eq!(d.end, SimTime(bits_ns / rate), "rate {rate} frame {i}");
+            }
+        }
     }
 
     #[test]

@@ -208,7 +208,12 @@ impl Generator {
             return (pkt, next);
         }
         let bytes = self.pick_size();
-        let flow = (self.next_seq % self.flows as u32) as u16;
+        // One flow (the common case) needs no division.
+        let flow = if self.flows == 1 {
+            0
+        } else {
+            (self.next_seq % self.flows as u32) as u16
+        };
         let pkt = Packet::datagram(PktKind::Udp, now, bytes, self.next_seq, flow);
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;
@@ -225,11 +230,11 @@ impl Generator {
                 let u: f64 = self.rng.random::<f64>();
                 let gap_ps = (-(1.0 - u).ln() * self.period_ps as f64).round() as u128;
                 self.next_ps += gap_ps.max(1);
-                SimTime((self.next_ps / 1000) as u64)
+                SimTime::from_ps_floor(self.next_ps)
             }
             Pattern::Constant | Pattern::OnOff | Pattern::Replay => {
                 self.next_ps += self.period_ps as u128;
-                let t = SimTime((self.next_ps / 1000) as u64);
+                let t = SimTime::from_ps_floor(self.next_ps);
                 let a = self.align(t);
                 if a != t {
                     self.next_ps = a.as_ns() as u128 * 1000;
@@ -284,7 +289,11 @@ fn offered_rate(cfg: &GeneratorCfg, line_bps: u64, sizes: &[(u32, u64)]) -> (f64
 pub struct UdpSink {
     pub rcvbuf_bytes: u32,
     pub queued_bytes: u32,
-    pub queue: std::collections::VecDeque<Packet>,
+    /// Datagrams waiting to be read: (creation time, frame size [bytes]),
+    /// all the reader uses of a packet (the socket holds up to 4096
+    /// 64-byte frames at the default buffer, so a smaller record keeps
+    /// the host's memory traffic down).
+    pub queue: std::collections::VecDeque<(SimTime, u32)>,
     pub received: u64,
     pub rx_bytes: u64,
     pub latency: LatencyHist,

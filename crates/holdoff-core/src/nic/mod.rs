@@ -142,20 +142,81 @@ pub enum NicEvent {
     },
 }
 
+/// `i % ring` for `i < 2 * ring` (a ring index plus at most a ring's
+/// length), without a division.
+#[inline(always)]
+fn ring_wrap(i: u32, ring: u32) -> u32 {
+    debug_assert!(i < 2 * ring);
+    if i >= ring {
+        i - ring
+    } else {
+        i
+    }
+}
+
 /// Outputs of a port operation, drained by the caller. The buffers keep
 /// their capacity, so steady-state operation allocates nothing.
 #[derive(Default, Debug)]
 pub struct NicOut {
-    pub events: Vec<(SimTime, NicEvent)>,
+    /// Events to schedule, each packed into one word (`NicEvent::pack`):
+    /// the world reads them back right after the port wrote them, and a
+    /// word written whole is read back whole without a store-forwarding
+    /// stall (an enum written field by field is not).
+    events: Vec<(SimTime, u64)>,
     /// Vectors that asserted an interrupt now (MSI/MSI-X message, or INTx line raised).
     pub asserts: Vec<u16>,
     /// Frames put on the wire: arrival time at the far end (the frame
     /// itself stays on the port's egress link until it arrives).
-    pub frames: Vec<(SimTime, Packet)>,
-    pub drops: Vec<(DropReason, Packet)>,
+    pub frames: Vec<SimTime>,
+    /// Frames the port dropped, by reason (counted by the caller).
+    pub drops: Vec<DropReason>,
+}
+
+impl NicEvent {
+    /// The event as one word: tag (bits 0-7), queue or vector (8-23),
+    /// timer generation (32-63).
+    #[inline(always)]
+    fn pack(self) -> u64 {
+        let (tag, a, gen) = match self {
+            NicEvent::RxDmaDone { queue } => (0, queue, 0),
+            NicEvent::TxDone { queue } => (1, queue, 0),
+            NicEvent::RxDelay { queue, gen } => (2, queue, gen),
+            NicEvent::TxDelay { queue, gen } => (3, queue, gen),
+            NicEvent::Throttle { vector, gen } => (4, vector, gen),
+        };
+        tag | (a as u64) << 8 | (gen as u64) << 32
+    }
+
+    /// The event `pack` made this word from.
+    #[inline(always)]
+    fn unpack(w: u64) -> Self {
+        let a = (w >> 8) as u16;
+        let gen = (w >> 32) as u32;
+        match w as u8 {
+            0 => NicEvent::RxDmaDone { queue: a },
+            1 => NicEvent::TxDone { queue: a },
+            2 => NicEvent::RxDelay { queue: a, gen },
+            3 => NicEvent::TxDelay { queue: a, gen },
+            _ => NicEvent::Throttle { vector: a, gen },
+        }
+    }
 }
 
 impl NicOut {
+    /// Ask for `ev` at `at`.
+    #[inline]
+    pub fn push_event(&mut self, at: SimTime, ev: NicEvent) {
+        self.events.push((at, ev.pack()));
+    }
+
+    /// The events asked for since the last drain, in the order asked.
+    #[inline]
+    pub fn drain_events(&mut self) -> impl Iterator<Item = (SimTime, NicEvent)> + '_ {
+        self.events
+            .drain(..)
+            .map(|(at, w)| (at, NicEvent::unpack(w)))
+    }
+
     pub fn clear(&mut self) {
         self.events.clear();
         self.asserts.clear();
@@ -516,8 +577,7 @@ impl NicPort {
             Self::assert(v, vector, now, out);
         } else if v.timer.deadline() != Some(v.next_allowed) {
             let gen = v.timer.arm(v.next_allowed);
-            out.events
-                .push((v.next_allowed, NicEvent::Throttle { vector, gen }));
+            out.push_event(v.next_allowed, NicEvent::Throttle { vector, gen });
         }
     }
 
@@ -544,8 +604,7 @@ impl NicPort {
         if !v.interval.is_zero() {
             // The countdown runs; at its end pending causes assert again.
             let gen = v.timer.arm(v.next_allowed);
-            out.events
-                .push((v.next_allowed, NicEvent::Throttle { vector, gen }));
+            out.push_event(v.next_allowed, NicEvent::Throttle { vector, gen });
         } else {
             v.timer.cancel();
         }
@@ -617,12 +676,12 @@ impl NicPort {
     /// A frame's last byte arrived from the wire.
     pub fn frame_arrived(&mut self, now: SimTime, pkt: Packet, out: &mut NicOut) {
         if pkt.frame_bytes > self.cfg.max_frame_bytes {
-            out.drops.push((DropReason::FrameOverMtu, pkt));
+            out.drops.push(DropReason::FrameOverMtu);
             return;
         }
         if self.rx_fifo_used + pkt.frame_bytes > self.chip.rx_fifo_bytes {
             self.stats.rx_missed += 1;
-            out.drops.push((DropReason::RxFifoOverrun, pkt));
+            out.drops.push(DropReason::RxFifoOverrun);
             let q = self.rx_queue_of(&pkt);
             let vec = self.vector_of_queue(q);
             self.raise(now, vec, ICR_RXO, out);
@@ -633,38 +692,42 @@ impl NicPort {
         let start = now.max(self.rx_engine_free_at);
         self.rx_engine_free_at = start + self.chip.rx_desc_min_ns;
         let queue = self.rx_queue_of(&pkt);
-        out.events
-            .push((start + self.chip.rx_dma_ns, NicEvent::RxDmaDone { queue }));
+        out.push_event(start + self.chip.rx_dma_ns, NicEvent::RxDmaDone { queue });
     }
 
     /// The DMA into host memory of the oldest frame in the receive buffer
     /// completed (`queue` is its receive queue).
     pub fn rx_dma_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
-        let pkt = self
+        // The frame is copied from the receive buffer straight into its
+        // ring slot (not through a temporary: BENCHMARKS.md, second round).
+        let frame_bytes = self
             .rx_fifo
-            .pop_front()
-            .expect("a DMA completion has its frame in the receive buffer");
-        debug_assert_eq!(self.rx_queue_of(&pkt), queue);
-        self.rx_fifo_used -= pkt.frame_bytes;
+            .front()
+            .expect("a DMA completion has its frame in the receive buffer")
+            .frame_bytes;
+        debug_assert_eq!(self.rx_queue_of(&self.rx_fifo[0]), queue);
+        self.rx_fifo_used -= frame_bytes;
         let ring = self.cfg.rx_ring;
         let thr = ring >> self.cfg.rdmts_shift;
         let vector = self.vector_of_queue(queue);
         let q = &mut self.rxq[queue as usize];
         if q.hw_free == 0 {
+            self.rx_fifo.pop_front();
             self.stats.rx_missed += 1;
-            out.drops.push((DropReason::RxRingFull, pkt));
+            out.drops.push(DropReason::RxRingFull);
             return;
         }
-        let idx = (q.head + q.filled) % ring;
-        q.slots[idx as usize] = pkt;
+        let idx = ring_wrap(q.head + q.filled, ring);
+        q.slots[idx as usize] = self.rx_fifo[0];
+        self.rx_fifo.pop_front();
         q.filled += 1;
         q.max_filled = q.max_filled.max(q.filled);
         q.hw_free -= 1;
         q.packets += 1;
-        q.bytes += pkt.frame_bytes as u64;
+        q.bytes += frame_bytes as u64;
         let crossed = q.hw_free == thr;
         self.stats.rx_packets += 1;
-        self.stats.rx_bytes += pkt.frame_bytes as u64;
+        self.stats.rx_bytes += frame_bytes as u64;
         if crossed {
             self.raise(now, vector, ICR_RXDMT0, out);
         }
@@ -675,9 +738,7 @@ impl NicPort {
         let (rdtr, radv) = (self.rdtr, self.radv);
         match self.rxq[queue as usize].timers.on_event(now, rdtr, radv) {
             DelayOutcome::Immediate => self.raise(now, vector, ICR_RXT0, out),
-            DelayOutcome::Arm { at, gen } => {
-                out.events.push((at, NicEvent::RxDelay { queue, gen }))
-            }
+            DelayOutcome::Arm { at, gen } => out.push_event(at, NicEvent::RxDelay { queue, gen }),
             DelayOutcome::Unchanged => {}
         }
     }
@@ -706,7 +767,7 @@ impl NicPort {
             return None;
         }
         let p = q.slots[q.head as usize];
-        q.head = (q.head + 1) % ring;
+        q.head = ring_wrap(q.head + 1, ring);
         q.filled -= 1;
         q.host_held += 1;
         self.note(RegOp::RxTake);
@@ -780,8 +841,8 @@ impl NicPort {
             q.bytes += pkt.frame_bytes as u64;
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += pkt.frame_bytes as u64;
-            out.frames.push((dep.arrive, pkt));
-            out.events.push((dep.end, NicEvent::TxDone { queue }));
+            out.frames.push(dep.arrive);
+            out.push_event(dep.end, NicEvent::TxDone { queue });
         }
         q.unkicked = 0;
     }
@@ -814,7 +875,7 @@ impl NicPort {
             match self.txq[queue as usize].timers.on_event(now, tidv, tadv) {
                 DelayOutcome::Immediate => self.raise(now, vector, ICR_TXDW, out),
                 DelayOutcome::Arm { at, gen } => {
-                    out.events.push((at, NicEvent::TxDelay { queue, gen }))
+                    out.push_event(at, NicEvent::TxDelay { queue, gen })
                 }
                 DelayOutcome::Unchanged => {}
             }

@@ -264,7 +264,7 @@ impl StackSink for Stack<'_> {
                     return Nanos::ZERO;
                 }
                 s.queued_bytes += pkt.frame_bytes;
-                s.queue.push_back(pkt);
+                s.queue.push_back((pkt.created, pkt.frame_bytes));
                 self.wake(t, app)
             }
             PktKind::IcmpEchoRequest => {

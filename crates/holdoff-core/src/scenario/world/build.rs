@@ -317,6 +317,7 @@ impl World {
             peer,
             sched: vec![AppSched::default(); apps.len()],
             spin: vec![None; apps.len()],
+            busy_owned: 0,
             busy_serve: vec![false; apps.len()],
             pending_dispatch: Vec::new(),
             sending: None,

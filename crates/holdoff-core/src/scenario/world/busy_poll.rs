@@ -160,6 +160,9 @@ impl World {
                 return BusyStep::Spin;
             }
             let st = &mut self.napi_state[p][v];
+            if st.busy_owner.is_none() {
+                self.busy_owned += 1;
+            }
             st.busy_owner = Some(app);
             if bp.prefer {
                 st.prefer_busy_poll = true;
@@ -227,6 +230,7 @@ impl World {
         if self.napi_state[p][v].busy_owner == Some(app) {
             let st = &mut self.napi_state[p][v];
             st.busy_owner = None;
+            self.busy_owned -= 1;
             let stop = driver::busy_poll_stop(&napi, bp.prefer, st.defer_count);
             st.defer_count = stop.defer_count;
             if let Some(t) = stop.timer {
@@ -277,6 +281,9 @@ impl World {
     /// A packet landed on `queue` of `port`: a busy-poll loop owning its
     /// instance polls at its next iteration.
     pub(super) fn kick_busy_poller(&mut self, now: SimTime, port: u16, queue: u16) {
+        if self.busy_owned == 0 {
+            return; // no instance is busy-owned (checked once per frame)
+        }
         let v = self.ports[port as usize].vector_of_queue(queue);
         if let Some(app) = self.napi_state[port as usize][v as usize].busy_owner {
             if self.ports[port as usize].rx_ready(queue) > 0 {

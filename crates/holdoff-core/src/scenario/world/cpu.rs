@@ -237,12 +237,12 @@ impl World {
         let (cost, wait) = match &mut apps[app as usize].kind {
             AppKind::UdpSink(s) => {
                 let mut cost = cost;
-                while let Some(p) = s.queue.pop_front() {
-                    cost += prof.copy_ns(p.frame_bytes);
-                    s.queued_bytes -= p.frame_bytes;
+                while let Some((created, frame_bytes)) = s.queue.pop_front() {
+                    cost += prof.copy_ns(frame_bytes);
+                    s.queued_bytes -= frame_bytes;
                     s.received += 1;
-                    s.rx_bytes += p.frame_bytes as u64;
-                    s.latency.record(((now + cost) - p.created).as_ns());
+                    s.rx_bytes += frame_bytes as u64;
+                    s.latency.record(((now + cost) - created).as_ns());
                     io.ledger.delivered += 1;
                 }
                 (cost, None)

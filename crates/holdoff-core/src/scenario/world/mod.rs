@@ -148,6 +148,85 @@ pub(crate) enum Ev {
     },
 }
 
+/// Packing of `Ev` into the queue's two words (`engine::QueueEvent`): word 0
+/// holds the tag (bits 0-7), the first two 16-bit fields (bits 8-23 and
+/// 24-39) and a NIC event's tag or a TCP side (bits 40-47); word 1 the 32-bit
+/// timer generation. A test round-trips every variant.
+impl crate::engine::QueueEvent for Ev {
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        let w = |tag: u64, a: u16, b: u16, c: u8, gen: u32| {
+            [
+                tag | (a as u64) << 8 | (b as u64) << 24 | (c as u64) << 40,
+                gen as u64,
+            ]
+        };
+        match self {
+            Ev::GenEmit { gen } => w(0, gen, 0, 0, 0),
+            Ev::Arrive { ep } => w(1, ep, 0, 0, 0),
+            Ev::Nic { port, ev } => match ev {
+                NicEvent::RxDmaDone { queue } => w(2, port, queue, 0, 0),
+                NicEvent::TxDone { queue } => w(2, port, queue, 1, 0),
+                NicEvent::RxDelay { queue, gen } => w(2, port, queue, 2, gen),
+                NicEvent::TxDelay { queue, gen } => w(2, port, queue, 3, gen),
+                NicEvent::Throttle { vector, gen } => w(2, port, vector, 4, gen),
+            },
+            Ev::CoreDone { host, core, gen } => w(3, host, core, 0, gen),
+            Ev::AppTimer { app } => w(4, app, 0, 0, 0),
+            Ev::Wake { app } => w(5, app, 0, 0, 0),
+            Ev::Sample => w(6, 0, 0, 0, 0),
+            Ev::Watchdog { port } => w(7, port, 0, 0, 0),
+            Ev::PollTick { host } => w(8, host, 0, 0, 0),
+            Ev::NapiTimer { port, vector, gen } => w(9, port, vector, 0, gen),
+            Ev::TcpTimer { conn, side, gen } => w(10, conn, 0, side, gen),
+            Ev::Change { step } => w(11, step, 0, 0, 0),
+        }
+    }
+
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Self {
+        let a = (w[0] >> 8) as u16;
+        let b = (w[0] >> 24) as u16;
+        let c = (w[0] >> 40) as u8;
+        let gen = w[1] as u32;
+        match w[0] as u8 {
+            0 => Ev::GenEmit { gen: a },
+            1 => Ev::Arrive { ep: a },
+            2 => Ev::Nic {
+                port: a,
+                ev: match c {
+                    0 => NicEvent::RxDmaDone { queue: b },
+                    1 => NicEvent::TxDone { queue: b },
+                    2 => NicEvent::RxDelay { queue: b, gen },
+                    3 => NicEvent::TxDelay { queue: b, gen },
+                    _ => NicEvent::Throttle { vector: b, gen },
+                },
+            },
+            3 => Ev::CoreDone {
+                host: a,
+                core: b,
+                gen,
+            },
+            4 => Ev::AppTimer { app: a },
+            5 => Ev::Wake { app: a },
+            6 => Ev::Sample,
+            7 => Ev::Watchdog { port: a },
+            8 => Ev::PollTick { host: a },
+            9 => Ev::NapiTimer {
+                port: a,
+                vector: b,
+                gen,
+            },
+            10 => Ev::TcpTimer {
+                conn: a,
+                side: c,
+                gen,
+            },
+            _ => Ev::Change { step: a },
+        }
+    }
+}
+
 /// Where a run stands, given to the control callback of
 /// [`World::run_guarded`].
 #[derive(Clone, Copy, Debug)]
@@ -249,6 +328,10 @@ pub struct World {
     napi_state: Vec<Vec<NapiState>>,
     /// Per application: its busy-poll loop in progress.
     spin: Vec<Option<Spin>>,
+    /// NAPI instances a busy-poll loop owns now (`NapiState::busy_owner`
+    /// set), so that a frame's DMA completion skips the owner lookup when
+    /// there is none.
+    busy_owned: u32,
     /// Per application: a busy-poll loop found events; serve next.
     busy_serve: Vec<bool>,
     /// Cores to dispatch after the current segment began: (host, core).
@@ -391,6 +474,10 @@ impl World {
         }
     }
 
+    /// One event. The per-frame kinds (emission, arrival, NIC events) are
+    /// handled here; the rest out of line (`handle_other`), so that the
+    /// frequent path does not pay for the others' stack frame.
+    #[inline]
     fn handle(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::GenEmit { gen } if !self.gen_on[gen as usize] => {
@@ -461,6 +548,17 @@ impl World {
                 }
                 self.flush(port);
             }
+            _ => self.handle_other(now, ev),
+        }
+        if !self.pending_asserts.is_empty() {
+            self.process_asserts(now);
+        }
+    }
+
+    /// The events other than frame emission, arrival and NIC events.
+    #[inline(never)]
+    fn handle_other(&mut self, now: SimTime, ev: Ev) {
+        match ev {
             Ev::CoreDone { host, core, gen } => {
                 let c = &mut self.hosts[host as usize].cores[core as usize];
                 if c.gen != gen || c.running.is_none() {
@@ -487,7 +585,7 @@ impl World {
                         u.due += 1;
                         let more = u.count.is_none_or(|c| u.fired < c);
                         u.next_ps += u.period_ps as u128;
-                        let next = SimTime((u.next_ps / 1000) as u64);
+                        let next = SimTime::from_ps_floor(u.next_ps);
                         if more && next < self.end {
                             self.q.schedule(next, Ev::AppTimer { app });
                         }
@@ -566,21 +664,25 @@ impl World {
                     self.q.schedule(next, Ev::Sample);
                 }
             }
+            Ev::GenEmit { .. } | Ev::Arrive { .. } | Ev::Nic { .. } => {
+                unreachable!("handled by `handle`")
+            }
         }
-        self.process_asserts(now);
     }
 
     /// Drain a port's outputs: schedule its events and frames, book its drops,
     /// and queue its interrupt assertions.
     fn flush(&mut self, port: u16) {
-        for (at, ev) in self.out.events.drain(..) {
+        for (at, ev) in self.out.drain_events() {
             self.q.schedule(at, Ev::Nic { port, ev });
         }
-        let ep = ep_index(self.peer[port as usize], self.ports.len());
-        for (at, _) in self.out.frames.drain(..) {
-            self.q.schedule(at, Ev::Arrive { ep });
+        if !self.out.frames.is_empty() {
+            let ep = ep_index(self.peer[port as usize], self.ports.len());
+            for at in self.out.frames.drain(..) {
+                self.q.schedule(at, Ev::Arrive { ep });
+            }
         }
-        for (r, _) in self.out.drops.drain(..) {
+        for r in self.out.drops.drain(..) {
             self.ledger.drop(r);
         }
         for v in self.out.asserts.drain(..) {
@@ -904,6 +1006,64 @@ rate = "1G"
         let (at, why) = w.aborted().expect("marked in the report");
         assert_eq!(at, t);
         assert!(why.starts_with("interrupted"));
+    }
+
+    #[test]
+    fn events_round_trip_through_the_queue_words() {
+        use crate::engine::QueueEvent;
+        // Every variant with every field at a distinct value, including the
+        // largest of each width (a field that spilled into its neighbour
+        // would change another field).
+        let g = u32::MAX - 5;
+        let all = [
+            Ev::GenEmit { gen: u16::MAX },
+            Ev::Arrive { ep: 7 },
+            Ev::Nic {
+                port: u16::MAX,
+                ev: NicEvent::RxDmaDone { queue: 3 },
+            },
+            Ev::Nic {
+                port: 1,
+                ev: NicEvent::TxDone { queue: u16::MAX },
+            },
+            Ev::Nic {
+                port: 2,
+                ev: NicEvent::RxDelay { queue: 4, gen: g },
+            },
+            Ev::Nic {
+                port: 3,
+                ev: NicEvent::TxDelay { queue: 5, gen: 9 },
+            },
+            Ev::Nic {
+                port: 4,
+                ev: NicEvent::Throttle { vector: 6, gen: g },
+            },
+            Ev::CoreDone {
+                host: u16::MAX,
+                core: u16::MAX - 1,
+                gen: u32::MAX,
+            },
+            Ev::AppTimer { app: 11 },
+            Ev::Wake { app: 12 },
+            Ev::Sample,
+            Ev::Watchdog { port: 13 },
+            Ev::PollTick { host: 14 },
+            Ev::NapiTimer {
+                port: 15,
+                vector: u16::MAX,
+                gen: g,
+            },
+            Ev::TcpTimer {
+                conn: 16,
+                side: 1,
+                gen: u32::MAX,
+            },
+            Ev::Change { step: u16::MAX },
+        ];
+        for e in all {
+            let back = Ev::unpack(e.pack());
+            assert_eq!(format!("{back:?}"), format!("{e:?}"));
+        }
     }
 
     #[test]
