@@ -326,3 +326,64 @@ def test_a_calibrated_profile_file_is_a_host_for_the_tune(
     assert code == 0, err
     data = json.loads(out)
     assert data["settings_tried"] == 4 and data["default"]["cpu_util"] > 0
+
+
+def _stored(store: Path) -> int:
+    return sum(1 for p in store.glob("*.parquet") if not p.name.startswith("."))
+
+
+def test_a_killed_tune_resumes_where_it_stopped(tmp_path: Path) -> None:
+    # Killed outright part way (SIGKILL: no clean-up runs), the tune run
+    # again takes every point the store holds and computes only the rest.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "store"
+    cmd = [
+        sys.executable,
+        "-m",
+        "holdoff",
+        "tune",
+        "--mix",
+        "forwarding",
+        "--rate",
+        "1200000",
+        "--duration-ms",
+        "300",
+        "--driver",
+        "freebsd-igb",
+        "--objective",
+        "max-throughput",
+        "--store",
+        str(store),
+        "--workers",
+        "2",
+        "--json",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while _stored(store) < 4:
+            assert proc.poll() is None, "the tune ended before it was killed"
+            assert time.monotonic() < deadline, "the tune stored nothing in time"
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    kept = _stored(store)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+    data = json.loads(done.stdout)
+    assert data["cached"] >= kept >= 4
+    assert data["computed"] + data["cached"] == data["evaluated"]
+    assert data["computed"] < data["evaluated"]
+    again = json.loads(
+        subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600).stdout
+    )
+    assert again["computed"] == 0 and again["recommended"] == data["recommended"]
