@@ -906,60 +906,34 @@ def _tune_section(doc: _Doc, anchor: str, tune: Mapping[str, Any]) -> str:
     )
     y_scale = 1.0 if has_latency else 1e-6
 
-    def xy(pts: Sequence[Mapping[str, Any]]) -> tuple[list[float | None], list[float | None]]:
-        xs = [None if p.get("cpu_util") is None else p["cpu_util"] * 100 for p in pts]
-        ys = [None if p.get(y_key) is None else p[y_key] * y_scale for p in pts]
-        return xs, ys
+    def trace(pts: Sequence[Mapping[str, Any]], name: str, **style: Any) -> Any:
+        """One group of settings on the latency (or throughput) / CPU plane."""
+        return go.Scatter(
+            x=[None if p.get("cpu_util") is None else p["cpu_util"] * 100 for p in pts],
+            y=[None if p.get(y_key) is None else p[y_key] * y_scale for p in pts],
+            name=name,
+            text=[_tune_point_label(p) for p in pts],
+            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
+            **{"mode": "markers", **style},
+        )
 
     fig = go.Figure()
-    xs, ys = xy(points)
+    fig.add_trace(trace(points, "settings tried", marker={"color": "#B0B0B0", "size": 6}))
     fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="markers",
-            name="settings tried",
-            marker={"color": "#B0B0B0", "size": 6},
-            text=[_tune_point_label(p) for p in points],
-            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
-        )
-    )
-    plane = list(tune.get("front_2d") or front)
-    fx, fy = xy(plane)
-    fig.add_trace(
-        go.Scatter(
-            x=fx,
-            y=fy,
+        trace(
+            list(tune.get("front_2d") or front),
+            "Pareto front",
             mode="lines+markers",
-            name="Pareto front",
             line={"color": "#2E91E5", "shape": "hv"},
             marker={"color": "#2E91E5", "size": 9},
-            text=[_tune_point_label(p) for p in plane],
-            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
         )
     )
-    dx, dy = xy([default])
     fig.add_trace(
-        go.Scatter(
-            x=dx,
-            y=dy,
-            mode="markers",
-            name="driver default",
-            marker={"color": "#222A2A", "size": 15, "symbol": "x"},
-            text=[_tune_point_label(default)],
-        )
+        trace([default], "driver default", marker={"color": "#222A2A", "size": 15, "symbol": "x"})
     )
     if rec:
-        rx, ry = xy([rec])
         fig.add_trace(
-            go.Scatter(
-                x=rx,
-                y=ry,
-                mode="markers",
-                name="recommended",
-                marker={"color": "#1CA71C", "size": 16, "symbol": "star"},
-                text=[_tune_point_label(rec)],
-            )
+            trace([rec], "recommended", marker={"color": "#1CA71C", "size": 16, "symbol": "star"})
         )
     fig.update_layout(
         title={"text": f"{tune.get('driver')} on {tune.get('workload')}: {y_title} against CPU"},

@@ -537,10 +537,6 @@ class Candidate:
     changes: dict[str, Any]
 
 
-def _nic_chip(host: Mapping[str, Any], nic: Mapping[str, Any]) -> str:
-    return str(nic.get("chip", ""))
-
-
 def candidate(
     driver: str, settings: Mapping[str, int], workload: Workload, chip: str | None
 ) -> Candidate:
@@ -553,7 +549,7 @@ def candidate(
         host = hosts[hi]
         nics = host.get("nics", [])
         for ni, nic in enumerate(nics):
-            nic_chip = chip or _nic_chip(host, nic) or None
+            nic_chip = chip or nic.get("chip") or None
             d = knobs.decode(driver, dict(settings), nic_chip)
             if d.scenario is None:
                 raise TuneError("--driver", d.scenario_note or f"{driver} has no simulator model")
