@@ -4,72 +4,84 @@
 //! earliest time first, and events scheduled for the same instant in the
 //! order they were scheduled, which makes every run deterministic.
 //!
-//! The simulator's queue is `WheelQueue`: it holds its events in a binary
-//! heap keyed by `(time, sequence)` (the sequence number breaks ties) while
-//! it is short (at most 64 events: a single host's handful of timers, where
-//! a heap is the cheapest structure) and in a hierarchical timing wheel
-//! while it is long; it moves them over when its length passes 64 and back
-//! when it falls below 16 (the gap keeps a length near a threshold from
-//! moving them at every event). Both moves keep the `(time, sequence)`
-//! order: heap to wheel in sorted order, wheel to heap in pop order with
-//! fresh sequence numbers. `EventQueue`, a plain `std` binary heap with the
-//! same API, is the reference order the property test checks it against.
+//! The simulator's queue is `WheelQueue`: it holds its events in one array
+//! sorted latest first (`ShortQueue`) while it is short (at most 64 events:
+//! a few hosts' handful of timers) and in a hierarchical timing wheel while
+//! it is long; it moves them over when its length passes 64 and back when it
+//! falls below 16 (the gap keeps a length near a threshold from moving them
+//! at every event). Both moves keep the `(time, sequence)` order.
+//! `EventQueue`, a plain `std` binary heap keyed by `(time, sequence)` (the
+//! sequence number breaks ties), is the reference order the property test
+//! checks it against.
 //!
-//! The short mode's heap is written out (`SmallHeap`) rather than taken from
-//! `std`: the standard heap moves the entry being sifted through a stack
-//! temporary that the processor cannot forward from the stores that just
-//! wrote it, which made the whole simulation about 8 % slower at one host
-//! (BENCHMARKS.md, 2026-11-23). With it, the one-host bench runs about 8 %
-//! faster than on `EventQueue`, and 64 hosts about 1.6x faster.
+//! The short mode needs no sequence number: the next event is the array's
+//! last element (pop is O(1)), and a new event is inserted by shifting the
+//! events due at or before it one place (an insertion-sort step from the
+//! end), so it lands before the earlier-scheduled events of its own time.
+//! The simulator's timers are short, so a new event passes one or two
+//! others; far ones (the sample clock, watchdogs) pass the few queued
+//! ones. It replaced a binary heap of 16-byte keys with a side table of
+//! events (2026-11-23, third round in BENCHMARKS.md): the heap's push and
+//! pop took about 150 instructions per event, the sorted array about 45
+//! (instruction counts of the one-host bench),
+//! and the one-host bench ran 1.15x faster.
 //!
 //! The wheel is used as a radix queue, keyed by the event time [ns] in base
 //! 64 (6 bits per level, 11 levels cover the whole 64-bit key, so no
-//! overflow structure is needed):
+//! overflow structure is needed). Its unit is a *bucket*: the events queued
+//! for one time, in scheduling order.
 //! - `last` is the time of the events being popped; every queued time is >=
-//!   `last`. An event at `last` sits in the `ready` FIFO; any other event
+//!   `last`. An event at `last` sits in the `ready` FIFO; any other bucket
 //!   sits at level `l` = the highest base-64 digit in which its time differs
 //!   from `last`, in slot = its time's digit `l`. All times at level `l` are
 //!   then below all times at level `l + 1`, and within a level, slot order is
 //!   time order; a level-0 slot holds a single time.
+//! - A new event joins the bucket of its time if it has one: a 1024-entry
+//!   table (`recent`, by a hash of the time) names the bucket last made for
+//!   each time; when the entry names another time's bucket, a new bucket is
+//!   made for the event (two buckets of one time then sit in one slot list,
+//!   in the order they were made). Hosts that run in step (replicated
+//!   hosts, identical generators) queue many events per instant, and the
+//!   wheel relinks each instant once instead of each event.
 //! - Pop takes the `ready` FIFO's head. When it is empty, the lowest
 //!   occupied slot of the lowest occupied level (two bit scans) holds the
-//!   next time: a level-0 slot, or a slot with a single event, becomes the
-//!   `ready` FIFO as it is; the events of any other slot are relinked to
+//!   next time: the buckets of a level-0 slot, or a slot's single bucket,
+//!   join `ready` as they are; the buckets of any other slot are relinked to
 //!   lower levels relative to the slot's start (or, if the slot reaches past
 //!   the pop horizon, relative to its earliest time, found by a scan).
-//! - Ties keep scheduling order: each slot is a FIFO list; an event is
-//!   appended when scheduled, and a slot is redistributed in list order into
-//!   lower levels that are empty at that moment (everything below the lowest
-//!   occupied level is empty), so equal times stay in scheduling order.
-//!   The property test `queue_pops_like_the_binary_heap` checks the whole
-//!   `WheelQueue` (heap, wheel and the moves between them) against the
-//!   binary heap of `EventQueue`.
+//! - Ties keep scheduling order: a bucket is a FIFO list of events, each
+//!   slot a FIFO list of buckets; a bucket is appended when made, and a slot
+//!   is redistributed in list order into lower levels that are empty at that
+//!   moment (everything below the lowest occupied level is empty), so equal
+//!   times stay in scheduling order. The property test
+//!   `queue_pops_like_the_binary_heap` checks the whole `WheelQueue` (short
+//!   array, wheel and the moves between them) against the binary heap of
+//!   `EventQueue`; `times_sharing_a_recent_entry_keep_scheduling_order`
+//!   checks the buckets whose table entry was overwritten.
 //!
 //! Why this structure: almost every event is a short timer (DMA, wire,
 //! ITR/EITR, RDTR/RADV, softirq) within a few ms of now, and their number
-//! grows with the host count. A binary heap costs O(log n) moves of the whole
-//! event per pop and spreads them over a large array; in the wheel, schedule
-//! is O(1) (one XOR, one bit scan, a list append) and pop is O(1) amortised:
-//! an event scheduled d ns ahead is relinked at most once per level it
-//! descends, i.e. at most ceil(log64(d)) times (4 for d < 16.7 ms), whatever
-//! the number of queued events. Relinking moves a 32-bit index, never the
-//! event. While the queue is short the heap's O(log n) is at most 6 levels,
-//! and cheaper than the wheel's bookkeeping (measured: `benches/queue.rs`,
-//! `benches/engine.rs`). `pop_until` with a horizon before the next event
-//! may scan that event's slot without consuming it (the run loop does this
-//! once, at the end). Moving between the structures costs O(n log n) at 64
-//! events (heap to wheel) or O(n) at 16 (wheel to heap), and at least 48
-//! schedules or pops separate two moves.
+//! grows with the host count. A binary heap costs O(log n) moves per pop and
+//! spreads them over a large array; in the wheel, schedule is O(1) (a table
+//! probe, then one XOR, one bit scan and a list append) and pop is O(1)
+//! amortised: a bucket scheduled d ns ahead is relinked at most once per
+//! level it descends, i.e. at most ceil(log64(d)) times (4 for d < 16.7 ms),
+//! whatever the number of queued events. Relinking moves a 32-bit index,
+//! never an event. `pop_until` with a horizon before the next event may scan
+//! that event's slot without consuming it (the run loop does this once, at
+//! the end). Moving between the structures costs O(n) (array to wheel at
+//! 64 events, wheel to array at 16), and at least 48 schedules or pops
+//! separate two moves (measured: `benches/queue.rs`, `benches/engine.rs`).
 //!
 //! Events are stored packed in two 64-bit words (`QueueEvent`), so that the
 //! queue stores and loads each as whole words.
 //!
-//! Memory: the heap holds at most 65 events (16-byte keys, and the events'
-//! words in a side table); the wheel one 32-byte node per queued
-//! event in a slab (`Vec`, freed nodes reused through a free list), so the
-//! slab never exceeds the peak queue length, plus a fixed 11 x 64 table of
-//! list heads (5.6 KB). Stale timer events (lazy cancellation) are queued
-//! like any other until their time.
+//! Memory: the short array holds at most 65 events of 24 bytes; the wheel
+//! one 24-byte node per queued event and at most one 24-byte bucket per
+//! queued event, in slabs (`Vec`, freed entries reused through free lists),
+//! so the slabs never exceed the peak queue length, plus a fixed 11 x 64
+//! table of list heads (5.6 KB) and the 4 KB `recent` table. Stale timer
+//! events (lazy cancellation) are queued like any other until their time.
 //!
 //! Timers are cancelled lazily: a `Timer` holds a generation counter; an event
 //! carries the generation it was armed with, and an event whose generation is
@@ -92,7 +104,7 @@ use std::collections::BinaryHeap;
 pub type StreamRng = rand_pcg::Pcg64Mcg;
 
 /// An event as `WheelQueue` stores it: packed into two 64-bit words, so that
-/// the heap's sift and the wheel's slab move every queued event as two
+/// the short array and the wheel's slab move every queued event as two
 /// aligned 8-byte words. A small enum is otherwise copied field by field
 /// into memory and read back as wider, overlapping words, which the
 /// processor cannot forward from the stores that wrote it (a stall on every
@@ -147,16 +159,27 @@ const LEVELS: usize = 11;
 /// "No node" in the intrusive lists.
 const NIL: u32 = u32::MAX;
 
-/// A queued event in the slab, linked into one FIFO list.
+/// A queued event in the event slab, linked into its bucket's FIFO list
+/// (or `ready`).
 #[derive(Clone, Copy)]
-struct Node {
-    at: SimTime,
-    next: u32,
+struct EvNode {
     /// The event, packed (`QueueEvent`); stale once the node is free.
     ev: [u64; 2],
+    next: u32,
 }
 
-/// A FIFO list of slab nodes.
+/// The events queued for one time, in scheduling order, and the bucket's
+/// place in a wheel slot's FIFO list of buckets.
+#[derive(Clone, Copy)]
+struct Bucket {
+    at: SimTime,
+    /// The next bucket in the slot's list (or the free list).
+    next: u32,
+    /// The bucket's events.
+    evs: List,
+}
+
+/// A FIFO list of slab nodes (buckets or events).
 #[derive(Clone, Copy)]
 struct List {
     head: u32,
@@ -170,17 +193,20 @@ impl List {
     };
 }
 
+/// Entries of the wheel's table of recent buckets (`Wheel::recent`).
+const RECENT: usize = 1024;
+
 /// Queue length above which `WheelQueue` moves its events into the wheel.
 const TO_WHEEL: usize = 64;
-/// Queue length below which `WheelQueue` moves its events back to the heap.
+/// Queue length below which `WheelQueue` moves its events back to the short array.
 const TO_HEAP: usize = 16;
 
 /// A deterministic future-event list with the API and pop order of
-/// `EventQueue`: a binary heap while short, a hierarchical timing wheel while
+/// `EventQueue`: a sorted array while short, a hierarchical timing wheel while
 /// long (see the module doc).
 pub struct WheelQueue<E, const TO_W: usize = TO_WHEEL, const TO_H: usize = TO_HEAP> {
     /// The events while `in_wheel` is false.
-    heap: SmallHeap,
+    short: ShortQueue,
     /// The events while `in_wheel` is true.
     wheel: Wheel,
     in_wheel: bool,
@@ -197,13 +223,13 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> Default for WheelQueue
 }
 
 /// `TO_W`, `TO_H`: the queue moves to the wheel above `TO_W` events and back
-/// to the heap below `TO_H` (constants, so that the heap path tests against
+/// to the short array below `TO_H` (constants, so that the short path tests against
 /// an immediate; `TO_WHEEL` and `TO_HEAP` unless a test varies them).
 impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO_H> {
     pub fn new() -> Self {
         debug_assert!(TO_H <= TO_W);
         WheelQueue {
-            heap: SmallHeap::with_capacity(TO_W.min(1024) + 1),
+            short: ShortQueue::with_capacity(TO_W.min(1024) + 1),
             wheel: Wheel::new(),
             in_wheel: false,
             now: SimTime::ZERO,
@@ -228,7 +254,7 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
     #[inline]
     pub fn len(&self) -> usize {
         // The structure not in use is empty.
-        self.heap.len() + self.wheel.len
+        self.short.len() + self.wheel.len
     }
 
     #[inline]
@@ -253,8 +279,8 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         if self.in_wheel {
             self.wheel.push(at, lo, hi);
         } else {
-            self.heap.push(at, lo, hi);
-            if self.heap.len() > TO_W {
+            self.short.push(at, lo, hi);
+            if self.short.len() > TO_W {
                 self.move_to_wheel();
             }
         }
@@ -273,11 +299,11 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         let (at, ev) = if self.in_wheel {
             let e = self.wheel.pop(until)?;
             if self.wheel.len < TO_H {
-                self.move_to_heap();
+                self.move_to_short();
             }
             e
         } else {
-            self.heap.pop_until(until)?
+            self.short.pop_until(until)?
         };
         debug_assert!(at >= self.now);
         self.now = at;
@@ -292,13 +318,13 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         }
     }
 
-    /// Move every event from the heap into the (empty) wheel, in
-    /// `(time, sequence)` order, so ties keep their order.
+    /// Move every event from the short array into the (empty) wheel, in
+    /// pop order, so ties keep their order.
     #[cold]
     #[inline(never)]
     fn move_to_wheel(&mut self) {
         debug_assert_eq!(self.wheel.len, 0);
-        let sorted = self.heap.take_sorted();
+        let sorted = self.short.take_sorted();
         self.wheel.last = sorted.first().map_or(self.now, |e| e.0.min(self.now));
         for (at, [lo, hi]) in sorted {
             self.wheel.push(at, lo, hi);
@@ -306,60 +332,43 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         self.in_wheel = true;
     }
 
-    /// Move every event from the wheel back into the (empty) heap, in pop
-    /// order with fresh sequence numbers, so ties keep their order.
+    /// Move every event from the wheel back into the (empty) short array, in
+    /// pop order, so ties keep their order.
     #[cold]
     #[inline(never)]
-    fn move_to_heap(&mut self) {
-        debug_assert!(self.heap.is_empty());
-        while let Some((at, [lo, hi])) = self.wheel.pop(SimTime(u64::MAX)) {
-            self.heap.push(at, lo, hi);
-        }
+    fn move_to_short(&mut self) {
+        let wheel = &mut self.wheel;
+        self.short
+            .fill_sorted(std::iter::from_fn(|| wheel.pop(SimTime(u64::MAX))));
         self.in_wheel = false;
     }
 }
 
-/// Bits of a heap key's tie word that hold the event's slot in the side
-/// table; the sequence number takes the bits above.
-const SLOT_KEY_BITS: u32 = 20;
-/// The sequence number at which the heap renumbers its keys (2^44: at 10^8
-/// events a second, after two days of scheduling in the heap mode).
-const SEQ_LIMIT: u64 = 1 << (64 - SLOT_KEY_BITS);
-
-/// A binary min-heap of `(time, sequence)` keys for `WheelQueue`'s short
-/// mode. Written out rather than `std::collections::BinaryHeap` so that
-/// the entry being sifted stays in registers: the standard heap moves it
-/// through a stack temporary, which cost a few percent of the whole
-/// simulation (measured, BENCHMARKS.md). Keys are unique, so it pops in
-/// exactly the order of any other correct heap.
-///
-/// The heap itself moves 16-byte keys only: (time, tie), tie = sequence
-/// number << 20 | slot, where slot is where the event's packed words wait in
-/// a side table (written once when scheduled, read once when popped). The
-/// sequence numbers are unique and increasing, so comparing ties compares
-/// them; before they would reach the slot bits, the heap renumbers its keys
-/// in their order (same pop order, smaller numbers).
-struct SmallHeap {
-    v: Vec<Key>,
-    /// The events, by slot.
-    evs: Vec<[u64; 2]>,
-    /// Free slots of `evs`.
-    free: Vec<u32>,
-    /// Last sequence number given.
-    seq: u64,
+/// `WheelQueue`'s short mode: the queued events in one array sorted
+/// latest first, so that the next event is the last element and pops in
+/// O(1). A new event is inserted after every event due later (an insertion
+/// sort step from the end: it scans and shifts only the events due at or
+/// before it, which for the simulator's short timers is one or two).
+/// An event is inserted before the queued events of its own time, so those,
+/// scheduled earlier, pop first: `(time, scheduling order)` without a
+/// sequence number. Entries are 24 bytes (time and the packed event),
+/// moved as whole words.
+struct ShortQueue {
+    /// Latest first.
+    v: Vec<Entry>,
 }
 
-/// (time, tie) of a queued event.
+/// A queued event of `ShortQueue`.
 #[derive(Clone, Copy)]
-struct Key(SimTime, u64);
+struct Entry {
+    at: SimTime,
+    ev: [u64; 2],
+}
 
-impl SmallHeap {
+impl ShortQueue {
     fn with_capacity(n: usize) -> Self {
-        SmallHeap {
+        ShortQueue {
             v: Vec::with_capacity(n),
-            evs: Vec::with_capacity(n),
-            free: Vec::with_capacity(n),
-            seq: 0,
         }
     }
 
@@ -369,115 +378,51 @@ impl SmallHeap {
     }
 
     #[inline]
-    fn is_empty(&self) -> bool {
-        self.v.is_empty()
-    }
-
-    #[inline(always)]
-    fn before(a: Key, b: Key) -> bool {
-        (a.0, a.1) < (b.0, b.1)
-    }
-
-    #[inline]
     // The event's words come as two arguments (in registers): an array
     // argument is passed through memory and read back as one 16-byte load,
     // which stalls on the two 8-byte stores that wrote it.
     fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
-        let ev = [lo, hi];
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.evs[s as usize] = ev;
-                s
-            }
-            None => {
-                assert!(
-                    self.evs.len() < 1 << SLOT_KEY_BITS,
-                    "heap mode holds fewer than 2^20 events"
-                );
-                self.evs.push(ev);
-                (self.evs.len() - 1) as u32
-            }
-        };
-        self.seq += 1;
-        if self.seq == SEQ_LIMIT {
-            self.renumber();
-        }
-        let e = Key(at, self.seq << SLOT_KEY_BITS | slot as u64);
+        let e = Entry { at, ev: [lo, hi] };
         let mut i = self.v.len();
         self.v.push(e);
+        let v = self.v.as_mut_slice();
+        // Shift the events due at or before `at` (the earlier-scheduled
+        // ones of the same time included) one place towards the end.
         while i > 0 {
-            let parent = (i - 1) / 2;
-            let p = self.v[parent];
-            if !Self::before(e, p) {
+            let p = v[i - 1];
+            if p.at > at {
                 break;
             }
-            self.v[i] = p;
-            i = parent;
+            v[i] = p;
+            i -= 1;
         }
-        self.v[i] = e;
-    }
-
-    /// Give the queued keys sequence numbers 1, 2, ... in their order; the
-    /// next key gets the number after them.
-    #[cold]
-    #[inline(never)]
-    fn renumber(&mut self) {
-        self.v.sort_unstable_by_key(|k| (k.0, k.1));
-        for (i, k) in self.v.iter_mut().enumerate() {
-            let slot = k.1 & ((1 << SLOT_KEY_BITS) - 1);
-            k.1 = (i as u64 + 1) << SLOT_KEY_BITS | slot;
-        }
-        // A sorted vector is a valid min-heap.
-        self.seq = self.v.len() as u64 + 1;
+        v[i] = e;
     }
 
     /// The earliest entry, if it is due at or before `until`.
     #[inline]
     fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, [u64; 2])> {
-        let top = *self.v.first()?;
-        if top.0 > until {
-            return None;
-        }
-        let last = self.v.pop().expect("not empty");
-        let n = self.v.len();
-        if n > 0 {
-            // Sift `last` down from the root.
-            let mut i = 0;
-            loop {
-                let mut c = 2 * i + 1;
-                if c >= n {
-                    break;
-                }
-                if c + 1 < n && Self::before(self.v[c + 1], self.v[c]) {
-                    c += 1;
-                }
-                let child = self.v[c];
-                if !Self::before(child, last) {
-                    break;
-                }
-                self.v[i] = child;
-                i = c;
+        match self.v.last() {
+            Some(e) if e.at <= until => {
+                let e = self.v.pop().expect("not empty");
+                Some((e.at, e.ev))
             }
-            self.v[i] = last;
+            _ => None,
         }
-        let slot = (top.1 & ((1 << SLOT_KEY_BITS) - 1)) as u32;
-        self.free.push(slot);
-        Some((top.0, self.evs[slot as usize]))
     }
 
-    /// Every entry, earliest first; the heap is left empty.
+    /// Every entry, earliest first; the queue is left empty.
     fn take_sorted(&mut self) -> Vec<(SimTime, [u64; 2])> {
-        self.v.sort_unstable_by_key(|k| (k.0, k.1));
-        let mask = (1 << SLOT_KEY_BITS) - 1;
-        let all = self
-            .v
-            .iter()
-            .map(|k| (k.0, self.evs[(k.1 & mask) as usize]))
-            .collect();
+        let all = self.v.iter().rev().map(|e| (e.at, e.ev)).collect();
         self.v.clear();
-        self.evs.clear();
-        self.free.clear();
         all
+    }
+
+    /// Fill the (empty) queue from entries in pop order.
+    fn fill_sorted(&mut self, sorted: impl Iterator<Item = (SimTime, [u64; 2])>) {
+        debug_assert!(self.v.is_empty());
+        self.v.extend(sorted.map(|(at, ev)| Entry { at, ev }));
+        self.v.reverse();
     }
 }
 
@@ -485,9 +430,13 @@ impl SmallHeap {
 /// at or after `last`; callers push no time before `last`.
 struct Wheel {
     /// Slab of queued events; free nodes are chained through `next`.
-    nodes: Vec<Node>,
-    free: u32,
-    /// `LEVELS * SLOTS` lists, index `level * SLOTS + slot`.
+    evs: Vec<EvNode>,
+    free_ev: u32,
+    /// Slab of buckets (one per queued time, see `recent`); free buckets
+    /// are chained through `next`.
+    buckets: Vec<Bucket>,
+    free_bucket: u32,
+    /// `LEVELS * SLOTS` lists of buckets, index `level * SLOTS + slot`.
     slots: Box<[List]>,
     /// Bit `s` of `occupied[l]`: slot `s` of level `l` is not empty.
     occupied: [u64; LEVELS],
@@ -498,43 +447,94 @@ struct Wheel {
     /// Time of the `ready` events; no queued event is earlier.
     last: SimTime,
     len: usize,
+    /// The bucket last made for a time, by a hash of the time: an event for
+    /// a time that has a bucket joins it (`push`).
+    recent: Box<[u32]>,
 }
 
 impl Wheel {
     fn new() -> Self {
         Wheel {
-            nodes: Vec::new(),
-            free: NIL,
+            evs: Vec::new(),
+            free_ev: NIL,
+            buckets: Vec::new(),
+            free_bucket: NIL,
             slots: vec![List::EMPTY; LEVELS * SLOTS].into_boxed_slice(),
             occupied: [0; LEVELS],
             levels: 0,
             ready: List::EMPTY,
             last: SimTime::ZERO,
             len: 0,
+            recent: vec![NIL; RECENT].into_boxed_slice(),
         }
     }
 
-    // Out of line, like `pop`: the heap path stays small where it is inlined.
+    /// The `recent` entry of time `at` (Fibonacci hashing: times a constant
+    /// apart spread over the table).
+    #[inline(always)]
+    fn recent_index(at: SimTime) -> usize {
+        (at.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
+    }
+
+    /// Queue an event at `at`. Events of one time share a bucket, so that
+    /// the wheel relinks a time once however many events it holds (hosts
+    /// that run in step queue many events for the same instants). The
+    /// event joins the bucket `recent` names if that bucket is for `at`:
+    /// `recent` is written whenever a bucket is made, so that bucket is the
+    /// newest one for `at` and holds the latest-scheduled of its events.
+    /// Otherwise (no bucket for `at`, or its entry was overwritten by another
+    /// time's) a new bucket is made; two buckets for one time sit in the same
+    /// slot in the order they were made (see `link`), so the events still pop
+    /// in scheduling order. A freed bucket's time is at or before `last`, and
+    /// an event at `last` goes to `ready`, so a stale entry never matches.
+    // Out of line, like `pop`: the short queue's path stays small where it
+    // is inlined.
     #[inline(never)]
     fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.last);
-        let node = Node {
-            at,
-            next: NIL,
+        let node = EvNode {
             ev: [lo, hi],
+            next: NIL,
         };
-        let idx = if self.free != NIL {
-            let i = self.free;
-            self.free = self.nodes[i as usize].next;
-            self.nodes[i as usize] = node;
+        let e = if self.free_ev != NIL {
+            let i = self.free_ev;
+            self.free_ev = self.evs[i as usize].next;
+            self.evs[i as usize] = node;
             i
         } else {
-            assert!(self.nodes.len() < NIL as usize, "event queue full");
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
+            assert!(self.evs.len() < NIL as usize, "event queue full");
+            self.evs.push(node);
+            (self.evs.len() - 1) as u32
         };
-        self.link(idx);
         self.len += 1;
+        if at == self.last {
+            Self::push_back(&mut self.evs, &mut self.ready, e);
+            return;
+        }
+        let h = Self::recent_index(at);
+        let b = self.recent[h];
+        if b != NIL && self.buckets[b as usize].at == at {
+            let mut evs = self.buckets[b as usize].evs;
+            Self::push_back(&mut self.evs, &mut evs, e);
+            self.buckets[b as usize].evs = evs;
+            return;
+        }
+        let bucket = Bucket {
+            at,
+            next: NIL,
+            evs: List { head: e, tail: e },
+        };
+        let b = if self.free_bucket != NIL {
+            let i = self.free_bucket;
+            self.free_bucket = self.buckets[i as usize].next;
+            self.buckets[i as usize] = bucket;
+            i
+        } else {
+            self.buckets.push(bucket);
+            (self.buckets.len() - 1) as u32
+        };
+        self.recent[h] = b;
+        self.link(b);
     }
 
     #[inline(never)]
@@ -545,14 +545,14 @@ impl Wheel {
                     return None;
                 }
                 let idx = self.ready.head;
-                let n = &mut self.nodes[idx as usize];
+                let n = &mut self.evs[idx as usize];
                 self.ready.head = n.next;
                 if self.ready.head == NIL {
                     self.ready.tail = NIL;
                 }
                 let ev = n.ev;
-                n.next = self.free;
-                self.free = idx;
+                n.next = self.free_ev;
+                self.free_ev = idx;
                 self.len -= 1;
                 return Some((self.last, ev));
             }
@@ -562,32 +562,56 @@ impl Wheel {
         }
     }
 
-    /// Append node `idx` to the list its time belongs to, relative to `last`.
+    /// Put bucket `b` where its time belongs relative to `last`: at `last`,
+    /// its events join `ready` and the bucket is freed; otherwise it is
+    /// appended to its slot's list (level: the highest base-64 digit in which
+    /// its time differs from `last`).
     #[inline]
-    fn link(&mut self, idx: u32) {
-        let at = self.nodes[idx as usize].at.0;
+    fn link(&mut self, b: u32) {
+        let at = self.buckets[b as usize].at.0;
         let diff = at ^ self.last.0;
         if diff == 0 {
-            Self::push_back(&mut self.nodes, &mut self.ready, idx);
+            let evs = self.buckets[b as usize].evs;
+            Self::append(&mut self.evs, &mut self.ready, evs);
+            self.buckets[b as usize].next = self.free_bucket;
+            self.free_bucket = b;
             return;
         }
         let level = (63 - diff.leading_zeros()) / SLOT_BITS;
         let slot = ((at >> (level * SLOT_BITS)) as usize) & (SLOTS - 1);
         let level = level as usize;
-        Self::push_back(&mut self.nodes, &mut self.slots[level * SLOTS + slot], idx);
+        let list = &mut self.slots[level * SLOTS + slot];
+        self.buckets[b as usize].next = NIL;
+        if list.tail == NIL {
+            list.head = b;
+        } else {
+            self.buckets[list.tail as usize].next = b;
+        }
+        list.tail = b;
         self.occupied[level] |= 1 << slot;
         self.levels |= 1 << level;
     }
 
+    /// Append event node `idx` to `list`.
     #[inline]
-    fn push_back(nodes: &mut [Node], list: &mut List, idx: u32) {
-        nodes[idx as usize].next = NIL;
+    fn push_back(evs: &mut [EvNode], list: &mut List, idx: u32) {
         if list.tail == NIL {
             list.head = idx;
         } else {
-            nodes[list.tail as usize].next = idx;
+            evs[list.tail as usize].next = idx;
         }
         list.tail = idx;
+    }
+
+    /// Append the (non-empty) event list `more` to `list`.
+    #[inline]
+    fn append(evs: &mut [EvNode], list: &mut List, more: List) {
+        if list.tail == NIL {
+            list.head = more.head;
+        } else {
+            evs[list.tail as usize].next = more.head;
+        }
+        list.tail = more.tail;
     }
 
     /// With `ready` empty: make the earliest queued time the new `last` and
@@ -600,17 +624,9 @@ impl Wheel {
         let level = self.levels.trailing_zeros() as usize;
         let slot = self.occupied[level].trailing_zeros() as usize;
         let list = self.slots[level * SLOTS + slot];
-        // `first`: the new `last`; `whole`: the slot becomes `ready` as it is.
-        let (first, whole) = if level == 0 {
-            // A level-0 slot holds one time: `last` with digit 0 = slot.
-            (
-                SimTime((self.last.0 & !(SLOTS as u64 - 1)) | slot as u64),
-                true,
-            )
-        } else if list.head == list.tail {
-            // A single event (sparse queues: the common case with few
-            // hosts) goes straight to `ready`, without descending the levels.
-            (self.nodes[list.head as usize].at, true)
+        let first = if level == 0 || list.head == list.tail {
+            // A level-0 slot holds one time; a single bucket, one time too.
+            self.buckets[list.head as usize].at
         } else {
             // The slot's time range: `last`'s digits above `level`, digit
             // `level` = slot, any lower digits.
@@ -624,20 +640,20 @@ impl Wheel {
             let base = high | (slot as u64) << shift;
             let end = base | ((1u64 << shift) - 1);
             if end <= until.0 {
-                // Every event of the slot is due: relink relative to the
+                // Every bucket of the slot is due: relink relative to the
                 // slot's start without scanning for its earliest time
                 // (`last` may pass `now` here; the pop that follows in this
                 // call restores `now >= last`, as no event is before `base`).
-                (SimTime(base), false)
+                SimTime(base)
             } else {
                 let mut m = u64::MAX;
                 let mut i = list.head;
                 while i != NIL {
-                    let n = &self.nodes[i as usize];
-                    m = m.min(n.at.0);
-                    i = n.next;
+                    let b = &self.buckets[i as usize];
+                    m = m.min(b.at.0);
+                    i = b.next;
                 }
-                (SimTime(m), false)
+                SimTime(m)
             }
         };
         if first > until {
@@ -649,18 +665,15 @@ impl Wheel {
             self.levels &= !(1 << level);
         }
         self.last = first;
-        if whole {
-            self.ready = list;
-        } else {
-            // Every level below `level` is empty: relinking in list order
-            // keeps equal times in scheduling order. Events at `first` go to
-            // `ready`; the next refill finds the earliest of the others.
-            let mut i = list.head;
-            while i != NIL {
-                let next = self.nodes[i as usize].next;
-                self.link(i);
-                i = next;
-            }
+        // Every level below `level` is empty: relinking in list order keeps
+        // buckets of one time in the order they were made. Buckets at
+        // `first` join `ready` (all of a level-0 slot's, or a single
+        // bucket); the next refill finds the earliest of the others.
+        let mut i = list.head;
+        while i != NIL {
+            let next = self.buckets[i as usize].next;
+            self.link(i);
+            i = next;
         }
         true
     }
@@ -1005,26 +1018,45 @@ mod tests {
     }
 
     #[test]
-    fn renumbering_the_heap_keys_keeps_the_pop_order() {
-        // The heap renumbers its keys when the sequence reaches SEQ_LIMIT.
-        // Start just below it, with ties queued on both sides of the
-        // renumbering: the pops must follow (time, scheduling order), as
-        // the reference heap's do.
-        let mut q = WheelQueue::<u32>::new();
+    fn times_sharing_a_recent_entry_keep_scheduling_order() {
+        // Three times whose buckets share one `recent` entry: scheduling
+        // them in turn overwrites the entry each time, so a time gets a
+        // second and third bucket while its first is still queued. The
+        // events must still pop by (time, scheduling order), as the
+        // reference heap's do, with the clock moving between schedules.
+        let base = 1_000_000u64;
+        let h = Wheel::recent_index(SimTime(base));
+        let same: Vec<u64> = (base..)
+            .filter(|&t| Wheel::recent_index(SimTime(t)) == h)
+            .take(3)
+            .collect();
+        let mut q = WheelQueue::<u32, 0, 0>::new();
         let mut reference = EventQueue::new();
-        q.heap.seq = SEQ_LIMIT - 5;
-        for id in 0..12u32 {
-            let at = SimTime([30, 10, 20, 10, 30, 10][id as usize % 6]);
-            q.schedule(at, id);
-            reference.schedule(at, id);
-            if id == 7 {
-                // Pop one in between: a slot is reused across the renumbering.
-                assert_eq!(q.pop_until(SimTime(10)), reference.pop_until(SimTime(10)));
+        let mut id = 0u32;
+        for round in 0..4u64 {
+            for &t in same.iter().rev() {
+                for _ in 0..2 {
+                    q.schedule(SimTime(t), id);
+                    reference.schedule(SimTime(t), id);
+                    id += 1;
+                }
             }
+            // An early event pops between rounds, moving `last` forward.
+            let early = SimTime(round * 10 + 1);
+            q.schedule(early, id);
+            reference.schedule(early, id);
+            id += 1;
+            assert_eq!(q.pop_until(early), reference.pop_until(early));
         }
-        assert!(q.heap.seq < SEQ_LIMIT, "renumbered");
+        assert!(
+            q.wheel.buckets.len() > same.len(),
+            "entries were overwritten"
+        );
         loop {
-            let (a, b) = (q.pop_until(SimTime(100)), reference.pop_until(SimTime(100)));
+            let (a, b) = (
+                q.pop_until(SimTime(u64::MAX)),
+                reference.pop_until(SimTime(u64::MAX)),
+            );
             assert_eq!(a, b);
             if a.is_none() {
                 break;
@@ -1046,7 +1078,8 @@ mod tests {
         }
         assert_eq!(q.len(), 64);
         assert!(q.in_wheel);
-        assert_eq!(q.wheel.nodes.len(), 64);
+        assert_eq!(q.wheel.evs.len(), 64);
+        assert!(q.wheel.buckets.len() <= 64);
     }
 
     #[test]

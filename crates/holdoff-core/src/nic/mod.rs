@@ -217,6 +217,22 @@ impl NicOut {
             .map(|(at, w)| (at, NicEvent::unpack(w)))
     }
 
+    /// Call `f` with each queued event in order, then forget them (as
+    /// `drain_events`, without the drain's bookkeeping: the frequent path).
+    #[inline(always)]
+    pub fn take_events(&mut self, mut f: impl FnMut(SimTime, NicEvent)) {
+        for &(at, w) in &self.events {
+            f(at, NicEvent::unpack(w));
+        }
+        self.events.clear();
+    }
+
+    /// Whether no event is queued.
+    #[inline(always)]
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     pub fn clear(&mut self) {
         self.events.clear();
         self.asserts.clear();
