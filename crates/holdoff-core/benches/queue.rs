@@ -2,9 +2,8 @@
 //! workload shaped like the simulator's: `WheelQueue` (a sorted array while short,
 //! a timing wheel while long; ids `queue/wheel/N`) against the reference
 //! binary heap `EventQueue` (ids `queue/heap/N`). With 8 timers per host,
-//! 1 and 4 hosts keep `WheelQueue` in its short array (at most 64 events),
-//! 8 hosts (64 timers and the stale entries) move it to the wheel, and more
-//! hosts run the wheel.
+//! 1 host keeps `WheelQueue` in its short array (at most 32 events); 4
+//! hosts (32 timers and the stale entries) and more run its wheel.
 //!
 //! Workload: N independent hosts, each with 8 short timers in flight (the
 //! DMA, wire, ITR, RDTR/RADV and softirq events of one port). Every popped

@@ -5,10 +5,10 @@
 //! order they were scheduled, which makes every run deterministic.
 //!
 //! The simulator's queue is `WheelQueue`: it holds its events in one array
-//! sorted latest first (`ShortQueue`) while it is short (at most 64 events:
-//! a few hosts' handful of timers) and in a hierarchical timing wheel while
-//! it is long; it moves them over when its length passes 64 and back when it
-//! falls below 16 (the gap keeps a length near a threshold from moving them
+//! sorted latest first (`ShortQueue`) while it is short (at most 32 events:
+//! one to four hosts' handful of timers) and in a hierarchical timing wheel
+//! while it is long; it moves them over when its length passes 32 and back
+//! when it falls below 8 (the gap keeps a length near a threshold from moving them
 //! at every event). Both moves keep the `(time, sequence)` order.
 //! `EventQueue`, a plain `std` binary heap keyed by `(time, sequence)` (the
 //! sequence number breaks ties), is the reference order the property test
@@ -19,12 +19,15 @@
 //! events due at or before it one place (an insertion-sort step from the
 //! end), so it lands before the earlier-scheduled events of its own time.
 //! The simulator's timers are short, so a new event passes one or two
-//! others; far ones (the sample clock, watchdogs) pass the few queued
-//! ones. It replaced a binary heap of 16-byte keys with a side table of
-//! events (2026-11-23, third round in BENCHMARKS.md): the heap's push and
-//! pop took about 150 instructions per event, the sorted array about 45
-//! (instruction counts of the one-host bench),
-//! and the one-host bench ran 1.15x faster.
+//! others at one host; far ones (the sample clock, watchdogs) pass the few
+//! queued ones. Hosts that run in step queue their events for the same
+//! instants, and a new event then passes every host's earlier events: the
+//! insertion grows with the queue, which is why the array stops at 32
+//! events (at 64, seven hosts in step ran 1.25x slower than on the wheel).
+//! It replaced a binary heap of 16-byte keys with a side table of events
+//! (2026-11-23, third round in BENCHMARKS.md): the heap's push and pop took
+//! about 150 instructions per event, the sorted array about 45 (instruction
+//! counts of the one-host bench), and the one-host bench ran 1.15x faster.
 //!
 //! The wheel is used as a radix queue, keyed by the event time [ns] in base
 //! 64 (6 bits per level, 11 levels cover the whole 64-bit key, so no
@@ -70,13 +73,13 @@
 //! never an event. `pop_until` with a horizon before the next event may scan
 //! that event's slot without consuming it (the run loop does this once, at
 //! the end). Moving between the structures costs O(n) (array to wheel at
-//! 64 events, wheel to array at 16), and at least 48 schedules or pops
+//! 32 events, wheel to array at 8), and at least 24 schedules or pops
 //! separate two moves (measured: `benches/queue.rs`, `benches/engine.rs`).
 //!
 //! Events are stored packed in two 64-bit words (`QueueEvent`), so that the
 //! queue stores and loads each as whole words.
 //!
-//! Memory: the short array holds at most 65 events of 24 bytes; the wheel
+//! Memory: the short array holds at most 33 events of 24 bytes; the wheel
 //! one 24-byte node per queued event and at most one 24-byte bucket per
 //! queued event, in slabs (`Vec`, freed entries reused through free lists),
 //! so the slabs never exceed the peak queue length, plus a fixed 11 x 64
@@ -197,9 +200,9 @@ impl List {
 const RECENT: usize = 1024;
 
 /// Queue length above which `WheelQueue` moves its events into the wheel.
-const TO_WHEEL: usize = 64;
+const TO_WHEEL: usize = 32;
 /// Queue length below which `WheelQueue` moves its events back to the short array.
-const TO_HEAP: usize = 16;
+const TO_HEAP: usize = 8;
 
 /// A deterministic future-event list with the API and pop order of
 /// `EventQueue`: a sorted array while short, a hierarchical timing wheel while
@@ -485,8 +488,9 @@ impl Wheel {
     /// Otherwise (no bucket for `at`, or its entry was overwritten by another
     /// time's) a new bucket is made; two buckets for one time sit in the same
     /// slot in the order they were made (see `link`), so the events still pop
-    /// in scheduling order. A freed bucket's time is at or before `last`, and
-    /// an event at `last` goes to `ready`, so a stale entry never matches.
+    /// in scheduling order. A freed bucket has no events and never matches
+    /// (its time may be after `last` once the queue has moved to the short
+    /// array and back: `last` then starts again at `now`).
     // Out of line, like `pop`: the short queue's path stays small where it
     // is inlined.
     #[inline(never)]
@@ -513,11 +517,15 @@ impl Wheel {
         }
         let h = Self::recent_index(at);
         let b = self.recent[h];
-        if b != NIL && self.buckets[b as usize].at == at {
-            let mut evs = self.buckets[b as usize].evs;
-            Self::push_back(&mut self.evs, &mut evs, e);
-            self.buckets[b as usize].evs = evs;
-            return;
+        if b != NIL {
+            let bucket = &mut self.buckets[b as usize];
+            // A freed bucket has no events (see `link`).
+            if bucket.at == at && bucket.evs.head != NIL {
+                let mut evs = bucket.evs;
+                Self::push_back(&mut self.evs, &mut evs, e);
+                self.buckets[b as usize].evs = evs;
+                return;
+            }
         }
         let bucket = Bucket {
             at,
@@ -571,10 +579,15 @@ impl Wheel {
         let at = self.buckets[b as usize].at.0;
         let diff = at ^ self.last.0;
         if diff == 0 {
-            let evs = self.buckets[b as usize].evs;
-            Self::append(&mut self.evs, &mut self.ready, evs);
-            self.buckets[b as usize].next = self.free_bucket;
+            let bucket = &mut self.buckets[b as usize];
+            let evs = bucket.evs;
+            // Freed: no events, so that a `recent` entry naming it (the
+            // queue may have left the wheel and come back with an earlier
+            // `last`) never matches.
+            bucket.evs = List::EMPTY;
+            bucket.next = self.free_bucket;
             self.free_bucket = b;
+            Self::append(&mut self.evs, &mut self.ready, evs);
             return;
         }
         let level = (63 - diff.leading_zeros()) / SLOT_BITS;
@@ -912,7 +925,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
         /// The wheel pops exactly what the binary heap pops, in the same
         /// order (time, then scheduling order), with the same clock and
@@ -1015,6 +1028,37 @@ mod tests {
         let order: Vec<char> =
             std::iter::from_fn(|| q.pop_until(SimTime(u64::MAX)).map(|x| x.1)).collect();
         assert_eq!(order, vec!['y', 'a', 'b']);
+    }
+
+    #[test]
+    fn a_bucket_freed_before_the_queue_left_the_wheel_is_not_reused() {
+        // Found by the property test: the wheel frees the bucket of a far
+        // time `a` as it drains into the short array, its `last` at `a`;
+        // back in the wheel, `last` restarts at `now` (before `a`), and a
+        // new event at `a` must not join the freed bucket its table entry
+        // still names.
+        let ops = [
+            Op::Schedule(2_972_753_261_165_926_168),
+            Op::Schedule(1_019_342_754_212_982_250),
+            Op::PopUntil(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(613_350_256_150_793_621),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::PopUntil(1_019_342_754_212_982_250),
+            Op::Schedule(1_953_410_506_952_943_918),
+            Op::Schedule(1_953_410_506_952_943_918),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+            Op::Schedule(0),
+        ];
+        pops_like_the_heap(WheelQueue::<u32, 6, 2>::new(), &ops).unwrap();
     }
 
     #[test]

@@ -217,13 +217,16 @@ impl NicOut {
             .map(|(at, w)| (at, NicEvent::unpack(w)))
     }
 
-    /// Call `f` with each queued event in order, then forget them (as
-    /// `drain_events`, without the drain's bookkeeping: the frequent path).
+    /// The queued events in order (the frequent path: read them, then
+    /// `clear_events`, without a drain's bookkeeping).
     #[inline(always)]
-    pub fn take_events(&mut self, mut f: impl FnMut(SimTime, NicEvent)) {
-        for &(at, w) in &self.events {
-            f(at, NicEvent::unpack(w));
-        }
+    pub fn events(&self) -> impl Iterator<Item = (SimTime, NicEvent)> + '_ {
+        self.events.iter().map(|&(at, w)| (at, NicEvent::unpack(w)))
+    }
+
+    /// Forget the queued events (after `events`).
+    #[inline(always)]
+    pub fn clear_events(&mut self) {
         self.events.clear();
     }
 

@@ -46,7 +46,7 @@ pub const QUEUE_FLOOR: usize = 4_000_000;
 /// Frame on the wire at minimum size: 64 bytes + preamble/SFD 8 + IFG 12 [bit].
 const MIN_FRAME_WIRE_BITS: f64 = 84.0 * 8.0;
 /// One event in this many is sampled for attribution and the queue peak.
-const SAMPLE_EVERY: u64 = 16;
+const SAMPLE_EVERY: u64 = 64;
 /// Event kinds tracked for attribution (the variants of `Ev`).
 const KINDS: usize = 12;
 
