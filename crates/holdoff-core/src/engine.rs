@@ -452,7 +452,7 @@ struct Wheel {
     len: usize,
     /// The bucket last made for a time, by a hash of the time: an event for
     /// a time that has a bucket joins it (`push`).
-    recent: Box<[u32]>,
+    recent: Box<[u32; RECENT]>,
 }
 
 impl Wheel {
@@ -468,7 +468,7 @@ impl Wheel {
             ready: List::EMPTY,
             last: SimTime::ZERO,
             len: 0,
-            recent: vec![NIL; RECENT].into_boxed_slice(),
+            recent: Box::new([NIL; RECENT]),
         }
     }
 
@@ -491,8 +491,8 @@ impl Wheel {
     /// in scheduling order. A freed bucket has no events and never matches
     /// (its time may be after `last` once the queue has moved to the short
     /// array and back: `last` then starts again at `now`).
-    // Out of line, like `pop`: the short queue's path stays small where it
-    // is inlined.
+    // Out of line (the short queue's path stays small where `schedule` is
+    // inlined), and small: a new bucket is made out of line.
     #[inline(never)]
     fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.last);
@@ -527,6 +527,13 @@ impl Wheel {
                 return;
             }
         }
+        self.push_bucket(at, e, h);
+    }
+
+    /// Make a bucket for `at` holding event node `e`, name it in
+    /// `recent[h]` and link it into the wheel.
+    #[inline(never)]
+    fn push_bucket(&mut self, at: SimTime, e: u32, h: usize) {
         let bucket = Bucket {
             at,
             next: NIL,
@@ -545,7 +552,9 @@ impl Wheel {
         self.link(b);
     }
 
-    #[inline(never)]
+    /// Inlined: its frequent path takes `ready`'s head; the refill is out
+    /// of line.
+    #[inline]
     fn pop(&mut self, until: SimTime) -> Option<(SimTime, [u64; 2])> {
         loop {
             if self.ready.head != NIL {
@@ -630,6 +639,7 @@ impl Wheel {
     /// With `ready` empty: make the earliest queued time the new `last` and
     /// fill `ready` with its events, if that time is at or before `until`.
     /// Returns false if nothing was due.
+    #[inline(never)]
     fn refill(&mut self, until: SimTime) -> bool {
         if self.levels == 0 {
             return false;
