@@ -299,6 +299,14 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
     /// Pop the next event if it is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+        self.pop_until_packed(until)
+            .map(|(at, w)| (at, E::unpack(w)))
+    }
+
+    /// As `pop_until`, the event as the queue stores it (`QueueEvent::pack`),
+    /// for a caller that dispatches on the packed words.
+    #[inline]
+    pub fn pop_until_packed(&mut self, until: SimTime) -> Option<(SimTime, [u64; 2])> {
         let (at, ev) = if self.in_wheel {
             let e = self.wheel.pop(until)?;
             if self.wheel.len < TO_H {
@@ -311,7 +319,7 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         debug_assert!(at >= self.now);
         self.now = at;
         self.processed += 1;
-        Some((at, E::unpack(ev)))
+        Some((at, ev))
     }
 
     /// Advance the clock to `t` without an event (end of run).

@@ -103,7 +103,7 @@ impl Guard {
     /// Event kinds, their entities and the queue peak are sampled, one event
     /// in [`SAMPLE_EVERY`]: attribution needs a likely field, not a census.
     #[inline(always)]
-    pub(super) fn count(&mut self, now: SimTime, ev: &Ev, queued: usize) -> Option<Limit> {
+    pub(super) fn count(&mut self, now: SimTime, ev: [u64; 2], queued: usize) -> Option<Limit> {
         self.window_events += 1;
         if self.window_events.is_multiple_of(SAMPLE_EVERY) {
             self.sample(ev, queued);
@@ -121,11 +121,13 @@ impl Guard {
     }
 
     #[inline(never)]
-    fn sample(&mut self, ev: &Ev, queued: usize) {
+    fn sample(&mut self, ev: [u64; 2], queued: usize) {
+        use crate::engine::QueueEvent;
+        let ev = Ev::unpack(ev);
         self.peak_queue = self.peak_queue.max(queued + 1);
-        let k = kind(ev);
+        let k = kind(&ev);
         self.kind_events[k] += 1;
-        self.kind_last[k] = *ev;
+        self.kind_last[k] = ev;
     }
 
     /// The periodic check (every few thousand events): rate and queue.
@@ -328,8 +330,8 @@ impl World {
         let mut stats = RunStats::default();
         let mut last_control = Instant::now();
         let mut since_check = 0u64;
-        while let Some((now, ev)) = self.q.pop_until(self.end) {
-            if let Some(limit) = guard.count(now, &ev, self.q.len()) {
+        while let Some((now, ev)) = self.q.pop_until_packed(self.end) {
+            if let Some(limit) = guard.count(now, ev, self.q.len()) {
                 return Err(self.guard_error(&guard, limit, now));
             }
             self.handle(now, ev);
@@ -378,6 +380,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::QueueEvent;
 
     fn guard() -> Guard {
         Guard::new(Limits {
@@ -392,14 +395,14 @@ mod tests {
         let mut g = guard();
         let t = SimTime(5);
         for _ in 0..100 {
-            assert_eq!(g.count(t, &Ev::Sample, 0), None);
+            assert_eq!(g.count(t, Ev::Sample.pack(), 0), None);
         }
         // The 101st event at the same instant is one too many.
-        assert_eq!(g.count(t, &Ev::Sample, 0), Some(Limit::SameInstant));
+        assert_eq!(g.count(t, Ev::Sample.pack(), 0), Some(Limit::SameInstant));
         // Time advancing restarts the count.
         let mut g = guard();
         for i in 0..1000u64 {
-            assert_eq!(g.count(SimTime(i / 50), &Ev::Sample, 0), None);
+            assert_eq!(g.count(SimTime(i / 50), Ev::Sample.pack(), 0), None);
         }
     }
 
@@ -418,7 +421,7 @@ mod tests {
         for (events, dt, tripped) in cases {
             let mut g = guard();
             for _ in 0..events {
-                g.count(SimTime::ZERO, &Ev::Sample, 0);
+                g.count(SimTime::ZERO, Ev::Sample.pack(), 0);
             }
             let got = g.check(SimTime(dt), 0);
             assert_eq!(
@@ -438,7 +441,7 @@ mod tests {
         // Sampled events count the popped event with those still queued.
         let mut g = guard();
         for i in 0..SAMPLE_EVERY {
-            g.count(SimTime(i), &Ev::Sample, 6);
+            g.count(SimTime(i), Ev::Sample.pack(), 6);
         }
         assert_eq!(g.peak_queue(), 7);
     }
@@ -447,12 +450,12 @@ mod tests {
     fn window_resets_after_its_maximum_span() {
         let mut g = guard();
         for _ in 0..9000 {
-            g.count(SimTime::ZERO, &Ev::Sample, 0);
+            g.count(SimTime::ZERO, Ev::Sample.pack(), 0);
         }
         // 9000 events over 10 ms: 0.9e6/s, allowed; the window closes.
         assert_eq!(g.check(SimTime(10_000_000), 0), None);
         for _ in 0..900 {
-            g.count(SimTime(10_000_000), &Ev::Sample, 0);
+            g.count(SimTime(10_000_000), Ev::Sample.pack(), 0);
         }
         // 900 new events in the next 1 ms window: allowed (the old 9000
         // no longer count).
@@ -463,10 +466,10 @@ mod tests {
     fn the_dominant_kind_names_its_field() {
         let mut g = guard();
         for _ in 0..SAMPLE_EVERY {
-            g.count(SimTime(1), &Ev::Sample, 0);
+            g.count(SimTime(1), Ev::Sample.pack(), 0);
         }
         for _ in 0..3 * SAMPLE_EVERY {
-            g.count(SimTime(2), &Ev::PollTick { host: 1 }, 0);
+            g.count(SimTime(2), Ev::PollTick { host: 1 }.pack(), 0);
         }
         assert!(matches!(g.dominant(), Ev::PollTick { host: 1 }));
     }

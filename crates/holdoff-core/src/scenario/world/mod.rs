@@ -148,6 +148,18 @@ pub(crate) enum Ev {
     },
 }
 
+/// Tags of the per-frame kinds in an event's first word (`Ev::pack`);
+/// `World::handle` dispatches on them without unpacking.
+const TAG_GEN_EMIT: u64 = 0;
+const TAG_ARRIVE: u64 = 1;
+const TAG_NIC: u64 = 2;
+/// A NIC event's kind (bits 40-47 of the first word of a `TAG_NIC` event).
+const NIC_RX_DMA_DONE: u64 = 0;
+const NIC_TX_DONE: u64 = 1;
+const NIC_RX_DELAY: u64 = 2;
+const NIC_TX_DELAY: u64 = 3;
+const NIC_THROTTLE: u64 = 4;
+
 /// Packing of `Ev` into the queue's two words (`engine::QueueEvent`): word 0
 /// holds the tag (bits 0-7), the first two 16-bit fields (bits 8-23 and
 /// 24-39) and a NIC event's tag or a TCP side (bits 40-47); word 1 the 32-bit
@@ -155,21 +167,21 @@ pub(crate) enum Ev {
 impl crate::engine::QueueEvent for Ev {
     #[inline(always)]
     fn pack(self) -> [u64; 2] {
-        let w = |tag: u64, a: u16, b: u16, c: u8, gen: u32| {
+        let w = |tag: u64, a: u16, b: u16, c: u64, gen: u32| {
             [
-                tag | (a as u64) << 8 | (b as u64) << 24 | (c as u64) << 40,
+                tag | (a as u64) << 8 | (b as u64) << 24 | c << 40,
                 gen as u64,
             ]
         };
         match self {
-            Ev::GenEmit { gen } => w(0, gen, 0, 0, 0),
-            Ev::Arrive { ep } => w(1, ep, 0, 0, 0),
+            Ev::GenEmit { gen } => w(TAG_GEN_EMIT, gen, 0, 0, 0),
+            Ev::Arrive { ep } => w(TAG_ARRIVE, ep, 0, 0, 0),
             Ev::Nic { port, ev } => match ev {
-                NicEvent::RxDmaDone { queue } => w(2, port, queue, 0, 0),
-                NicEvent::TxDone { queue } => w(2, port, queue, 1, 0),
-                NicEvent::RxDelay { queue, gen } => w(2, port, queue, 2, gen),
-                NicEvent::TxDelay { queue, gen } => w(2, port, queue, 3, gen),
-                NicEvent::Throttle { vector, gen } => w(2, port, vector, 4, gen),
+                NicEvent::RxDmaDone { queue } => w(TAG_NIC, port, queue, NIC_RX_DMA_DONE, 0),
+                NicEvent::TxDone { queue } => w(TAG_NIC, port, queue, NIC_TX_DONE, 0),
+                NicEvent::RxDelay { queue, gen } => w(TAG_NIC, port, queue, NIC_RX_DELAY, gen),
+                NicEvent::TxDelay { queue, gen } => w(TAG_NIC, port, queue, NIC_TX_DELAY, gen),
+                NicEvent::Throttle { vector, gen } => w(TAG_NIC, port, vector, NIC_THROTTLE, gen),
             },
             Ev::CoreDone { host, core, gen } => w(3, host, core, 0, gen),
             Ev::AppTimer { app } => w(4, app, 0, 0, 0),
@@ -178,7 +190,7 @@ impl crate::engine::QueueEvent for Ev {
             Ev::Watchdog { port } => w(7, port, 0, 0, 0),
             Ev::PollTick { host } => w(8, host, 0, 0, 0),
             Ev::NapiTimer { port, vector, gen } => w(9, port, vector, 0, gen),
-            Ev::TcpTimer { conn, side, gen } => w(10, conn, 0, side, gen),
+            Ev::TcpTimer { conn, side, gen } => w(10, conn, 0, side as u64, gen),
             Ev::Change { step } => w(11, step, 0, 0, 0),
         }
     }
@@ -189,16 +201,16 @@ impl crate::engine::QueueEvent for Ev {
         let b = (w[0] >> 24) as u16;
         let c = (w[0] >> 40) as u8;
         let gen = w[1] as u32;
-        match w[0] as u8 {
-            0 => Ev::GenEmit { gen: a },
-            1 => Ev::Arrive { ep: a },
-            2 => Ev::Nic {
+        match w[0] & 0xff {
+            TAG_GEN_EMIT => Ev::GenEmit { gen: a },
+            TAG_ARRIVE => Ev::Arrive { ep: a },
+            TAG_NIC => Ev::Nic {
                 port: a,
-                ev: match c {
-                    0 => NicEvent::RxDmaDone { queue: b },
-                    1 => NicEvent::TxDone { queue: b },
-                    2 => NicEvent::RxDelay { queue: b, gen },
-                    3 => NicEvent::TxDelay { queue: b, gen },
+                ev: match c as u64 {
+                    NIC_RX_DMA_DONE => NicEvent::RxDmaDone { queue: b },
+                    NIC_TX_DONE => NicEvent::TxDone { queue: b },
+                    NIC_RX_DELAY => NicEvent::RxDelay { queue: b, gen },
+                    NIC_TX_DELAY => NicEvent::TxDelay { queue: b, gen },
                     _ => NicEvent::Throttle { vector: b, gen },
                 },
             },
@@ -458,8 +470,8 @@ impl World {
 
     /// Process the next event due by the end of the run; returns its time.
     pub fn step(&mut self) -> Option<SimTime> {
-        let (now, ev) = self.q.pop_until(self.end)?;
-        self.handle(now, ev);
+        let (now, w) = self.q.pop_until_packed(self.end)?;
+        self.handle(now, w);
         Some(now)
     }
 
@@ -474,84 +486,97 @@ impl World {
         }
     }
 
-    /// One event. The per-frame kinds (emission, arrival, NIC events) are
-    /// handled here; the rest out of line (`handle_other`), so that the
-    /// frequent path does not pay for the others' stack frame.
+    /// One event, as the queue stores it (packed, `Ev::pack`). The per-frame kinds (emission,
+    /// arrival, NIC events) are dispatched on their packed tags and handled
+    /// here (unpacking into `Ev` first and matching that again took two
+    /// jumps an event); the rest are unpacked and handled out of line
+    /// (`handle_other`), so that the frequent path does not pay for the
+    /// others' stack frame.
     #[inline]
-    fn handle(&mut self, now: SimTime, ev: Ev) {
-        match ev {
-            Ev::GenEmit { gen } if !self.gen_on[gen as usize] => {
-                // Switched off by a change: the emission is skipped and the
-                // generator stops until switched on again.
-                self.gen_scheduled[gen as usize] = false;
-            }
-            Ev::GenEmit { gen } => {
-                self.gen_scheduled[gen as usize] = false;
-                let (pkt, next) = self.gens[gen as usize].emit(now);
-                self.ledger.injected += 1;
-                if self.gens[gen as usize].over_mtu(&pkt) {
-                    self.ledger.drop(crate::packet::DropReason::FrameOverMtu);
-                } else {
-                    let dep = self.gen_egress[gen as usize].send(now, pkt);
-                    let ep = self.peer[self.ports.len() + gen as usize];
-                    self.q.schedule(
-                        dep.arrive,
-                        Ev::Arrive {
-                            ep: ep_index(ep, self.ports.len()),
-                        },
-                    );
-                }
-                if let Some(t) = next {
-                    // Never faster than the line: wait for the wire to be free.
-                    let t = t.max(self.gen_egress[gen as usize].free_at());
-                    if t <= self.end {
-                        self.gen_scheduled[gen as usize] = true;
-                        self.q.schedule(t, Ev::GenEmit { gen });
-                    }
-                }
-            }
-            Ev::Arrive { ep } => {
-                let np = self.ports.len() as u16;
-                // The frame leaves the peer's egress link (the oldest on it:
-                // a link delivers in order).
-                let pkt = match self.peer[ep as usize] {
-                    Endpoint::Port(p) => self.ports[p as usize].egress.arrived(),
-                    Endpoint::Gen(g) => self.gen_egress[g as usize].arrived(),
-                };
-                if ep < np {
-                    self.ports[ep as usize].frame_arrived(now, pkt, &mut self.out);
-                    self.flush(ep);
-                } else {
-                    let g = &mut self.gens[(ep - np) as usize];
-                    g.rx_packets += 1;
-                    g.rx_bytes += pkt.frame_bytes as u64;
-                    self.ledger.delivered += 1;
-                }
-            }
-            Ev::Nic { port, ev } => {
+    fn handle(&mut self, now: SimTime, w: [u64; 2]) {
+        let a = (w[0] >> 8) as u16;
+        match w[0] & 0xff {
+            TAG_GEN_EMIT => self.gen_emit(now, a),
+            TAG_ARRIVE => self.arrive(now, a),
+            TAG_NIC => {
+                let port = a;
+                let b = (w[0] >> 24) as u16;
+                let gen = w[1] as u32;
                 let p = &mut self.ports[port as usize];
-                match ev {
-                    NicEvent::RxDmaDone { queue } => {
-                        p.rx_dma_done(now, queue, &mut self.out);
-                        self.kick_busy_poller(now, port, queue);
+                match (w[0] >> 40) & 0xff {
+                    NIC_RX_DMA_DONE => {
+                        p.rx_dma_done(now, b, &mut self.out);
+                        self.kick_busy_poller(now, port, b);
                     }
-                    NicEvent::TxDone { queue } => p.tx_done(now, queue, &mut self.out),
-                    NicEvent::RxDelay { queue, gen } => {
-                        p.rx_delay_expired(now, queue, gen, &mut self.out)
-                    }
-                    NicEvent::TxDelay { queue, gen } => {
-                        p.tx_delay_expired(now, queue, gen, &mut self.out)
-                    }
-                    NicEvent::Throttle { vector, gen } => {
-                        p.throttle_expired(now, vector, gen, &mut self.out)
-                    }
+                    NIC_TX_DONE => p.tx_done(now, b, &mut self.out),
+                    NIC_RX_DELAY => p.rx_delay_expired(now, b, gen, &mut self.out),
+                    NIC_TX_DELAY => p.tx_delay_expired(now, b, gen, &mut self.out),
+                    _ => p.throttle_expired(now, b, gen, &mut self.out),
                 }
                 self.flush(port);
             }
-            _ => self.handle_other(now, ev),
+            _ => {
+                use crate::engine::QueueEvent;
+                self.handle_other(now, Ev::unpack(w))
+            }
         }
         if !self.pending_asserts.is_empty() {
             self.process_asserts(now);
+        }
+    }
+
+    /// A generator's emission: the frame goes on its link, the next
+    /// emission is scheduled.
+    #[inline(always)]
+    fn gen_emit(&mut self, now: SimTime, gen: u16) {
+        self.gen_scheduled[gen as usize] = false;
+        if !self.gen_on[gen as usize] {
+            // Switched off by a change: the emission is skipped and the
+            // generator stops until switched on again.
+            return;
+        }
+        let (pkt, next) = self.gens[gen as usize].emit(now);
+        self.ledger.injected += 1;
+        if self.gens[gen as usize].over_mtu(&pkt) {
+            self.ledger.drop(crate::packet::DropReason::FrameOverMtu);
+        } else {
+            let dep = self.gen_egress[gen as usize].send(now, pkt);
+            let ep = self.peer[self.ports.len() + gen as usize];
+            self.q.schedule(
+                dep.arrive,
+                Ev::Arrive {
+                    ep: ep_index(ep, self.ports.len()),
+                },
+            );
+        }
+        if let Some(t) = next {
+            // Never faster than the line: wait for the wire to be free.
+            let t = t.max(self.gen_egress[gen as usize].free_at());
+            if t <= self.end {
+                self.gen_scheduled[gen as usize] = true;
+                self.q.schedule(t, Ev::GenEmit { gen });
+            }
+        }
+    }
+
+    /// The oldest frame on the link into endpoint `ep` arrives.
+    #[inline(always)]
+    fn arrive(&mut self, now: SimTime, ep: u16) {
+        let np = self.ports.len() as u16;
+        // The frame leaves the peer's egress link (the oldest on it: a link
+        // delivers in order).
+        let pkt = match self.peer[ep as usize] {
+            Endpoint::Port(p) => self.ports[p as usize].egress.arrived(),
+            Endpoint::Gen(g) => self.gen_egress[g as usize].arrived(),
+        };
+        if ep < np {
+            self.ports[ep as usize].frame_arrived(now, pkt, &mut self.out);
+            self.flush(ep);
+        } else {
+            let g = &mut self.gens[(ep - np) as usize];
+            g.rx_packets += 1;
+            g.rx_bytes += pkt.frame_bytes as u64;
+            self.ledger.delivered += 1;
         }
     }
 
