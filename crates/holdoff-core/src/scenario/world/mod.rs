@@ -91,8 +91,9 @@ use moderation::ModPrev;
 use napi::{NapiState, SoftirqState};
 use series::SamplePrev;
 
-/// The simulator's event queue (`engine::WheelQueue`: a heap while short, a
-/// timing wheel while long; the same pop order as a binary heap).
+/// The simulator's event queue (`engine::WheelQueue`: a sorted array while
+/// short, a timing wheel of same-time buckets while long; the same pop order
+/// as a binary heap).
 pub(crate) type Queue = crate::engine::WheelQueue<Ev>;
 
 /// Every event of the simulation.
