@@ -10,7 +10,8 @@
 //! event re-arms its timer 0.5 us to 2 ms ahead (a fixed pseudo-random
 //! sequence, the same for both queues); one pop in four also re-arms a
 //! second timer early, leaving a stale entry behind as lazy cancellation
-//! does. The event is 12 bytes, the size of the simulator's event. Throughput is reported in popped events per second.
+//! does. The event packs into two words, as the simulator's does
+//! (`QueueEvent`). Throughput is reported in popped events per second.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use holdoff_core::engine::{EventQueue, QueueEvent, WheelQueue};
