@@ -32,7 +32,8 @@
 //! The wheel is used as a radix queue, keyed by the event time [ns] in base
 //! 64 (6 bits per level, 11 levels cover the whole 64-bit key, so no
 //! overflow structure is needed). Its unit is a *bucket*: the events queued
-//! for one time, in scheduling order.
+//! for one time, in scheduling order, hanging from the first of them (a
+//! time with one event costs one node, as an event did before buckets).
 //! - `last` is the time of the events being popped; every queued time is >=
 //!   `last`. An event at `last` sits in the `ready` FIFO; any other bucket
 //!   sits at level `l` = the highest base-64 digit in which its time differs
@@ -80,9 +81,9 @@
 //! queue stores and loads each as whole words.
 //!
 //! Memory: the short array holds at most 33 events of 24 bytes; the wheel
-//! one 24-byte node per queued event and at most one 24-byte bucket per
-//! queued event, in slabs (`Vec`, freed entries reused through free lists),
-//! so the slabs never exceed the peak queue length, plus a fixed 11 x 64
+//! one 40-byte node per queued event in a slab (`Vec`, freed nodes reused
+//! through a free list; the first event of a time is also its bucket), so
+//! the slab never exceeds the peak queue length, plus a fixed 11 x 64
 //! table of list heads (5.6 KB) and the 4 KB `recent` table. Stale timer
 //! events (lazy cancellation) are queued like any other until their time.
 //!
@@ -162,27 +163,27 @@ const LEVELS: usize = 11;
 /// "No node" in the intrusive lists.
 const NIL: u32 = u32::MAX;
 
-/// A queued event in the event slab, linked into its bucket's FIFO list
-/// (or `ready`).
+/// A queued event in the wheel's slab. The first event queued for a time
+/// is also its time's *bucket*: it holds the time, the bucket's last event
+/// and the bucket's place in a slot's list; later events of that time hang
+/// from it (`next`). A time with one event thus costs one node.
 #[derive(Clone, Copy)]
-struct EvNode {
+struct Node {
     /// The event, packed (`QueueEvent`); stale once the node is free.
     ev: [u64; 2],
-    next: u32,
-}
-
-/// The events queued for one time, in scheduling order, and the bucket's
-/// place in a wheel slot's FIFO list of buckets.
-#[derive(Clone, Copy)]
-struct Bucket {
+    /// The event's time (read only while the node heads a bucket).
     at: SimTime,
-    /// The next bucket in the slot's list (or the free list).
+    /// The next event of the bucket, of `ready`, or of the free list.
     next: u32,
-    /// The bucket's events.
-    evs: List,
+    /// Bucket head: the next bucket in its slot's list.
+    bnext: u32,
+    /// Bucket head: the bucket's last event. `NIL` on every other node,
+    /// and on a head once its bucket has joined `ready`.
+    tail: u32,
 }
 
-/// A FIFO list of slab nodes (buckets or events).
+/// A FIFO list of slab nodes (buckets, through `bnext`, or events, through
+/// `next`).
 #[derive(Clone, Copy)]
 struct List {
     head: u32,
@@ -440,13 +441,10 @@ impl ShortQueue {
 /// The hierarchical timing wheel (see the module doc). Every queued time is
 /// at or after `last`; callers push no time before `last`.
 struct Wheel {
-    /// Slab of queued events; free nodes are chained through `next`.
-    evs: Vec<EvNode>,
-    free_ev: u32,
-    /// Slab of buckets (one per queued time, see `recent`); free buckets
+    /// Slab of queued events (and their buckets, see `Node`); free nodes
     /// are chained through `next`.
-    buckets: Vec<Bucket>,
-    free_bucket: u32,
+    nodes: Vec<Node>,
+    free: u32,
     /// `LEVELS * SLOTS` lists of buckets, index `level * SLOTS + slot`.
     slots: Box<[List]>,
     /// Bit `s` of `occupied[l]`: slot `s` of level `l` is not empty.
@@ -466,10 +464,8 @@ struct Wheel {
 impl Wheel {
     fn new() -> Self {
         Wheel {
-            evs: Vec::new(),
-            free_ev: NIL,
-            buckets: Vec::new(),
-            free_bucket: NIL,
+            nodes: Vec::new(),
+            free: NIL,
             slots: vec![List::EMPTY; LEVELS * SLOTS].into_boxed_slice(),
             occupied: [0; LEVELS],
             levels: 0,
@@ -494,70 +490,53 @@ impl Wheel {
     /// `recent` is written whenever a bucket is made, so that bucket is the
     /// newest one for `at` and holds the latest-scheduled of its events.
     /// Otherwise (no bucket for `at`, or its entry was overwritten by another
-    /// time's) a new bucket is made; two buckets for one time sit in the same
-    /// slot in the order they were made (see `link`), so the events still pop
-    /// in scheduling order. A freed bucket has no events and never matches
-    /// (its time may be after `last` once the queue has moved to the short
-    /// array and back: `last` then starts again at `now`).
+    /// time's) the event heads a new bucket; two buckets for one time sit in
+    /// the same slot in the order they were made (see `link`), so the events
+    /// still pop in scheduling order. A node that no longer heads a queued
+    /// bucket has no `tail` and never matches (its bucket joined `ready`,
+    /// or it was freed and reused; its time may be after `last` once the
+    /// queue has moved to the short array and back: `last` then starts again
+    /// at `now`).
     // Out of line (the short queue's path stays small where `schedule` is
-    // inlined), and small: a new bucket is made out of line.
+    // inlined), and small: a new bucket is linked out of line.
     #[inline(never)]
     fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.last);
-        let node = EvNode {
+        let node = Node {
             ev: [lo, hi],
+            at,
             next: NIL,
+            bnext: NIL,
+            tail: NIL,
         };
-        let e = if self.free_ev != NIL {
-            let i = self.free_ev;
-            self.free_ev = self.evs[i as usize].next;
-            self.evs[i as usize] = node;
+        let e = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
             i
         } else {
-            assert!(self.evs.len() < NIL as usize, "event queue full");
-            self.evs.push(node);
-            (self.evs.len() - 1) as u32
+            assert!(self.nodes.len() < NIL as usize, "event queue full");
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
         };
         self.len += 1;
         if at == self.last {
-            Self::push_back(&mut self.evs, &mut self.ready, e);
+            Self::push_back(&mut self.nodes, &mut self.ready, e);
             return;
         }
         let h = Self::recent_index(at);
         let b = self.recent[h];
         if b != NIL {
-            let bucket = &mut self.buckets[b as usize];
-            // A freed bucket has no events (see `link`).
-            if bucket.at == at && bucket.evs.head != NIL {
-                let mut evs = bucket.evs;
-                Self::push_back(&mut self.evs, &mut evs, e);
-                self.buckets[b as usize].evs = evs;
+            let head = self.nodes[b as usize];
+            if head.tail != NIL && head.at == at {
+                self.nodes[head.tail as usize].next = e;
+                self.nodes[b as usize].tail = e;
                 return;
             }
         }
-        self.push_bucket(at, e, h);
-    }
-
-    /// Make a bucket for `at` holding event node `e`, name it in
-    /// `recent[h]` and link it into the wheel.
-    #[inline(never)]
-    fn push_bucket(&mut self, at: SimTime, e: u32, h: usize) {
-        let bucket = Bucket {
-            at,
-            next: NIL,
-            evs: List { head: e, tail: e },
-        };
-        let b = if self.free_bucket != NIL {
-            let i = self.free_bucket;
-            self.free_bucket = self.buckets[i as usize].next;
-            self.buckets[i as usize] = bucket;
-            i
-        } else {
-            self.buckets.push(bucket);
-            (self.buckets.len() - 1) as u32
-        };
-        self.recent[h] = b;
-        self.link(b);
+        self.recent[h] = e;
+        self.nodes[e as usize].tail = e;
+        self.link(e);
     }
 
     /// Inlined: its frequent path takes `ready`'s head; the refill is out
@@ -570,14 +549,14 @@ impl Wheel {
                     return None;
                 }
                 let idx = self.ready.head;
-                let n = &mut self.evs[idx as usize];
+                let n = &mut self.nodes[idx as usize];
                 self.ready.head = n.next;
                 if self.ready.head == NIL {
                     self.ready.tail = NIL;
                 }
                 let ev = n.ev;
-                n.next = self.free_ev;
-                self.free_ev = idx;
+                n.next = self.free;
+                self.free = idx;
                 self.len -= 1;
                 return Some((self.last, ev));
             }
@@ -587,61 +566,50 @@ impl Wheel {
         }
     }
 
-    /// Put bucket `b` where its time belongs relative to `last`: at `last`,
-    /// its events join `ready` and the bucket is freed; otherwise it is
-    /// appended to its slot's list (level: the highest base-64 digit in which
-    /// its time differs from `last`).
-    #[inline]
+    /// Put the bucket headed by node `b` where its time belongs relative to
+    /// `last`: at `last`, its events join `ready` and `b` stops heading a
+    /// bucket; otherwise it is appended to its slot's list (level: the
+    /// highest base-64 digit in which its time differs from `last`).
+    #[inline(never)]
     fn link(&mut self, b: u32) {
-        let at = self.buckets[b as usize].at.0;
+        let at = self.nodes[b as usize].at.0;
         let diff = at ^ self.last.0;
         if diff == 0 {
-            let bucket = &mut self.buckets[b as usize];
-            let evs = bucket.evs;
-            // Freed: no events, so that a `recent` entry naming it (the
-            // queue may have left the wheel and come back with an earlier
-            // `last`) never matches.
-            bucket.evs = List::EMPTY;
-            bucket.next = self.free_bucket;
-            self.free_bucket = b;
-            Self::append(&mut self.evs, &mut self.ready, evs);
+            let tail = self.nodes[b as usize].tail;
+            // No longer a bucket: a `recent` entry naming it never matches.
+            self.nodes[b as usize].tail = NIL;
+            if self.ready.tail == NIL {
+                self.ready.head = b;
+            } else {
+                self.nodes[self.ready.tail as usize].next = b;
+            }
+            self.ready.tail = tail;
             return;
         }
         let level = (63 - diff.leading_zeros()) / SLOT_BITS;
         let slot = ((at >> (level * SLOT_BITS)) as usize) & (SLOTS - 1);
         let level = level as usize;
         let list = &mut self.slots[level * SLOTS + slot];
-        self.buckets[b as usize].next = NIL;
+        self.nodes[b as usize].bnext = NIL;
         if list.tail == NIL {
             list.head = b;
         } else {
-            self.buckets[list.tail as usize].next = b;
+            self.nodes[list.tail as usize].bnext = b;
         }
         list.tail = b;
         self.occupied[level] |= 1 << slot;
         self.levels |= 1 << level;
     }
 
-    /// Append event node `idx` to `list`.
+    /// Append event node `idx` to `list` (through `next`).
     #[inline]
-    fn push_back(evs: &mut [EvNode], list: &mut List, idx: u32) {
+    fn push_back(nodes: &mut [Node], list: &mut List, idx: u32) {
         if list.tail == NIL {
             list.head = idx;
         } else {
-            evs[list.tail as usize].next = idx;
+            nodes[list.tail as usize].next = idx;
         }
         list.tail = idx;
-    }
-
-    /// Append the (non-empty) event list `more` to `list`.
-    #[inline]
-    fn append(evs: &mut [EvNode], list: &mut List, more: List) {
-        if list.tail == NIL {
-            list.head = more.head;
-        } else {
-            evs[list.tail as usize].next = more.head;
-        }
-        list.tail = more.tail;
     }
 
     /// With `ready` empty: make the earliest queued time the new `last` and
@@ -657,7 +625,7 @@ impl Wheel {
         let list = self.slots[level * SLOTS + slot];
         let first = if level == 0 || list.head == list.tail {
             // A level-0 slot holds one time; a single bucket, one time too.
-            self.buckets[list.head as usize].at
+            self.nodes[list.head as usize].at
         } else {
             // The slot's time range: `last`'s digits above `level`, digit
             // `level` = slot, any lower digits.
@@ -680,9 +648,9 @@ impl Wheel {
                 let mut m = u64::MAX;
                 let mut i = list.head;
                 while i != NIL {
-                    let b = &self.buckets[i as usize];
+                    let b = &self.nodes[i as usize];
                     m = m.min(b.at.0);
-                    i = b.next;
+                    i = b.bnext;
                 }
                 SimTime(m)
             }
@@ -702,7 +670,7 @@ impl Wheel {
         // bucket); the next refill finds the earliest of the others.
         let mut i = list.head;
         while i != NIL {
-            let next = self.buckets[i as usize].next;
+            let next = self.nodes[i as usize].bnext;
             self.link(i);
             i = next;
         }
@@ -1110,10 +1078,8 @@ mod tests {
             id += 1;
             assert_eq!(q.pop_until(early), reference.pop_until(early));
         }
-        assert!(
-            q.wheel.buckets.len() > same.len(),
-            "entries were overwritten"
-        );
+        let heads = q.wheel.nodes.iter().filter(|n| n.tail != NIL).count();
+        assert!(heads > same.len(), "entries were overwritten");
         loop {
             let (a, b) = (
                 q.pop_until(SimTime(u64::MAX)),
@@ -1140,8 +1106,7 @@ mod tests {
         }
         assert_eq!(q.len(), 64);
         assert!(q.in_wheel);
-        assert_eq!(q.wheel.evs.len(), 64);
-        assert!(q.wheel.buckets.len() <= 64);
+        assert_eq!(q.wheel.nodes.len(), 64);
     }
 
     #[test]
