@@ -224,6 +224,30 @@ def test_replicated_scenario_renames_every_copy() -> None:
     ]
 
 
+def test_replicated_poisson_copies_are_de_phased_and_constant_ones_in_step() -> None:
+    # Each generator draws from a random stream of its own (one master seed,
+    # a stream per component), so two copies of a Poisson generator draw
+    # different gaps and send different numbers of frames in 5 ms; a
+    # constant-rate generator draws nothing, so its copies send the same
+    # frames at the same instants (the in-step case `holdoff bench --hosts`
+    # measures by default).
+    from holdoff import benchscale
+    from holdoff.api import run_text
+
+    def sent(name: str) -> list[int]:
+        text = (holdoff.examples_dir() / name).read_text()
+        report = run_text(benchscale.replicate(text, 2, 5)).report
+        return [g["sent_packets"] for g in report["summary"]["generators"]]
+
+    poisson = sent("bench-64b-1g-itr8000-napi-poisson.toml")
+    constant = sent(BENCH_SCENARIO)
+    assert poisson[0] != poisson[1]
+    assert constant[0] == constant[1]
+    # 90 % and 100 % of 1.488 Mframes/s over 5 ms, within Poisson spread.
+    assert all(abs(n - 6696) < 400 for n in poisson), poisson
+    assert abs(constant[0] - 7440) <= 2, constant
+
+
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = cli(capsys, "run")
     assert code == 2
