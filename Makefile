@@ -66,9 +66,10 @@ fuzz: ## the scenario fuzzer, longer than CI's 300 cases (CASES=..., SEED=...)
 calibrate: ## re-run every profile fit (scripts/calibrate_*.py); each prints its fit and residuals
 	@set -e; for f in scripts/calibrate_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(PYTHON) "$$f"; done
 
-bench: ## simulated packets per wall second: the bench scenario, then replicated over 1 to 1024 hosts (50 ms simulated each)
+bench: ## simulated packets per wall second: the bench scenario, then replicated over 1 to 1024 hosts in step and de-phased (50 ms simulated each)
 	$(PYTHON) -m holdoff bench --repeat 5
 	$(PYTHON) -m holdoff bench --hosts 1,16,64,256,1024 --duration-ms 50 --repeat 3
+	$(PYTHON) -m holdoff bench --hosts 1,16,64,256,1024 --duration-ms 50 --repeat 3 --scenario examples/bench-64b-1g-itr8000-napi-poisson.toml
 
 bench-sweep: ## sweep points per second with 1 and 2 worker processes
 	$(PYTHON) -m holdoff bench --sweep examples/sweep-bench.toml --workers 1,2 --repeat 3
