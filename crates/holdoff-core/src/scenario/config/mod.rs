@@ -251,10 +251,13 @@ impl Scenario {
     /// Links: endpoints exist, each port used once, every port linked.
     fn validate_links(&self) -> Result<(), Error> {
         let mut used = BTreeSet::new();
+        // Looked up once per link end: a set, so that validation stays
+        // O(links log ports) for rack-sized scenarios.
+        let endpoints: BTreeSet<String> = self.endpoint_names().into_iter().collect();
         for (li, l) in self.links.iter().enumerate() {
             for (side, ep) in [("a", &l.a), ("b", &l.b)] {
                 let field = format!("links[{li}].{side}");
-                if !self.endpoint_exists(ep) {
+                if !endpoints.contains(ep.as_str()) {
                     return Err(cfg_err(
                         field,
                         format!(
@@ -411,10 +414,6 @@ impl Scenario {
         v
     }
 
-    fn endpoint_exists(&self, ep: &str) -> bool {
-        self.endpoint_names().iter().any(|e| e == ep)
-    }
-
     /// The (local port, remote port) names linking host `from` to host `to`.
     pub fn route(&self, from: &str, to: &str) -> Option<(String, String)> {
         if from == to {
@@ -514,5 +513,50 @@ mod tests {
             ));
             Scenario::from_toml(&good).unwrap_or_else(|e| panic!("{kind}: {e}"));
         }
+    }
+
+    #[test]
+    fn link_ends_must_name_existing_ports_each_linked_once() {
+        // (edit of the a - b - c line, field named, words of the message)
+        let cases: [(&str, &str, &str, &str); 3] = [
+            (
+                "b = \"c.eth0\"",
+                "b = \"c.eth9\"",
+                "links[1].b",
+                "allowed: a generator name or \"host.nic\": a.eth0, b.eth0, b.eth1, c.eth0",
+            ),
+            (
+                "b = \"c.eth0\"",
+                "b = \"b.eth0\"",
+                "links[1].b",
+                "already linked",
+            ),
+            (
+                "a = \"b.eth1\"",
+                "a = \"c.eth0\"",
+                "links[1].b",
+                "already linked",
+            ),
+        ];
+        let good = line_of_three("kind = \"udp_sink\"\nname = \"s\"\nhost = \"a\"");
+        Scenario::from_toml(&good).expect("the line of three is valid");
+        for (from, to, field, words) in cases {
+            let bad = good.replacen(from, to, 1);
+            assert_ne!(bad, good, "{from} -> {to} changed nothing");
+            let err = Scenario::from_toml(&bad).expect_err(to).to_string();
+            assert!(err.contains(field), "{to}: {err}");
+            assert!(err.contains(words), "{to}: {err}");
+        }
+        // A port that no link names.
+        let extra = good.replacen(
+            "[[links]]",
+            "[[hosts]]\nname = \"d\"\nprofile = \"ideal\"\n\
+             [[hosts.nics]]\nname = \"eth0\"\nchip = \"82546\"\n[[links]]",
+            1,
+        );
+        let err = Scenario::from_toml(&extra)
+            .expect_err("d.eth0 unlinked")
+            .to_string();
+        assert!(err.contains("\"d.eth0\" has no link"), "{err}");
     }
 }

@@ -62,15 +62,13 @@ impl<'s> Topology<'s> {
                 (n.clone(), ep)
             })
             .collect();
-        let link = names
-            .iter()
-            .map(|ep| {
-                s.links
-                    .iter()
-                    .find(|l| &l.a == ep || &l.b == ep)
-                    .expect("validated: every endpoint linked")
-            })
-            .collect();
+        // Validated: every endpoint is on exactly one link.
+        let mut link_of: BTreeMap<&str, &LinkCfg> = BTreeMap::new();
+        for l in &s.links {
+            link_of.insert(&l.a, l);
+            link_of.insert(&l.b, l);
+        }
+        let link = names.iter().map(|ep| link_of[ep.as_str()]).collect();
         let host = s
             .hosts
             .iter()
