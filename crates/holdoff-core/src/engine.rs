@@ -85,7 +85,7 @@
 //! through a free list; the first event of a time is also its bucket). The
 //! slab grows only when the free list is empty, by doubling from 64 nodes
 //! (all new nodes join the free list at once, out of line, so that `push`
-//! has no growth path and saves no registers), so it never exceeds twice
+//! has no growth path and fewer registers to save), so it never exceeds twice
 //! the peak queue length or 64 nodes, plus a fixed 11 x 64
 //! table of list heads (5.6 KB) and the 4 KB `recent` table. Stale timer
 //! events (lazy cancellation) are queued like any other until their time.
