@@ -83,10 +83,11 @@
 //! Memory: the short array holds at most 33 events of 24 bytes; the wheel
 //! one 40-byte node per queued event in a slab (`Vec`, freed nodes reused
 //! through a free list; the first event of a time is also its bucket). The
-//! slab grows only when the free list is empty, by doubling from 64 nodes
-//! (all new nodes join the free list at once, out of line, so that `push`
-//! has no growth path and fewer registers to save), so it never exceeds twice
-//! the peak queue length or 64 nodes, plus a fixed 11 x 64
+//! slab grows only when the free list is empty, by doubling from 64 event
+//! nodes (all new nodes join the free list at once, out of line, so that
+//! `push` has no growth path and fewer registers to save), so it never
+//! exceeds twice the peak queue length or 64 nodes, plus one sentinel node
+//! (where `recent` entries start), a fixed 11 x 64
 //! table of list heads (5.6 KB) and the 4 KB `recent` table. Stale timer
 //! events (lazy cancellation) are queued like any other until their time.
 //!
@@ -186,7 +187,8 @@ struct Node {
 }
 
 /// A FIFO list of slab nodes (buckets, through `bnext`, or events, through
-/// `next`).
+/// `next`). Empty when `head` is `NIL`; a slot list's `tail` is `NIL` too
+/// then, `ready`'s may be stale (its pop does not reset it).
 #[derive(Clone, Copy)]
 struct List {
     head: u32,
@@ -199,6 +201,11 @@ impl List {
         tail: NIL,
     };
 }
+
+/// Node 0 of the wheel's slab: never an event, never a bucket (no tail);
+/// the `recent` entries start on it, so that `push` needs no test for an
+/// empty entry.
+const SENTINEL: u32 = 0;
 
 /// Entries of the wheel's table of recent buckets (`Wheel::recent`).
 const RECENT: usize = 1024;
@@ -467,7 +474,13 @@ struct Wheel {
 impl Wheel {
     fn new() -> Self {
         Wheel {
-            nodes: Vec::new(),
+            nodes: vec![Node {
+                ev: [0, 0],
+                at: SimTime::ZERO,
+                next: NIL,
+                bnext: NIL,
+                tail: NIL,
+            }],
             free: NIL,
             slots: vec![List::EMPTY; LEVELS * SLOTS].into_boxed_slice(),
             occupied: [0; LEVELS],
@@ -475,7 +488,7 @@ impl Wheel {
             ready: List::EMPTY,
             last: SimTime::ZERO,
             len: 0,
-            recent: Box::new([NIL; RECENT]),
+            recent: Box::new([SENTINEL; RECENT]),
         }
     }
 
@@ -525,14 +538,13 @@ impl Wheel {
             return;
         }
         let h = Self::recent_index(at);
+        // An entry never written names the sentinel, which has no tail.
         let b = self.recent[h];
-        if b != NIL {
-            let head = self.nodes[b as usize];
-            if head.tail != NIL && head.at == at {
-                self.nodes[head.tail as usize].next = e;
-                self.nodes[b as usize].tail = e;
-                return;
-            }
+        let head = self.nodes[b as usize];
+        if head.tail != NIL && head.at == at {
+            self.nodes[head.tail as usize].next = e;
+            self.nodes[b as usize].tail = e;
+            return;
         }
         self.recent[h] = e;
         self.nodes[e as usize].tail = e;
@@ -545,8 +557,9 @@ impl Wheel {
     #[inline(never)]
     fn grow_and_push(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert_eq!(self.free, NIL);
+        // Node 0 is the sentinel; the others hold events.
         let old = self.nodes.len();
-        let new = (old * 2).clamp(64, NIL as usize);
+        let new = (1 + 2 * (old - 1)).clamp(65, NIL as usize);
         assert!(new > old, "event queue full");
         let free_node = |next: u32| Node {
             ev: [0, 0],
@@ -572,10 +585,9 @@ impl Wheel {
                 }
                 let idx = self.ready.head;
                 let n = &mut self.nodes[idx as usize];
+                // An emptied `ready` keeps a stale tail: its emptiness is
+                // read from its head (`push_back`, `link`).
                 self.ready.head = n.next;
-                if self.ready.head == NIL {
-                    self.ready.tail = NIL;
-                }
                 let ev = n.ev;
                 n.next = self.free;
                 self.free = idx;
@@ -600,7 +612,7 @@ impl Wheel {
             let tail = self.nodes[b as usize].tail;
             // No longer a bucket: a `recent` entry naming it never matches.
             self.nodes[b as usize].tail = NIL;
-            if self.ready.tail == NIL {
+            if self.ready.head == NIL {
                 self.ready.head = b;
             } else {
                 self.nodes[self.ready.tail as usize].next = b;
@@ -623,10 +635,11 @@ impl Wheel {
         self.levels |= 1 << level;
     }
 
-    /// Append event node `idx` to `list` (through `next`).
+    /// Append event node `idx` to `list` (through `next`); the list is
+    /// empty when its head is `NIL` (its tail may then be stale).
     #[inline]
     fn push_back(nodes: &mut [Node], list: &mut List, idx: u32) {
-        if list.tail == NIL {
+        if list.head == NIL {
             list.head = idx;
         } else {
             nodes[list.tail as usize].next = idx;
@@ -1117,10 +1130,10 @@ mod tests {
     #[test]
     fn slab_stays_within_twice_the_peak_queue_length() {
         // Memory bound: popped nodes are reused and the slab grows only when
-        // none is free, by doubling from 64, so a steady workload of n
-        // re-armed timers keeps the smallest 64 * 2^k >= n nodes, however
-        // long it runs.
-        for (n, slab) in [(64u64, 64), (65, 128), (100, 128), (300, 512)] {
+        // none is free, by doubling from 64 event nodes, so a steady
+        // workload of n re-armed timers keeps the smallest 64 * 2^k >= n
+        // event nodes (plus the sentinel), however long it runs.
+        for (n, slab) in [(64u64, 65), (65, 129), (100, 129), (300, 513)] {
             let mut q = WheelQueue::<_, 0, 0>::new();
             for h in 0..n {
                 q.schedule(SimTime(1 + h * 997), h);
