@@ -6,11 +6,14 @@ format for the error tests; update it here when the format changes.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+SCRIPTS = REPO / "scripts"
 QUICKSTART = EXAMPLES / "quickstart.toml"
 
 # A tiny, fast, valid scenario: a 64-byte generator into one NIC of one host.
@@ -60,3 +63,12 @@ def inline_scenario(**overrides: Any) -> str:
     if unknown:
         raise KeyError(f"not a field of the inline scenario: {sorted(unknown)}")
     return INLINE_TEMPLATE.format(**{**INLINE_DEFAULTS, **overrides})
+
+
+def load_script(name: str) -> ModuleType:
+    """The module ``scripts/<name>.py`` (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -3,7 +3,6 @@ from several copies of its program (BENCHMARKS.md, fifth round)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import stat
 from pathlib import Path
@@ -11,16 +10,11 @@ from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from scenarios import load_script
 
 
 def _script() -> ModuleType:
-    path = REPO / "scripts" / "ab_copies.py"
-    spec = importlib.util.spec_from_file_location("ab_copies", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("ab_copies")
 
 
 def _program(path: Path, rates: list[float]) -> Path:

@@ -12,7 +12,6 @@ Also: the scenario-level chip property ``legacy_itr`` is validated.
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -20,17 +19,13 @@ from types import ModuleType
 import pytest
 
 import holdoff
+from scenarios import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _script() -> ModuleType:
-    path = REPO / "scripts" / "calibrate_apu2.py"
-    spec = importlib.util.spec_from_file_location("calibrate_apu2", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("calibrate_apu2")
 
 
 def test_fit_targets_are_the_published_rows() -> None:

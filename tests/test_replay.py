@@ -8,7 +8,6 @@ independent of the simulator that replays it.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import subprocess
@@ -16,30 +15,20 @@ import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 import holdoff
 from holdoff import _core
+from scenarios import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "examples" / "captures"
 EXAMPLE = ROOT / "examples" / "replay-office.toml"
 
 
-def _make_capture() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_capture", ROOT / "scripts" / "make_capture.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-MC = _make_capture()
+MC = load_script("make_capture")
 
 # RFC 2819 etherStats buckets, frame size with padding and FCS.
 BUCKETS = [
