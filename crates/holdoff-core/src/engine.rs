@@ -186,6 +186,20 @@ struct Node {
     tail: u32,
 }
 
+impl Node {
+    /// A node holding no event (the sentinel, or one on the free list,
+    /// chained to `next`).
+    const fn free(next: u32) -> Node {
+        Node {
+            ev: [0, 0],
+            at: SimTime::ZERO,
+            next,
+            bnext: NIL,
+            tail: NIL,
+        }
+    }
+}
+
 /// A FIFO list of slab nodes (buckets, through `bnext`, or events, through
 /// `next`). Empty when `head` is `NIL`; a slot list's `tail` is `NIL` too
 /// then, `ready`'s may be stale (its pop does not reset it).
@@ -474,13 +488,7 @@ struct Wheel {
 impl Wheel {
     fn new() -> Self {
         Wheel {
-            nodes: vec![Node {
-                ev: [0, 0],
-                at: SimTime::ZERO,
-                next: NIL,
-                bnext: NIL,
-                tail: NIL,
-            }],
+            nodes: vec![Node::free(NIL)],
             free: NIL,
             slots: vec![List::EMPTY; LEVELS * SLOTS].into_boxed_slice(),
             occupied: [0; LEVELS],
@@ -561,15 +569,8 @@ impl Wheel {
         let old = self.nodes.len();
         let new = (1 + 2 * (old - 1)).clamp(65, NIL as usize);
         assert!(new > old, "event queue full");
-        let free_node = |next: u32| Node {
-            ev: [0, 0],
-            at: SimTime::ZERO,
-            next,
-            bnext: NIL,
-            tail: NIL,
-        };
         self.nodes
-            .extend((old + 1..=new).map(|i| free_node(if i < new { i as u32 } else { NIL })));
+            .extend((old + 1..=new).map(|i| Node::free(if i < new { i as u32 } else { NIL })));
         self.free = old as u32;
         self.push(at, lo, hi);
     }

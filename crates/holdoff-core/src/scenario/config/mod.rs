@@ -250,33 +250,34 @@ impl Scenario {
 
     /// Links: endpoints exist, each port used once, every port linked.
     fn validate_links(&self) -> Result<(), Error> {
-        let mut used = BTreeSet::new();
-        // Looked up once per link end: a set, so that validation stays
+        // Built once and looked up per link end, so that validation stays
         // O(links log ports) for rack-sized scenarios.
-        let endpoints: BTreeSet<String> = self.endpoint_names().into_iter().collect();
+        let names = self.endpoint_names();
+        let endpoints: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+        let mut used: BTreeSet<&str> = BTreeSet::new();
         for (li, l) in self.links.iter().enumerate() {
             for (side, ep) in [("a", &l.a), ("b", &l.b)] {
-                let field = format!("links[{li}].{side}");
+                let field = || format!("links[{li}].{side}");
                 if !endpoints.contains(ep.as_str()) {
                     return Err(cfg_err(
-                        field,
+                        field(),
                         format!(
                             "got {ep:?}; allowed: a generator name or \"host.nic\": {}",
-                            self.endpoint_names().join(", ")
+                            names.join(", ")
                         ),
                     ));
                 }
-                if !used.insert(ep.clone()) {
+                if !used.insert(ep.as_str()) {
                     return Err(cfg_err(
-                        field,
+                        field(),
                         format!("{ep:?} is already linked; a port takes one link"),
                     ));
                 }
             }
             l.validate(&format!("links[{li}]"))?;
         }
-        for ep in self.endpoint_names() {
-            if !used.contains(&ep) {
+        for ep in &names {
+            if !used.contains(ep.as_str()) {
                 return Err(cfg_err(
                     "links",
                     format!("port {ep:?} has no link; every NIC and generator needs one"),
