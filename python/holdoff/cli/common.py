@@ -1,0 +1,371 @@
+"""What every ``holdoff`` command shares: the app, its help habits, console
+helpers, the exit-code conventions, reading a scenario, running one with
+progress, and the option declarations used by more than one command.
+
+Exit codes: 0 success, 1 the simulation failed or the results could not be
+written, 2 a usage error, a missing file or an invalid scenario, 130
+interrupted. With ``--json`` stdout carries only JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import tomllib
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
+
+from holdoff import _core
+from holdoff.api import run_text
+from holdoff.result import RunResult
+from holdoff.summary import SUMMARY_WIDTH, render_summary
+
+BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
+# Simulated time of each run of `holdoff bench --hosts` [ms].
+BENCH_HOSTS_DURATION_MS = 50
+
+
+def _flags_without_metavar(params: Sequence[Any]) -> None:
+    # Boolean flags take no value: show `--json`, not `--json <bool>`.
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A command whose help shows flags as flags (no `<bool>` after them)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        _flags_without_metavar(params)
+        return params
+
+
+class _Group(TyperGroup):
+    """The command group, with the same help habits as :class:`_Command`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        _flags_without_metavar(params)
+        return params
+
+
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+# Options shared by the commands that run many points (sweep, tune,
+# experiment, calibrate): one declaration each.
+_NoStoreOption = Annotated[
+    bool, typer.Option("--no-store", help="Compute every point; store nothing.")
+]
+_ExecutorOption = Annotated[
+    str, typer.Option("--executor", help="serial, process (local processes) or ray.")
+]
+_WorkersOption = Annotated[
+    int | None,
+    typer.Option("--workers", "-j", min=1, help="Worker processes.", show_default="all cores"),
+]
+
+app = typer.Typer(
+    name="holdoff",
+    help="A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce "
+    "published measurements, write reports.",
+    cls=_Group,
+    context_settings=_CONTEXT,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"holdoff {_core.version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """A workbench for NIC interrupt moderation: run scenarios and sweeps, reproduce
+    published measurements, write reports."""
+
+
+def _stdout() -> Console:
+    console = Console(highlight=False, markup=False)
+    if not console.is_terminal:
+        # Piped or redirected: as wide as summary.txt instead of rich's 80 columns.
+        console.width = max(console.width, SUMMARY_WIDTH)
+    return console
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, markup=False)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    _stderr().print(Text(f"error: {message}", style="red"))
+    raise typer.Exit(code)
+
+
+def _read(file: Path) -> str:
+    """The scenario text of ``file``; a missing or unreadable file exits 2."""
+    if not file.exists():
+        _fail(f"scenario file not found: {file}", 2)
+    if file.is_dir():
+        _fail(f"scenario path is a folder, not a file: {file}", 2)
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        _fail(f"cannot read scenario file {file}: {err}", 2)
+
+
+def _toml_or_none(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _refuse_other_kind(file: Path, text: str, want: str) -> None:
+    """Exit 2 pointing at the right command when a sweep file is run or a scenario swept."""
+    data = _toml_or_none(text)
+    if data is None:
+        return
+    is_sweep = "base" in data and ("grid" in data or "points" in data or "set" in data)
+    is_scenario = "base" not in data and ("hosts" in data or "generators" in data)
+    if want == "scenario" and is_sweep:
+        _fail(
+            f"{file} is a sweep file (it has `base` and a grid of fields), not a scenario; "
+            f"run it with `holdoff sweep {file}`",
+            2,
+        )
+    if want == "sweep" and is_scenario:
+        _fail(
+            f"{file} is a scenario file, not a sweep (it has no `base`); "
+            f"run it with `holdoff run {file}`",
+            2,
+        )
+
+
+def _apply_assignments(text: str, assignments: list[str]) -> str:
+    """``text`` with every ``--set path=value`` applied; errors name the path and exit 2."""
+    import tomli_w
+
+    from holdoff import sweeps as sw
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        _fail(f"the scenario is not valid TOML: {err}", 2)
+    for item in assignments:
+        try:
+            path, value = sw.parse_assignment(item)
+            sw.set_path(doc, path, value)
+        except sw.SweepError as err:
+            _fail(f"--set {err}", 2)
+    return tomli_w.dumps(doc)
+
+
+def _run(
+    text: str,
+    seed: int | None,
+    progress: _ProgressLine | None = None,
+    base_dir: Path | None = None,
+) -> RunResult:
+    """Runs ``text``; scenario errors exit 2, simulation errors exit 1.
+
+    ``base_dir``: the scenario file's directory (relative capture paths)."""
+    try:
+        return run_text(text, seed=seed, progress=progress, base_dir=base_dir)
+    except _core.ScenarioError as err:
+        _fail(str(err), 2)
+    except _core.SimulationError as err:
+        _fail(str(err), 1)
+    finally:
+        if progress is not None:
+            progress.clear()
+
+
+class _ProgressLine:
+    """One updating line on stderr: simulated time, speed and ETA of a run.
+
+    On a terminal the line is rewritten in place; elsewhere (``--progress``
+    into a file or pipe) a new line is written about once a second.
+    """
+
+    def __init__(self, terminal: bool) -> None:
+        self.started = time.perf_counter()
+        self.terminal = terminal
+        self.shown = False
+        self.last_line = 0.0
+
+    def __call__(self, now_ns: int, end_ns: int, events: int) -> None:
+        wall = max(time.perf_counter() - self.started, 1e-9)
+        if wall < 0.5:
+            return  # short runs show nothing
+        speed = now_ns / 1e9 / wall  # simulated seconds per wall second
+        eta = (end_ns - now_ns) / 1e9 / speed if speed > 0 else float("inf")
+        line = (
+            f"t = {now_ns / 1e6:,.1f} / {end_ns / 1e6:,.1f} ms simulated "
+            f"({100 * now_ns / max(end_ns, 1):.0f}%), {speed:.3g}x real time, "
+            f"{events:,} events, ETA {_duration(eta)}"
+        )
+        if self.terminal:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            self.shown = True
+        elif wall - self.last_line >= 1.0 or not self.last_line:
+            sys.stderr.write(line + "\n")
+            self.last_line = wall
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.shown = False
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "?"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} m {secs:02d} s" if minutes else f"{secs} s"
+
+
+SeedOption = Annotated[
+    int | None,
+    typer.Option("--seed", min=0, max=2**64 - 1, help="Override the scenario's seed."),
+]
+
+
+@contextlib.contextmanager
+def _store_warnings() -> Iterator[None]:
+    """Prints each corrupt-store-entry warning as one ``warning:`` line on stderr."""
+    from holdoff.store import CorruptEntryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CorruptEntryWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, CorruptEntryWarning):
+                    line = Text(f"warning: {w.message}", style="yellow")
+                    _stderr().print(line, soft_wrap=True)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _this_command() -> str:
+    """The command line that started this process, as ``holdoff ...``."""
+    import shlex
+
+    return shlex.join(["holdoff", *sys.argv[1:]])
+
+
+def _interrupted_run(err: KeyboardInterrupt, json_output: bool) -> NoReturn:
+    """Ctrl-C during ``holdoff run``: the partial summary, then exit 130."""
+    partial: RunResult | None = getattr(err, "result", None)
+    at_ns = getattr(err, "interrupted_at_ns", None)
+    when = f"{at_ns / 1e6:,.3f} ms" if isinstance(at_ns, int) else "an unknown time"
+    if partial is not None:
+        if json_output:
+            sys.stdout.write(partial.to_json() + "\n")
+            sys.stdout.flush()
+        else:
+            _stdout().print(render_summary(partial))
+    _stderr().print(Text(f"interrupted at t = {when} simulated", style="yellow"), soft_wrap=True)
+    raise typer.Exit(130)
+
+
+def _read_input(file: Path) -> str:
+    """The text of an explain input; a missing or unreadable file exits 2."""
+    if not file.exists():
+        _fail(f"file not found: {file}", 2)
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        _fail(f"cannot read {file}: {err}", 2)
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+# -- sweeps, stored results, reports -------------------------------------------------
+
+
+def _print_wide(table: Table) -> None:
+    """Print ``table`` on stdout; piped output gets the table's natural width."""
+    console = _stdout()
+    if not console.is_terminal:
+        wide = console.options.update_width(10_000)
+        console.width = max(console.width, console.measure(table, options=wide).maximum)
+    console.print(table)
+
+
+def _write_report(output: Path, inputs: Any, title: str) -> None:
+    from holdoff import report as rp
+
+    try:
+        path = rp.write_report(output, inputs, title=title)
+    except OSError as err:
+        _fail(f"cannot write the report to {output}: {err}", 1)
+    _stderr().print(f"report written to {path}")
+
+
+_LIST_TOTALS = (
+    ("interrupts_per_s_total", "int/s", "{:,.0f}"),
+    ("cpu_util_busy_max", "CPU busy", "{:.1%}"),
+    ("throughput_bps_total", "Mb/s", "M{:,.2f}"),
+    ("latency_us_p99_max", "p99 us", "{:,.1f}"),
+    ("dropped", "dropped", "{:,.0f}"),
+)
+
+
+def _fmt_cell(value: Any, fmt: str) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if fmt.startswith("M"):
+        return fmt[1:].format(float(value) / 1e6)
+    try:
+        return fmt.format(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _load_sweep_or_exit(file: Path) -> Any:
+    from holdoff import sweeps as sw
+
+    if not file.exists():
+        _fail(f"sweep file not found: {file}", 2)
+    if file.is_dir():
+        _fail(f"sweep path is a folder, not a file: {file}", 2)
+    try:
+        _refuse_other_kind(file, file.read_text(encoding="utf-8"), want="sweep")
+        return sw.load_sweep(file)
+    except sw.SweepError as err:
+        _fail(f"{file}: {err}", 2)
+    except (OSError, UnicodeDecodeError) as err:
+        _fail(f"{file}: {err}", 2)

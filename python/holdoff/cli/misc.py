@@ -1,0 +1,45 @@
+"""`holdoff validate`, `schema` and `version`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from holdoff import _core
+from holdoff.api import scenario_name, validate_text
+from holdoff.cli.common import (
+    _Command,
+    _fail,
+    _read,
+    _stdout,
+    app,
+)
+
+
+@app.command("validate", cls=_Command)
+def validate_command(
+    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
+) -> None:
+    """Check a scenario file without running it."""
+    text = _read(file)
+    try:
+        validate_text(text, base_dir=file.resolve().parent)
+    except _core.ScenarioError as err:
+        _fail(str(err), 2)
+    _stdout().print(Text(f"ok: {scenario_name(text) or file.stem}", style="green"))
+
+
+@app.command("schema", cls=_Command)
+def schema_command() -> None:
+    """Print the JSON Schema of scenario files."""
+    sys.stdout.write(_core.schema_json().rstrip("\n") + "\n")
+
+
+@app.command("version", cls=_Command)
+def version_command() -> None:
+    """Print the version."""
+    sys.stdout.write(f"holdoff {_core.version()}\n")

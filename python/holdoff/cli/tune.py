@@ -1,0 +1,281 @@
+"""`holdoff tune`: search a driver's knobs on the model; print the recommendation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from holdoff import _core
+from holdoff.cli.common import (
+    _Command,
+    _ExecutorOption,
+    _fail,
+    _NoStoreOption,
+    _print_wide,
+    _stderr,
+    _stdout,
+    _store_warnings,
+    _this_command,
+    _WorkersOption,
+    _write_report,
+    app,
+)
+
+
+@app.command("tune", cls=_Command)
+def tune_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A scenario file as the workload (instead of --capture or --mix).",
+            show_default=False,
+        ),
+    ] = None,
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="A pcap/pcapng replayed at its own times into the host."),
+    ] = None,
+    mix: Annotated[
+        str | None,
+        typer.Option("--mix", help="A built-in workload: rr, bulk, mixed or forwarding."),
+    ] = None,
+    driver: Annotated[
+        str,
+        typer.Option(
+            "--driver",
+            "-d",
+            help="linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-dim, freebsd-em, "
+            "freebsd-igb or openbsd-em.",
+            show_default=False,
+        ),
+    ] = "",
+    chip: Annotated[
+        str | None,
+        typer.Option("--chip", help="Controller, e.g. 82546, 82574, i210 (default: the driver's)."),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile", help="Host profile: a preset name or a profile file (holdoff calibrate)."
+        ),
+    ] = "xeon-modern",
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            "-O",
+            help='"p99<=100us" (least CPU within a latency budget), "cpu<=30%" (least p99 '
+            'within a CPU budget), "max-throughput" or "pareto".',
+        ),
+    ] = "pareto",
+    hosts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--host",
+            help="With a scenario: the host that takes the setting (repeatable; default all).",
+            show_default=False,
+        ),
+    ] = None,
+    app_name: Annotated[
+        str | None,
+        typer.Option("--app", help="The application whose latency counts (default: the first)."),
+    ] = None,
+    rate: Annotated[
+        float | None,
+        typer.Option("--rate", help="Offered load of --mix: requests/s (rr, mixed), frames/s."),
+    ] = None,
+    duration_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--duration-ms", min=1, help="Simulated time per point (default: the workload's)."
+        ),
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--knob",
+            help="Search only this knob (repeatable); the others stay at the driver's defaults.",
+            show_default=False,
+        ),
+    ] = None,
+    search: Annotated[
+        str, typer.Option("--search", help="auto (grid when small), grid or optuna.")
+    ] = "auto",
+    trials: Annotated[
+        int, typer.Option("--trials", min=1, help="Points of an Optuna search.")
+    ] = 96,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="The Optuna sampler's seed.")] = 1,
+    store: Annotated[
+        Path, typer.Option("--store", help="Result store folder (a killed tune resumes).")
+    ] = Path("runs/store"),
+    no_store: _NoStoreOption = False,
+    executor: _ExecutorOption = "process",
+    workers: _WorkersOption = None,
+    iface: Annotated[
+        str, typer.Option("--iface", help="Interface name in the printed commands.")
+    ] = "eth0",
+    report_file: Annotated[
+        Path | None, typer.Option("--report", help="Write an HTML report of the tune here.")
+    ] = None,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print recommended, default and front as JSON, nothing else."),
+    ] = False,
+) -> None:
+    """Search a driver's real moderation knobs on a workload and print the lines to paste.
+
+    Every candidate is decoded into the registers the driver writes and run on
+    the model; the recommendation is printed next to the driver's default with
+    its expected p50/p99 latency, CPU, interrupt rate and throughput. Points
+    go to the result store, so a stopped tune resumes. Progress goes to stderr.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from holdoff import knobs
+    from holdoff import sweeps as sw
+    from holdoff import tune as tn
+
+    if not driver:
+        _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}", 2)
+    given = [x for x in (scenario, capture, mix) if x is not None]
+    if len(given) != 1:
+        _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
+    if executor not in sw.EXECUTORS:
+        _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
+    try:
+        obj = tn.parse_objective(objective)
+        tn.check_driver(driver)
+        chip_name = knobs.chip_for(driver, chip).name if chip or scenario is None else None
+        if scenario is not None:
+            work = tn.scenario_workload(
+                scenario, hosts=hosts or (), app=app_name, duration_ms=duration_ms
+            )
+        elif capture is not None:
+            work = tn.capture_workload(
+                capture,
+                driver=driver,
+                chip=chip_name or "",
+                profile=profile,
+                duration_ms=duration_ms,
+            )
+        else:
+            work = tn.mix_workload(
+                mix or "",
+                driver=driver,
+                chip=chip_name or "",
+                profile=profile,
+                rate=rate,
+                duration_ms=duration_ms,
+            )
+        if app_name:
+            work.app = app_name
+    except (tn.TuneError, knobs.KnobError) as err:
+        _fail(str(err), 2)
+    except _core.HoldoffError as err:
+        _fail(f"the workload cannot run: {err}", 2)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[best]}"),
+        console=_stderr(),
+        transient=False,
+    )
+    task_id = progress.add_task(f"tune {driver}", total=None, best="")
+
+    def on_progress(done: int, total: int, best: str) -> None:
+        progress.update(task_id, completed=done, total=total, best=f"best: {best}" if best else "")
+
+    try:
+        with progress, _store_warnings():
+            result = tn.tune(
+                work,
+                driver=driver,
+                objective=obj,
+                chip=chip_name,
+                search=search,
+                trials=trials,
+                seed=seed,
+                store=None if no_store else store,
+                executor=executor,  # type: ignore[arg-type]
+                workers=workers,
+                progress=on_progress,
+                iface=iface,
+                only=only or (),
+            )
+    except KeyboardInterrupt:
+        kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
+        _stderr().print(Text(f"interrupted; finished points {kept}"))
+        if not no_store:
+            _stderr().print(
+                Text(f"resume with the same command: {_this_command()}"), soft_wrap=True
+            )
+        raise typer.Exit(130) from None
+    except (tn.TuneError, knobs.KnobError) as err:
+        _fail(str(err), 2)
+    except sw.SweepError as err:
+        _fail(f"a tune point is not valid: {err}", 2)
+    except _core.SimulationError as err:
+        _fail(str(err), 1)
+    data = result.to_dict()
+    if report_file is not None:
+        from holdoff import report as rp
+
+        _write_report(report_file, rp.ReportInputs(tunes=[data]), f"holdoff tune: {driver}")
+    if json_output:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    _print_tune(data)
+
+
+def _print_tune(data: dict[str, Any]) -> None:
+    console = _stdout()
+    console.print(
+        Text(
+            f"tune {data['driver']} ({data['chip']}) on {data['workload_description']}; "
+            f"objective {data['objective']}; {data['settings_tried']} settings tried "
+            f"({data['search']}), {data['evaluated']} distinct runs ({data['computed']} run "
+            f"now, {data['cached']} from the store)"
+        )
+    )
+    table = Table(title="expected, by the model")
+    for col in ("", "setting", "p50 us", "p99 us", "CPU %", "int/s", "Mb/s", "drops"):
+        table.add_column(col, justify="left" if col in ("", "setting") else "right")
+
+    def add(label: str, p: dict[str, Any]) -> None:
+        def f(v: Any, fmt: str, scale: float = 1.0) -> str:
+            return "-" if v is None else fmt.format(v * scale)
+
+        changed = ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
+        table.add_row(
+            label,
+            changed,
+            f(p["p50_us"], "{:.1f}"),
+            f(p["p99_us"], "{:.1f}"),
+            f(p["cpu_util"], "{:.2f}", 100),
+            f(p["interrupts_per_s"], "{:,.0f}"),
+            f(p["throughput_bps"], "{:.1f}", 1e-6),
+            str(p["drops"]),
+        )
+
+    add("default", data["default"])
+    rec = data["recommended"]
+    if rec is not None:
+        add("recommended", rec)
+    _print_wide(table)
+    console.print(Text(data["reason"]))
+    if rec is None:
+        return
+    if rec["settings"] == data["default"]["settings"]:
+        console.print(Text("The driver's default is the recommendation: nothing to change."))
+    console.print(Text("Paste:"))
+    for line in rec["commands"]:
+        console.print(Text("  " + line), soft_wrap=True)
+    for note in data["not_searched"] + data["notes"]:
+        console.print(Text("note: " + note), style="dim", soft_wrap=True)
