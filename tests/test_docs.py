@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -101,8 +102,14 @@ def _env() -> dict[str, str]:
 def test_shell_block_runs(block: Block, tmp_path: Path) -> None:
     shim = tmp_path / ".bin"
     shim.mkdir()
-    # `python` in a block is the interpreter running the tests.
-    (shim / "python").symlink_to(sys.executable)
+    # `python` in a block is the interpreter running the tests. A wrapper
+    # script, not a symlink: started through a symlink in another folder, a
+    # virtual environment's interpreter does not find its `pyvenv.cfg` (it
+    # looks beside the path it was started by) and runs as the base Python,
+    # without holdoff.
+    wrapper = shim / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    wrapper.chmod(0o755)
     env = _env()
     env["PATH"] = str(shim) + os.pathsep + env["PATH"]
     done = subprocess.run(
