@@ -1,0 +1,223 @@
+"""The single-run section of the HTML report: warnings first, the terminal
+summary's tables, the packet ledger and the timelines (interrupt rate, the
+throttle setting as a rate with the algorithm's decisions, RX ring
+occupancy, CPU per class) with ``[[at]]`` changes marked.
+
+Simplifies: series are downsampled to bucket minima and maxima
+(:func:`holdoff.report.page.downsample`). Units: time [ms], rates [1/s],
+CPU [fraction of the host's cores].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from holdoff import tables
+from holdoff.report.page import (
+    DASHES,
+    PALETTE,
+    Doc,
+    downsample,
+    esc,
+    fold,
+    rounded,
+    summary_table,
+    warnings_block,
+    y_axis,
+)
+from holdoff.result import RunResult
+
+
+def as_result(run: RunResult | Mapping[str, Any]) -> RunResult:
+    return run if isinstance(run, RunResult) else RunResult.from_report(run)
+
+
+# -- single runs --------------------------------------------------------------------
+
+
+def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
+    ledger = result.ledger
+    balanced = (
+        '<span class="pass">balanced</span>'
+        if ledger.get("balanced")
+        else '<span class="miss">NOT balanced</span>'
+    )
+    identity = ", ".join(f"{label} {value}" for label, value in tables.header_text(result))
+    parts = [
+        f'<p class="meta">{esc(identity)}</p>',
+        warnings_block(("", f, m) for f, m in tables.warning_lines(result.warnings)),
+        *(summary_table(table) for table in tables.run_tables(result)),
+        f"<p>drops: {esc(tables.drops_text(result.drops))}</p>",
+        f"<p>ledger: {balanced}: {esc(tables.ledger_text(ledger))}</p>",
+        timeline(doc, result, name),
+    ]
+    body = fold(f"<h2>Run: {esc(name)}</h2>", "\n".join(p for p in parts if p))
+    return f'<section id="{esc(anchor)}" class="run">{body}</section>'
+
+
+class _Styles:
+    """One colour per host and per vector, the same in every subplot of a run.
+
+    Vectors are also told apart by dash (so lines whose values coincide stay
+    visible); a port's own series (its ring) take the style of its first
+    vector; a host keeps its colour for all its CPU classes, which the dash
+    tells apart.
+    """
+
+    def __init__(self, result: RunResult) -> None:
+        vectors = result.vectors
+        keys = [f"{p}.v{v}" for p, v in zip(vectors["port"], vectors["vector"], strict=True)]
+        keys += [str(h) for h in result.hosts["host"]]
+        self._index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+
+    def __call__(self, entity: str, dash: str | None = None) -> dict[str, str]:
+        key = entity if entity in self._index else f"{entity}.v0"
+        i = self._index.setdefault(key, len(self._index))
+        return {"color": PALETTE[i % len(PALETTE)], "dash": dash or DASHES[i % len(DASHES)]}
+
+
+#: Dash of each CPU class (the host gives the colour).
+_CPU_DASH = {"cpu_hardirq": "solid", "cpu_softirq": "dash", "cpu_app": "dot"}
+
+
+def timeline(doc: Doc, result: RunResult, name: str) -> str:
+    """Interrupt rate, throttle setting, ring occupancy and CPU against time.
+
+    Each subplot has its own legend beside it; a subplot with nothing to draw
+    is left out.
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    section = result.report.get("timeseries") or {}
+    t_ms = [t / 1e6 for t in section.get("t_ns", [])]
+    series: dict[str, list[float | None]] = section.get("series", {})
+    if not t_ms or not series:
+        return '<p class="meta">no time series in this run</p>'
+    style = _Styles(result)
+
+    def busy(values: Sequence[float | None]) -> bool:
+        return any(v for v in values if not tables.is_missing(v))
+
+    def line(x: Sequence[float], y: Sequence[float | None], name: str, look: Any) -> Any:
+        xs, ys = downsample(x, y)
+        return go.Scatter(x=xs, y=rounded(ys), name=name, mode="lines", line=look)
+
+    rows: dict[str, list[Any]] = {"rate": [], "throttle": [], "ring": [], "cpu": []}
+    for key, values in series.items():
+        entity, _, metric = key.rpartition("/")
+        if metric == "interrupts_per_s" and busy(values):
+            rows["rate"].append(line(t_ms, values, entity, style(entity)))
+        elif metric == "throttle_interval_ns" and busy(
+            series.get(f"{entity}/interrupts_per_s", [])
+        ):
+            rates = [1e9 / v if v else None for v in values]
+            rows["throttle"].append(line(t_ms, rates, entity, style(entity) | {"shape": "hv"}))
+        elif metric == "rx_ring_filled" and busy(values):
+            rows["ring"].append(line(t_ms, values, entity, style(entity)))
+        elif metric.startswith("cpu_") and busy(values):
+            look = style(entity, _CPU_DASH.get(metric, "longdash"))
+            rows["cpu"].append(line(t_ms, values, f"{entity} {metric[4:]}", look))
+    decisions = 0
+    for port in result.summary.get("ports", []):
+        trace = [
+            t for t in port.get("moderation_trace") or [] if "rate_per_s" in t.get("values", {})
+        ]
+        if trace:
+            decisions += len(trace)
+            rows["throttle"].append(
+                go.Scatter(
+                    x=[t["t_ns"] / 1e6 for t in trace],
+                    y=[t["values"]["rate_per_s"] for t in trace],
+                    mode="markers",
+                    marker={"symbol": "x", "size": 8, "color": style(port["port"])["color"]},
+                    name=f"{port.get('port')} decisions",
+                )
+            )
+    titles = {
+        "rate": "interrupt rate per vector [1/s]",
+        "throttle": "throttle setting as a rate [1/s] (1e9 / interval)"
+        + ("; × = the algorithm's decisions" if decisions else ""),
+        "ring": "RX ring: descriptors filled and waiting",
+        "cpu": "CPU per class [fraction of the host's cores]",
+    }
+    shown = [k for k, traces in rows.items() if traces]
+    if not shown:
+        return '<p class="meta">nothing moved in this run\'s time series</p>'
+    fig = make_subplots(
+        rows=len(shown),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.22 / len(shown),
+        subplot_titles=[titles[k] for k in shown],
+    )
+    legends: dict[str, Any] = {}
+    for row, key in enumerate(shown, start=1):
+        legend = "legend" if row == 1 else f"legend{row}"
+        drawn: list[float | None] = []
+        for trace in rows[key]:
+            trace.legend = legend
+            fig.add_trace(trace, row=row, col=1)
+            drawn.extend(trace.y)
+        fig.update_yaxes(y_axis(drawn), row=row, col=1)
+        top = fig.get_subplot(row, 1).yaxis.domain[1]
+        legends[legend] = {
+            "x": 1.01,
+            "xanchor": "left",
+            "y": top,
+            "yanchor": "top",
+            "font": {"size": 11},
+        }
+    fig.update_xaxes(title_text="simulated time [ms]", row=len(shown), col=1)
+    _change_markers(fig, result)
+    fig.update_layout(
+        title=f"{name}: timelines",
+        height=120 + 230 * len(shown),
+        margin={"l": 60, "r": 20, "t": 80, "b": 50},
+        hovermode="x",
+        **legends,
+    )
+    return doc.plot(fig)
+
+
+def change_labels(result: RunResult) -> list[tuple[float, str]]:
+    """(time [ms], label) of each instant with ``[[at]]`` changes, in time order;
+    the label names each path by its last part: ``enable_aim = 2``."""
+    labels: dict[float, list[str]] = {}
+    for change in result.changes.to_dict("records"):
+        short = str(change["path"]).rsplit(".", 1)[-1]
+        labels.setdefault(float(change["t_ms"]), []).append(
+            f"{short} = {tables.change_value(change['value'])}"
+        )
+    return [(t, ", ".join(parts)) for t, parts in labels.items()]
+
+
+def _change_markers(fig: Any, result: RunResult) -> None:
+    """A dotted vertical line through every subplot at each change, labelled
+    inside the top of the first subplot, just right of the line."""
+    top = fig.get_subplot(1, 1).yaxis.domain[1]
+    for t_ms, label in change_labels(result):
+        fig.add_shape(
+            type="line",
+            xref="x",
+            x0=t_ms,
+            x1=t_ms,
+            yref="paper",
+            y0=0,
+            y1=1,
+            line={"color": "#555", "width": 1, "dash": "dot"},
+            name=f"change at {t_ms:g} ms",
+        )
+        fig.add_annotation(
+            x=t_ms,
+            xref="x",
+            y=top,
+            yref="paper",
+            yanchor="top",
+            xanchor="left",
+            text=esc(label),
+            showarrow=False,
+            font={"size": 11},
+            bgcolor="rgba(255,255,255,0.75)",
+        )

@@ -1,0 +1,136 @@
+"""The tune section of the HTML report: every setting tried on the latency
+(or throughput) / CPU plane with the front, the driver default and the choice
+marked, the front as a table, and the lines to paste.
+
+Simplifies: draws what ``holdoff tune --json`` holds; computes nothing.
+Units: latency [us], CPU [%], throughput [Mb/s].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from holdoff.report.page import Doc, esc, fold, table_html
+
+
+def _tune_point_label(point: Mapping[str, Any]) -> str:
+    changed = point.get("changed") or {}
+    return ", ".join(f"{k}={v}" for k, v in changed.items()) or "driver defaults"
+
+
+def _fmt(value: Any, fmt: str, scale: float = 1.0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return fmt.format(float(value) * scale)
+
+
+def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
+    """A tune: the latency/CPU plane of every setting tried, the front, the
+    driver default and the choice marked; the front as a table; the lines
+    to paste."""
+    import plotly.graph_objects as go
+
+    points = list(tune.get("points") or [])
+    front = list(tune.get("front") or [])
+    default = tune.get("default") or {}
+    rec = tune.get("recommended")
+    has_latency = any(p.get("p99_us") is not None for p in points)
+    y_key, y_title = (
+        ("p99_us", "p99 latency [us]")
+        if has_latency
+        else (
+            "throughput_bps",
+            "throughput [Mb/s]",
+        )
+    )
+    y_scale = 1.0 if has_latency else 1e-6
+
+    def trace(pts: Sequence[Mapping[str, Any]], name: str, **style: Any) -> Any:
+        """One group of settings on the latency (or throughput) / CPU plane."""
+        return go.Scatter(
+            x=[None if p.get("cpu_util") is None else p["cpu_util"] * 100 for p in pts],
+            y=[None if p.get(y_key) is None else p[y_key] * y_scale for p in pts],
+            name=name,
+            text=[_tune_point_label(p) for p in pts],
+            hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
+            **{"mode": "markers", **style},
+        )
+
+    fig = go.Figure()
+    fig.add_trace(trace(points, "settings tried", marker={"color": "#B0B0B0", "size": 6}))
+    fig.add_trace(
+        trace(
+            list(tune.get("front_2d") or front),
+            "Pareto front",
+            mode="lines+markers",
+            line={"color": "#2E91E5", "shape": "hv"},
+            marker={"color": "#2E91E5", "size": 9},
+        )
+    )
+    fig.add_trace(
+        trace([default], "driver default", marker={"color": "#222A2A", "size": 15, "symbol": "x"})
+    )
+    if rec:
+        fig.add_trace(
+            trace([rec], "recommended", marker={"color": "#1CA71C", "size": 16, "symbol": "star"})
+        )
+    fig.update_layout(
+        title={"text": f"{tune.get('driver')} on {tune.get('workload')}: {y_title} against CPU"},
+        xaxis={"title": {"text": "CPU busy [% of the tuned host's cores]"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
+        height=460,
+    )
+    header = [
+        "setting",
+        "mode",
+        "p50 [us]",
+        "p99 [us]",
+        "CPU [%]",
+        "interrupts/s",
+        "throughput [Mb/s]",
+        "drops",
+    ]
+
+    def row(p: Mapping[str, Any], mark: str = "") -> list[str]:
+        return [
+            esc(mark + _tune_point_label(p)),
+            esc(p.get("mode", "")),
+            esc(_fmt(p.get("p50_us"), "{:.1f}")),
+            esc(_fmt(p.get("p99_us"), "{:.1f}")),
+            esc(_fmt(p.get("cpu_util"), "{:.2f}", 100)),
+            esc(_fmt(p.get("interrupts_per_s"), "{:,.0f}")),
+            esc(_fmt(p.get("throughput_bps"), "{:.1f}", 1e-6)),
+            esc(p.get("drops", "")),
+        ]
+
+    compare = [row(default, "default: ")] + ([row(rec, "recommended: ")] if rec else [])
+    front_rows = [row(p) for p in front]
+    commands = (
+        '<pre class="commands">' + esc("\n".join(rec.get("commands", []))) + "</pre>"
+        if rec
+        else f'<p class="miss">{esc(tune.get("reason", ""))}</p>'
+    )
+    notes = list(tune.get("not_searched") or []) + list(tune.get("notes") or [])
+    notes_html = "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>" if notes else ""
+    body = (
+        f"<p>Workload: {esc(tune.get('workload_description') or tune.get('workload'))}; chip "
+        f"{esc(tune.get('chip'))}; objective <b>{esc(tune.get('objective'))}</b>; search "
+        f"{esc(tune.get('search'))}, {esc(tune.get('evaluated'))} distinct settings run.</p>"
+        f"<p>{esc(tune.get('reason', ''))}</p>"
+        + commands
+        + table_html(header, compare, cls="tune-compare")
+        + doc.plot(fig)
+        + fold(
+            f"Pareto front of p99, CPU, interrupt rate and throughput ({len(front)} points)",
+            table_html(header, front_rows, cls="tune-front"),
+            open_=False,
+        )
+        + notes_html
+    )
+    return (
+        f'<section id="{esc(anchor)}" class="tune">'
+        + fold(f"tune: {tune.get('driver')} on {tune.get('workload')}", body)
+        + "</section>"
+    )
