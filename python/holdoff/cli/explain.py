@@ -98,7 +98,7 @@ def explain_command(
         knobs.chip_for(driver, chip)
         parsed = knobs.Parsed()
         for file in files or []:
-            text = sys.stdin.read() if str(file) == "-" else _read_input(file)
+            text = _read_input(file)
             one = knobs.parse(text, driver)
             parsed.settings.update(one.settings)
             parsed.skipped += one.skipped
