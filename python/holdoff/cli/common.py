@@ -24,8 +24,9 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
-from holdoff import _core
+from holdoff import _core, inputs
 from holdoff.api import run_text
+from holdoff.inputs import printable, shorten
 from holdoff.result import RunResult
 from holdoff.summary import SUMMARY_WIDTH, render_summary
 
@@ -121,21 +122,23 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, markup=False)
 
 
+# The longest line of an error message printed whole [characters]: a parser
+# that quotes the offending line must not echo a 40 KB line back.
+_MESSAGE_LINE_CHARS = 400
+
+
 def _fail(message: str, code: int) -> NoReturn:
-    _stderr().print(Text(f"error: {message}", style="red"))
+    lines = [shorten(printable(line), _MESSAGE_LINE_CHARS) for line in message.split("\n")]
+    _stderr().print(Text("error: " + "\n".join(lines), style="red"), soft_wrap=True)
     raise typer.Exit(code)
 
 
-def _read(file: Path) -> str:
-    """The scenario text of ``file``; a missing or unreadable file exits 2."""
-    if not file.exists():
-        _fail(f"scenario file not found: {file}", 2)
-    if file.is_dir():
-        _fail(f"scenario path is a folder, not a file: {file}", 2)
+def _read(file: Path, what: str = "scenario file") -> str:
+    """The TOML text of ``file`` (checked by :mod:`holdoff.inputs`); any refusal exits 2."""
     try:
-        return file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        _fail(f"cannot read scenario file {file}: {err}", 2)
+        return inputs.read_toml_text(file, what)
+    except inputs.InputError as err:
+        _fail(str(err), 2)
 
 
 def _toml_or_none(text: str) -> dict[str, Any] | None:
@@ -178,8 +181,10 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
         _fail(f"the scenario is not valid TOML: {err}", 2)
     for item in assignments:
         try:
-            path, value = sw.parse_assignment(item)
+            path, value = inputs.parse_set(item)
             sw.set_path(doc, path, value)
+        except inputs.InputError as err:
+            _fail(str(err), 2)
         except sw.SweepError as err:
             _fail(f"--set {err}", 2)
     return tomli_w.dumps(doc)
@@ -297,14 +302,15 @@ def _interrupted_run(err: KeyboardInterrupt, json_output: bool) -> NoReturn:
     raise typer.Exit(130)
 
 
-def _read_input(file: Path) -> str:
-    """The text of an explain input; a missing or unreadable file exits 2."""
-    if not file.exists():
-        _fail(f"file not found: {file}", 2)
+def _read_input(file: Path, what: str = "explain input") -> str:
+    """The text of an input file (``-``: stdin), checked by :mod:`holdoff.inputs`; exits 2."""
     try:
-        return file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        _fail(f"cannot read {file}: {err}", 2)
+        text = inputs.read_text(file, what, allow_stdin=True)
+        # An explain input may be JSON (a JSON reader recurses): bound its nesting.
+        inputs.check_depth(text, what, file, syntax="json")
+    except inputs.InputError as err:
+        _fail(str(err), 2)
+    return text
 
 
 def _cpus() -> int:
@@ -358,12 +364,9 @@ def _fmt_cell(value: Any, fmt: str) -> str:
 def _load_sweep_or_exit(file: Path) -> Any:
     from holdoff import sweeps as sw
 
-    if not file.exists():
-        _fail(f"sweep file not found: {file}", 2)
-    if file.is_dir():
-        _fail(f"sweep path is a folder, not a file: {file}", 2)
+    text = _read(file, "sweep file")
     try:
-        _refuse_other_kind(file, file.read_text(encoding="utf-8"), want="sweep")
+        _refuse_other_kind(file, text, want="sweep")
         return sw.load_sweep(file)
     except sw.SweepError as err:
         _fail(f"{file}: {err}", 2)
