@@ -1,0 +1,367 @@
+"""The tuner's run: the search (grid or a seeded Optuna sampler), the evaluator
+that runs each distinct setting once through the sweep machinery, and the
+result; see :mod:`holdoff.tune`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from holdoff import knobs
+from holdoff.store import DEFAULT_STORE, ResultStore
+from holdoff.sweeps import Executor, SweepError, run_sweep
+from holdoff.tune.choose import Point, _score, _settings_text, choose, pareto_front
+from holdoff.tune.space import (
+    Candidate,
+    _check_host_drivers,
+    candidate,
+    grid_points,
+    grid_size,
+    point_metrics,
+    space,
+)
+from holdoff.tune.workloads import (
+    DEFAULT_TRIALS,
+    GRID_MAX,
+    Objective,
+    TuneError,
+    Workload,
+    _measures_latency,
+    check_driver,
+)
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class TuneResult:
+    driver: str
+    chip: str
+    workload: Workload
+    objective: Objective
+    search: str
+    grid_size: int
+    points: list[Point]
+    default: Point
+    recommended: Point | None
+    reason: str
+    front: list[Point]
+    skipped: list[str]
+    notes: list[str]
+    computed: int
+    cached: int
+    #: Knob settings tried (several may share one run: same registers).
+    tried: int = 0
+    iface: str = "eth0"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "driver": self.driver,
+            "chip": self.chip,
+            "workload": self.workload.name,
+            "workload_description": self.workload.description,
+            "objective": self.objective.text,
+            "search": self.search,
+            "grid_size": self.grid_size,
+            "settings_tried": self.tried,
+            "evaluated": len(self.points),
+            "computed": self.computed,
+            "cached": self.cached,
+            "recommended": None
+            if self.recommended is None
+            else self.recommended.to_dict(self.iface),
+            "reason": self.reason,
+            "default": self.default.to_dict(self.iface),
+            "front": [p.to_dict(self.iface) for p in self.front],
+            # The front in the report's plane: p99 (or throughput) against CPU.
+            "front_2d": [
+                p.to_dict(self.iface)
+                for p in pareto_front(
+                    self.points,
+                    ("p99", "cpu")
+                    if any(not math.isnan(q.metrics.p99_us) for q in self.points)
+                    else ("thr", "cpu"),
+                )
+            ],
+            "points": [p.to_dict(self.iface) for p in self.points],
+            "not_searched": self.skipped,
+            "notes": self.notes,
+        }
+
+
+#: (points done, points planned, best so far as text) -> None.
+TuneProgress = Callable[[int, int, str], None]
+
+
+def tune(
+    workload: Workload,
+    *,
+    driver: str,
+    objective: Objective,
+    chip: str | None = None,
+    search: str = "auto",
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 1,
+    store: str | os.PathLike[str] | ResultStore | None = DEFAULT_STORE,
+    executor: Executor = "process",
+    workers: int | None = None,
+    progress: TuneProgress | None = None,
+    iface: str = "eth0",
+    only: Sequence[str] = (),
+) -> TuneResult:
+    """Search ``driver``'s knobs on ``workload`` for ``objective``; ``only``
+    restricts the search to those knobs (the others stay at the driver's
+    defaults)."""
+    check_driver(driver)
+    if search not in ("auto", "grid", "optuna"):
+        raise TuneError("--search", f"unknown search {search!r}; use auto, grid or optuna")
+    if trials < 1:
+        raise TuneError("--trials", f"must be at least 1, got {trials}")
+    if chip is not None:
+        knobs.chip_for(driver, chip)
+    needs_latency = objective.kind in ("latency", "cpu")
+    if needs_latency and not _measures_latency(workload):
+        raise TuneError(
+            "--objective",
+            f"{objective.text!r} needs a latency, and this workload measures none (no ping, "
+            "request/response, UDP sink or NetPIPE application): use max-throughput or pareto",
+        )
+    grid, skipped = space(driver, workload)
+    if only:
+        unknown = [k for k in only if k not in grid]
+        if unknown:
+            raise TuneError(
+                "--knob",
+                f"{unknown[0]!r} is not a knob the tuner searches for {driver}; "
+                f"those are: {', '.join(grid)}",
+            )
+        held = [k for k in grid if k not in only]
+        if held:
+            skipped.append(f"{', '.join(held)}: held at the driver's defaults (--knob)")
+        grid = {k: v for k, v in grid.items() if k in only}
+    notes = _check_host_drivers(driver, workload)
+    n = grid_size(grid)
+    mode = search if search != "auto" else ("grid" if n <= GRID_MAX else "optuna")
+    evaluator = _Evaluator(workload, driver, chip, store, executor, workers)
+    default_settings = {k: v[0] for k, v in grid.items()}
+    if mode == "grid":
+        planned = grid_points(grid)
+        if progress is not None:
+            evaluator.progress = lambda done: progress(
+                done, len(planned), evaluator.best_text(objective)
+            )
+        evaluator.evaluate(planned)
+        if progress is not None:
+            progress(len(planned), len(planned), evaluator.best_text(objective))
+    else:
+        _optuna_search(evaluator, grid, default_settings, objective, trials, seed, progress)
+    points = evaluator.points()
+    default = evaluator.point_of(default_settings)
+    recommended, reason = choose(points, objective)
+    if needs_latency and all(math.isnan(p.metrics.p99_us) for p in points):
+        raise TuneError(
+            "--objective",
+            f"{objective.text!r} needs a latency, and no run of this workload measured one "
+            "(did its latency application receive anything?): use max-throughput or pareto",
+        )
+    return TuneResult(
+        driver=driver,
+        chip=default.candidate.decoded.chip.name,
+        workload=workload,
+        objective=objective,
+        search=mode if mode == "grid" else f"optuna ({trials} trials, seed {seed})",
+        grid_size=n,
+        points=points,
+        default=default,
+        recommended=recommended,
+        reason=reason,
+        front=pareto_front(points),
+        skipped=skipped,
+        notes=notes,
+        computed=evaluator.computed,
+        cached=evaluator.cached,
+        tried=len(evaluator.tried),
+        iface=iface,
+    )
+
+
+class _Evaluator:
+    """Runs candidates through the sweep machinery (store, executors), once per
+    distinct scenario."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        driver: str,
+        chip: str | None,
+        store: str | os.PathLike[str] | ResultStore | None,
+        executor: Executor,
+        workers: int | None,
+    ) -> None:
+        self.workload = workload
+        self.driver = driver
+        self.chip = chip
+        self.store = (
+            store if isinstance(store, ResultStore) or store is None else ResultStore(store)
+        )
+        self.executor = executor
+        self.workers = workers
+        self.by_changes: dict[str, Point] = {}
+        self.by_settings: dict[str, Point] = {}
+        self.order: list[str] = []
+        #: Knob settings asked for (before canonicalisation).
+        self.tried: set[str] = set()
+        self.computed = 0
+        self.cached = 0
+        self.done = 0
+        self.progress: Callable[[int], None] | None = None
+
+    def _id(self, obj: Any) -> str:
+        from holdoff.store import canonical_json
+
+        return canonical_json(obj)
+
+    def evaluate(self, settings_list: Sequence[Mapping[str, int]]) -> list[Point]:
+        """Points for ``settings_list`` (in order), running only scenarios not run yet."""
+        new: dict[str, Candidate] = {}
+        ids: list[tuple[str, str]] = []
+        for settings in settings_list:
+            sid = self._id(dict(settings))
+            self.tried.add(sid)
+            if sid in self.by_settings:
+                ids.append((sid, ""))
+                continue
+            try:
+                cand = candidate(self.driver, settings, self.workload, self.chip)
+            except knobs.KnobError as err:
+                raise TuneError(err.key, err.message) from err
+            cid = self._id(cand.changes)
+            ids.append((sid, cid))
+            if cid not in self.by_changes:
+                new.setdefault(cid, cand)
+        if new:
+            self._run(new)
+        out = []
+        for (sid, cid), settings in zip(ids, settings_list, strict=True):
+            if sid not in self.by_settings:
+                point = self.by_changes[cid]
+                if point.candidate.settings != dict(settings):
+                    point.equivalent.append(dict(settings))
+                self.by_settings[sid] = point
+            out.append(self.by_settings[sid])
+        return out
+
+    def _run(self, new: Mapping[str, Candidate]) -> None:
+        base = copy.deepcopy(self.workload.scenario)
+        seed = int(base.get("seed", 1))
+        sweep = {
+            "name": f"tune-{self.workload.name}",
+            "base": base,
+            "seed": seed,
+            "points": [{**c.changes, "seed": seed} for c in new.values()],
+        }
+        start = self.done
+
+        def step(done: int, total: int) -> None:
+            self.done = start + done
+            if self.progress is not None:
+                self.progress(self.done)
+
+        try:
+            result = run_sweep(
+                sweep,
+                store=self.store,
+                executor=self.executor if len(new) > 1 else "serial",
+                workers=self.workers,
+                progress=step,
+            )
+        except SweepError as err:
+            raise TuneError(err.field or "scenario", str(err)) from err
+        self.computed += result.computed
+        self.cached += result.cached
+        self.done = start + len(new)
+        if self.progress is not None:
+            self.progress(self.done)
+        for (cid, cand), sp in zip(new.items(), result.points, strict=True):
+            metrics = point_metrics(result.records[sp.key], self.workload)
+            point = Point(cand, metrics, sp.key)
+            self.by_changes[cid] = point
+            self.by_settings[self._id(cand.settings)] = point
+            self.order.append(cid)
+
+    def points(self) -> list[Point]:
+        return [self.by_changes[c] for c in self.order]
+
+    def point_of(self, settings: Mapping[str, int]) -> Point:
+        return self.evaluate([settings])[0]
+
+    def best_text(self, objective: Objective) -> str:
+        pts = self.points()
+        if not pts:
+            return ""
+        pick, _ = choose(pts, objective)
+        if pick is None:
+            return "none meets the objective yet"
+        m = pick.metrics
+        lat = "" if math.isnan(m.p99_us) else f"p99 {m.p99_us:.1f} us, "
+        return f"{_settings_text(pick)}: {lat}CPU {m.cpu_util * 100:.1f} %"
+
+
+def _optuna_search(
+    ev: _Evaluator,
+    grid: Mapping[str, Sequence[int]],
+    default: Mapping[str, int],
+    objective: Objective,
+    trials: int,
+    seed: int,
+    progress: TuneProgress | None,
+) -> None:
+    """Seeded Optuna search in batches (one batch runs in parallel on the
+    executor); the default setting is the first trial."""
+    try:
+        import optuna
+    except ImportError as err:  # pragma: no cover - a declared dependency
+        raise TuneError("--search", "the optuna search needs Optuna: pip install optuna") from err
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if objective.kind == "pareto":
+        sampler: Any = optuna.samplers.NSGAIISampler(seed=seed, population_size=16)
+        study = optuna.create_study(
+            directions=["minimize", "minimize", "minimize", "maximize"], sampler=sampler
+        )
+    else:
+        sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=16, multivariate=True)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+    study.enqueue_trial(dict(default))
+    batch = max(2, (ev.workers or os.cpu_count() or 1) * 2)
+    done = 0
+    while done < trials:
+        n = min(batch, trials - done)
+        asked = [study.ask() for _ in range(n)]
+        settings = [
+            {k: int(t.suggest_categorical(k, list(values))) for k, values in grid.items()}
+            for t in asked
+        ]
+        points = ev.evaluate(settings)
+        for t, p in zip(asked, points, strict=True):
+            m = p.metrics
+            if objective.kind == "pareto":
+                big = 1e12
+                study.tell(
+                    t,
+                    [
+                        big if math.isnan(m.p99_us) or m.drops else m.p99_us,
+                        big if math.isnan(m.cpu_util) or m.drops else m.cpu_util,
+                        big if m.drops else m.interrupts_per_s,
+                        0.0 if m.drops or math.isnan(m.throughput_bps) else m.throughput_bps,
+                    ],
+                )
+            else:
+                study.tell(t, _score(m, objective))
+        done += n
+        if progress is not None:
+            progress(done, trials, ev.best_text(objective))

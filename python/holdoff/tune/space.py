@@ -1,0 +1,283 @@
+"""The tuner's search space: the values searched per knob, each candidate setting
+decoded into scenario changes, and the measured quantities of one point; see
+:mod:`holdoff.tune`.
+
+Units: latency [us], CPU [fraction], interrupts [1/s], throughput [bit/s].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from holdoff import knobs
+from holdoff.store import Scalar
+from holdoff.tune.workloads import HOST_DRIVER, STATIC_DROPS, TuneError, Workload, check_driver
+
+# -- the search space ----------------------------------------------------------------
+
+
+def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[str]]:
+    """The values searched per knob (the default first), and the knobs left
+    out with the reason."""
+    d = knobs.defaults(driver)
+    skipped: list[str] = []
+    grid: dict[str, list[int]]
+    napi = {
+        "gro_flush_timeout": [0, 10_000, 20_000, 50_000, 200_000],
+        "napi_defer_hard_irqs": [0, 1, 2, 4],
+    }
+    if driver in ("linux-e1000", "linux-e1000e"):
+        grid = {
+            "rx-usecs": [3, 1, 4, 0, 10, 20, 30, 50, 62, 100, 125, 250, 500],
+            "RxIntDelay": [0, 8, 32],
+            "RxAbsIntDelay": [8, 32, 128],
+            "TxIntDelay": [8, 64],
+            "TxAbsIntDelay": [32, 64],
+            **napi,
+        }
+    elif driver == "linux-e1000-5x":
+        grid = {
+            "InterruptThrottleRate": [1, 0, 2000, 4000, 6000, 8000, 10000, 15000, 20000, 30000],
+            "RxIntDelay": [0, 8, 64],
+            "TxIntDelay": [64, 8],
+        }
+        skipped.append(
+            "RxAbsIntDelay, TxAbsIntDelay: held at their defaults (they cap the packet timers "
+            "searched)"
+        )
+    elif driver == "linux-igb":
+        grid = {
+            "rx-usecs": [3, 1, 0, 10, 20, 30, 40, 50, 62, 75, 100, 125, 150, 200, 250, 500],
+            **napi,
+        }
+        skipped.append("tx-usecs: igb refuses it with queue pairs (the default)")
+    elif driver == "linux-dim":
+        grid = {
+            "adaptive-rx": [1, 0],
+            "rx-usecs": [8, 16, 32, 64, 128],
+            "rx-frames": [0, 32, 64],
+            "cqe-mode-rx": [0, 1],
+            **napi,
+        }
+    elif driver in ("freebsd-em", "freebsd-igb"):
+        grid = {
+            "enable_aim": [1, 0, 2, 3],
+            "max_interrupt_rate": [8000, 2000, 4000, 10000, 16000, 20000, 30000, 50000, 70000],
+        }
+        if driver == "freebsd-em":
+            skipped.append(
+                "rx_int_delay, rx_abs_int_delay, tx_int_delay, tx_abs_int_delay: the "
+                "simulator's freebsd-aim model runs the delay timers at 0"
+            )
+    elif driver == "openbsd-em":
+        grid = {
+            "EM_TIDV": [64, 0, 16, 32, 128, 150, 220, 256],
+            "EM_TADV": [64, 0, 32, 128, 150, 256],
+            "EM_RDTR": [0, 8, 32],
+            "EM_RADV": [64, 0, 128],
+            "MAX_INTS_PER_SEC": [8000, 4000, 10000, 20000, 50000],
+        }
+    else:
+        check_driver(driver)
+        raise AssertionError(driver)
+    if driver.startswith("linux-") and driver != "linux-e1000-5x":
+        busy = any(
+            isinstance(a, dict) and a.get("server_prefer_busy_poll")
+            for a in workload.scenario.get("apps", [])
+        )
+        if busy:
+            grid["irq_suspend_timeout"] = [0, 100_000, 1_000_000]
+        else:
+            skipped.append(
+                "irq_suspend_timeout: acts only under a busy-polling application with "
+                "prefer_busy_poll; this workload has none"
+            )
+    for key, values in grid.items():
+        if values[0] != d[key]:
+            values.remove(d[key]) if d[key] in values else None
+            values.insert(0, d[key])
+    return grid, skipped
+
+
+def grid_size(grid: Mapping[str, Sequence[int]]) -> int:
+    n = 1
+    for values in grid.values():
+        n *= len(values)
+    return n
+
+
+def grid_points(grid: Mapping[str, Sequence[int]]) -> list[dict[str, int]]:
+    """Every combination, the first knob varying slowest."""
+    combos: list[dict[str, int]] = [{}]
+    for key, values in grid.items():
+        combos = [{**c, key: v} for c in combos for v in values]
+    return combos
+
+
+# -- candidates -> scenario changes ----------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """One setting: the knobs, what the driver does with them, the scenario changes."""
+
+    settings: dict[str, int]
+    decoded: knobs.Decoded
+    changes: dict[str, Any]
+
+
+def candidate(
+    driver: str, settings: Mapping[str, int], workload: Workload, chip: str | None
+) -> Candidate:
+    """Decode ``settings`` for every tuned port and collect the field changes."""
+    settings = canonical_settings(driver, settings, chip or _first_chip(workload))
+    changes: dict[str, Any] = {}
+    decoded: knobs.Decoded | None = None
+    hosts = workload.scenario.get("hosts", [])
+    for hi in workload.hosts:
+        host = hosts[hi]
+        nics = host.get("nics", [])
+        for ni, nic in enumerate(nics):
+            nic_chip = chip or nic.get("chip") or None
+            d = knobs.decode(driver, dict(settings), nic_chip)
+            if d.scenario is None:
+                raise TuneError("--driver", d.scenario_note or f"{driver} has no simulator model")
+            decoded = decoded or d
+            base = f"hosts[{hi}].nics[{ni}]"
+            for key, value in d.scenario.items():
+                if key == "napi":
+                    continue
+                changes[f"{base}.{key}"] = value
+        if HOST_DRIVER.get(driver) == "napi" and decoded is not None:
+            napi = dict(host.get("napi", {}))
+            table = (decoded.scenario or {}).get("napi", {})
+            for key in ("defer_hard_irqs", "gro_flush_timeout_ns", "irq_suspend_timeout_ns"):
+                napi[key] = int(table.get(key, 0))
+            changes[f"hosts[{hi}].napi"] = napi
+    if decoded is None:
+        raise TuneError("--host", "the tuned hosts have no NICs")
+    return Candidate(dict(settings), decoded, changes)
+
+
+def _first_chip(workload: Workload) -> str | None:
+    hosts = workload.scenario.get("hosts", [])
+    for hi in workload.hosts:
+        for nic in hosts[hi].get("nics", []):
+            if nic.get("chip"):
+                return str(nic["chip"])
+    return None
+
+
+def canonical_settings(
+    driver: str, settings: Mapping[str, int], chip: str | None
+) -> dict[str, int]:
+    """``settings`` with every knob the driver ignores in this combination
+    (a delay timer bypassed in MSI-X mode, RADV with RDTR 0, a NAPI deferral
+    without its timer) put back to its default: the same registers, and the
+    lines to paste change only what acts."""
+    dflt = knobs.defaults(driver)
+    out = dict(settings)
+    for _ in range(3):
+        d = knobs.decode(driver, out, chip)
+        ignored = {
+            n.key
+            for n in d.notes
+            if n.kind == "ignored" and n.key in dflt and out.get(n.key) != dflt[n.key]
+        }
+        if not ignored:
+            break
+        for key in ignored:
+            out[key] = dflt[key]
+    return out
+
+
+def _check_host_drivers(driver: str, workload: Workload) -> list[str]:
+    """Notes on tuned hosts whose driver architecture differs from the tuned driver's."""
+    want = HOST_DRIVER[driver]
+    notes = []
+    for hi in workload.hosts:
+        host = workload.scenario["hosts"][hi]
+        have = host.get("driver", "napi")
+        if have != want:
+            notes.append(
+                f"host {host.get('name')} runs driver = {have!r}; {driver} is usually "
+                f"{want!r} (kept as the scenario says)"
+            )
+    return notes
+
+
+# -- metrics of one point ----------------------------------------------------------------
+
+
+@dataclass
+class PointMetrics:
+    p50_us: float
+    p99_us: float
+    cpu_util: float
+    interrupts_per_s: float
+    throughput_bps: float
+    drops: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "p50_us": _clean(self.p50_us),
+            "p99_us": _clean(self.p99_us),
+            "cpu_util": _clean(self.cpu_util),
+            "interrupts_per_s": _clean(self.interrupts_per_s),
+            "throughput_bps": _clean(self.throughput_bps),
+            "drops": self.drops,
+        }
+
+
+def _clean(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else round(float(x), 6)
+
+
+def _num(rec: Mapping[str, Scalar], key: str) -> float:
+    v = rec.get(key)
+    if v is None or isinstance(v, str):
+        return math.nan
+    return float(v)
+
+
+def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics:
+    """The tune's quantities from a run's metrics record (:func:`holdoff.sweeps.metrics_record`)."""
+    hosts = [workload.scenario["hosts"][i] for i in workload.hosts]
+    names = [str(h.get("name")) for h in hosts]
+    cpu = max((_num(rec, f"{n}/cpu_util_busy") for n in names), default=math.nan)
+    irqs = 0.0
+    for h in hosts:
+        for nic in h.get("nics", []):
+            irqs += _num(rec, f"{h.get('name')}.{nic.get('name')}/interrupts_per_s") or 0.0
+    apps = [a for a in workload.scenario.get("apps", []) if isinstance(a, dict)]
+    p50 = p99 = math.nan
+    latency_apps = [workload.app] if workload.app else [str(a.get("name")) for a in apps]
+    for name in latency_apps:
+        if not math.isnan(_num(rec, f"{name}/netpipe_latency_us")):
+            p50 = _num(rec, f"{name}/netpipe_latency_us")
+            p99 = _num(rec, f"{name}/netpipe_latency_us_max")
+            break
+        if not math.isnan(_num(rec, f"{name}/latency_us_p99")):
+            p50 = _num(rec, f"{name}/latency_us_p50")
+            p99 = _num(rec, f"{name}/latency_us_p99")
+            break
+    # Every application of the report (a bulk sender's receiving side
+    # included), plus NetPIPE's own mean, which its app row does not carry.
+    thr = _num(rec, "throughput_bps_total")
+    thr = 0.0 if math.isnan(thr) else thr
+    for a in apps:
+        mean = _num(rec, f"{a.get('name')}/netpipe_mbit_mean")
+        if not math.isnan(mean):
+            thr += mean * 1e6
+    if workload.forward_sink is not None:
+        gen, frame = workload.forward_sink
+        secs = _num(rec, "sim_time_ns") / 1e9
+        thr = _num(rec, f"{gen}/rx_packets") * frame * 8 / secs if secs > 0 else math.nan
+    drops = 0
+    for key, value in rec.items():
+        if key.startswith("drops_") and key.removeprefix("drops_") not in STATIC_DROPS:
+            drops += int(value or 0)
+    return PointMetrics(p50, p99, cpu, irqs, thr, drops)

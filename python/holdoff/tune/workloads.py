@@ -1,0 +1,378 @@
+"""The tuner's inputs: the objective, the workload (a capture, a built-in mix or a
+scenario file) and the drivers it can run; see :mod:`holdoff.tune`.
+
+Units: latency budgets [us], CPU [fraction of the cores], times [ms] where named.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from holdoff import knobs
+
+#: Relative throughput a budget objective may give up against the best
+#: throughput of the settings that meet the budget.
+THROUGHPUT_FLOOR = 0.98
+#: Throughput within this fraction of the best counts as tied (max-throughput).
+THROUGHPUT_TIE = 0.995
+#: The grid size up to which ``--search auto`` runs every point.
+GRID_MAX = 400
+#: Trials of an Optuna search by default.
+DEFAULT_TRIALS = 96
+
+#: The host driver architecture the simulator runs for each tuned driver.
+HOST_DRIVER: dict[str, str] = {
+    "linux-e1000": "napi",
+    "linux-e1000-5x": "linux-isr",
+    "linux-e1000e": "napi",
+    "linux-igb": "napi",
+    "linux-dim": "napi",
+    # FreeBSD em/igb (iflib): the interrupt filter masks the queue and a task
+    # cleans with a budget, modelled with the NAPI mechanics (as the
+    # freebsd-2024-aim case does).
+    "freebsd-em": "napi",
+    "freebsd-igb": "napi",
+    "openbsd-em": "openbsd-intr",
+}
+
+#: Drop reasons that no moderation setting changes.
+STATIC_DROPS = ("frame_over_mtu", "no_listener")
+
+MIXES: tuple[str, ...] = ("rr", "bulk", "mixed", "forwarding")
+
+
+class TuneError(ValueError):
+    """A bad tune argument; ``field`` names the option or scenario field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def check_driver(driver: str) -> None:
+    """Refuse a driver the tuner cannot run, naming why."""
+    if driver not in knobs.DRIVERS:
+        raise TuneError(
+            "--driver", f"unknown driver {driver!r}; choose one of {', '.join(HOST_DRIVER)}"
+        )
+    if driver not in HOST_DRIVER:
+        raise TuneError(
+            "--driver",
+            f"{driver}: holdoff has no 10 GbE chip or ixgbe adaptive model, so it cannot "
+            "run a tune for it (holdoff explain decodes its knobs)",
+        )
+
+
+# -- objectives ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What the tuner optimises: ``kind`` is "latency", "cpu", "throughput" or "pareto"."""
+
+    kind: str
+    #: The budget: latency [us] (metric ``p50``/``p99``) or CPU [fraction].
+    bound: float = math.nan
+    metric: str = "p99"
+    text: str = ""
+
+
+_TIME_UNITS = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def parse_objective(text: str) -> Objective:
+    """``p99<=100us``, ``p50<=1ms``, ``cpu<=30%``, ``max-throughput`` or ``pareto``."""
+    t = text.strip().lower().replace(" ", "")
+    if t == "pareto":
+        return Objective("pareto", text=text)
+    if t in ("max-throughput", "throughput"):
+        return Objective("throughput", text=text)
+    m = re.fullmatch(r"(p50|p99)<=([0-9]*\.?[0-9]+)(ns|us|µs|ms|s)?", t)
+    if m:
+        if m.group(3) is None:
+            raise TuneError("--objective", f"{text!r} has no unit: write e.g. p99<=100us")
+        bound = float(m.group(2)) * _TIME_UNITS[m.group(3)]
+        if bound <= 0:
+            raise TuneError("--objective", "the latency budget must be above 0")
+        return Objective("latency", bound, m.group(1), text)
+    m = re.fullmatch(r"cpu<=([0-9]*\.?[0-9]+)(%)?", t)
+    if m:
+        value = float(m.group(1))
+        bound = value / 100 if m.group(2) else value
+        if not 0 < bound <= 1:
+            raise TuneError("--objective", f"CPU budget {text!r} must be above 0 and at most 100%")
+        return Objective("cpu", bound, "p99", text)
+    raise TuneError(
+        "--objective",
+        f"cannot read {text!r}; use p99<=100us (least CPU within a latency budget), "
+        "cpu<=30% (least p99 within a CPU budget), max-throughput or pareto",
+    )
+
+
+# -- workloads ----------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    """A scenario to tune on and which of its hosts take the setting."""
+
+    name: str
+    scenario: dict[str, Any]
+    hosts: list[int]
+    #: The application whose latency counts (None: the first that measures it).
+    app: str | None = None
+    #: Frames per second out of a forwarding mix's router are read from this
+    #: generator's received count, with this frame size [B].
+    forward_sink: tuple[str, int] | None = None
+    description: str = ""
+
+
+def _host(name: str, profile: str, driver: str, chip: str, nics: Sequence[str]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "profile": profile,
+        "driver": HOST_DRIVER[driver],
+        "nics": [{"name": n, "chip": chip} for n in nics],
+    }
+
+
+def _peer() -> dict[str, Any]:
+    # The load's other end: a modern host with no interrupt throttle, so its
+    # own delay adds little and does not depend on the setting under tune.
+    return {
+        "name": "peer",
+        "profile": "xeon-modern",
+        "driver": "napi",
+        "cores": 2,
+        "nics": [{"name": "eth0", "chip": "i210", "moderation": {"kind": "static", "eitr_us": 0}}],
+    }
+
+
+def _profile_value(profile: str) -> str:
+    p = Path(profile)
+    if profile.endswith(".toml"):
+        if not p.is_file():
+            raise TuneError("--profile", f"profile file {profile} not found")
+        return str(p.resolve())
+    return profile
+
+
+def capture_workload(
+    capture: str | os.PathLike[str],
+    *,
+    driver: str,
+    chip: str,
+    profile: str,
+    duration_ms: int | None = None,
+    speed: float = 1.0,
+) -> Workload:
+    """The capture replayed at its own times into one host (a UDP sink takes
+    every frame and measures its latency from the wire to the application)."""
+    path = Path(capture)
+    if not path.is_file():
+        raise TuneError("--capture", f"file {capture} not found")
+    host = _host("host", _profile_value(profile), driver, chip, ["eth0"])
+    host["cores"] = 4
+    scen = {
+        "name": f"tune-{path.stem}",
+        "seed": 1,
+        "duration_ms": duration_ms or 0,
+        "hosts": [host],
+        "generators": [
+            {
+                "name": "capture",
+                "pattern": "replay",
+                "capture": str(path.resolve()),
+                "speed": speed,
+                "loops": 1,
+            }
+        ],
+        "links": [{"a": "capture", "b": "host.eth0", "rate": "1G"}],
+        "apps": [{"kind": "udp_sink", "name": "sink", "host": "host"}],
+    }
+    if not duration_ms:
+        scen["duration_ms"] = _capture_duration_ms(scen, speed)
+    return Workload(
+        f"capture {path.name}",
+        scen,
+        [0],
+        "sink",
+        description=f"{path.name} replayed at its captured times into one host",
+    )
+
+
+def _capture_duration_ms(scen: dict[str, Any], speed: float) -> int:
+    """The capture's span (read by the core) plus 10 ms for the last frames."""
+    from holdoff.api import run
+
+    probe = copy.deepcopy(scen)
+    probe["duration_ms"] = 1
+    report = run(probe).report
+    cap = report["summary"]["generators"][0].get("capture") or {}
+    span_ns = float(cap.get("duration_ns") or 0) / max(speed, 1e-9)
+    return int(math.ceil(span_ns / 1e6)) + 10
+
+
+def mix_workload(
+    mix: str,
+    *,
+    driver: str,
+    chip: str,
+    profile: str,
+    rate: float | None = None,
+    duration_ms: int | None = None,
+) -> Workload:
+    """A built-in traffic mix against one tuned host (``dut``).
+
+    - ``rr``: open-loop request/response, ``rate`` requests/s (default 20 000,
+      Poisson) over 16 connections, 64 B each way, 10 us of service per
+      request; latency is the client's, from each request's intended send;
+    - ``bulk``: one TCP stream into the host plus a 1 ms ping beside it
+      (latency under load);
+    - ``mixed``: both, request/response at ``rate`` (default 10 000/s);
+    - ``forwarding``: 64-byte frames at ``rate`` frames/s (default 300 000)
+      forwarded from eth0 to eth1; no latency is measured.
+    """
+    if mix not in MIXES:
+        raise TuneError("--mix", f"unknown mix {mix!r}; choose one of {', '.join(MIXES)}")
+    if rate is not None and not rate > 0:
+        raise TuneError("--rate", f"must be above 0, got {rate}")
+    prof = _profile_value(profile)
+    if mix == "forwarding":
+        pps = rate or 300_000.0
+        if pps > 1_488_095:
+            raise TuneError("--rate", f"{pps:.0f} frames/s is above 64-byte line rate (1488095)")
+        host = _host("dut", prof, driver, chip, ["eth0", "eth1"])
+        host["forward"] = [{"from": "eth0", "to": "eth1"}]
+        scen: dict[str, Any] = {
+            "name": "tune-forwarding",
+            "seed": 1,
+            "duration_ms": duration_ms or 100,
+            "hosts": [host],
+            "generators": [
+                {"name": "source", "pattern": "constant", "rate_pps": pps},
+                {"name": "out", "pattern": "constant", "rate_pps": 1, "start_us": 10**9},
+            ],
+            "links": [
+                {"a": "source", "b": "dut.eth0", "rate": "1G"},
+                {"a": "dut.eth1", "b": "out", "rate": "1G"},
+            ],
+        }
+        return Workload(
+            "forwarding",
+            scen,
+            [0],
+            None,
+            ("out", 64),
+            f"64-byte frames at {pps:.0f}/s forwarded eth0 -> eth1",
+        )
+    host = _host("dut", prof, driver, chip, ["eth0"])
+    host["cores"] = 2
+    apps: list[dict[str, Any]] = []
+    app = None
+    parts = []
+    if mix in ("rr", "mixed"):
+        rps = rate or (20_000.0 if mix == "rr" else 10_000.0)
+        apps.append(
+            {
+                "kind": "rpc_open",
+                "name": "rr",
+                "host": "peer",
+                "to": "dut",
+                "rate_rps": rps,
+                "arrivals": "poisson",
+                "connections": 16,
+                "request_bytes": 64,
+                "response_bytes": 64,
+                "service_ns": 10_000,
+                "server_threads": 1,
+                "max_outstanding": 1024,
+            }
+        )
+        app = "rr"
+        parts.append(f"open-loop request/response at {rps:.0f}/s")
+    if mix in ("bulk", "mixed"):
+        apps.append({"kind": "iperf", "name": "bulk", "host": "peer", "to": "dut"})
+        parts.append("one TCP stream into the host")
+        if mix == "bulk":
+            apps.append(
+                {"kind": "ping", "name": "ping", "host": "peer", "to": "dut", "interval_us": 1000}
+            )
+            app = "ping"
+            parts.append("1 ms ping")
+    scen = {
+        "name": f"tune-{mix}",
+        "seed": 1,
+        "duration_ms": duration_ms or 200,
+        "hosts": [_peer(), host],
+        "links": [{"a": "peer.eth0", "b": "dut.eth0", "rate": "1G"}],
+        "apps": apps,
+    }
+    return Workload(mix, scen, [1], app, description=", ".join(parts))
+
+
+def scenario_workload(
+    file: str | os.PathLike[str],
+    *,
+    hosts: Sequence[str] = (),
+    app: str | None = None,
+    duration_ms: int | None = None,
+) -> Workload:
+    """A scenario file as the workload; ``hosts`` names the tuned hosts
+    (default: every host). Relative capture and profile paths are made
+    absolute (they are relative to the file)."""
+    path = Path(file)
+    if not path.is_file():
+        raise TuneError("SCENARIO", f"file {file} not found")
+    try:
+        scen = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise TuneError("SCENARIO", f"{file} is not valid TOML: {err}") from err
+    folder = path.resolve().parent
+    for gen in scen.get("generators", []):
+        if isinstance(gen, dict) and isinstance(gen.get("capture"), str):
+            gen["capture"] = str((folder / gen["capture"]).resolve())
+    names = [str(h.get("name")) for h in scen.get("hosts", []) if isinstance(h, dict)]
+    for h in scen.get("hosts", []):
+        if isinstance(h, dict) and str(h.get("profile", "")).endswith(".toml"):
+            h["profile"] = str((folder / h["profile"]).resolve())
+    if not names:
+        raise TuneError("SCENARIO", f"{file} has no [[hosts]]: nothing to tune")
+    if hosts:
+        unknown = [h for h in hosts if h not in names]
+        if unknown:
+            raise TuneError(
+                "--host", f"no host {unknown[0]!r} in {file}; its hosts: {', '.join(names)}"
+            )
+        idx = [names.index(h) for h in hosts]
+    else:
+        idx = list(range(len(names)))
+    if duration_ms:
+        scen["duration_ms"] = duration_ms
+    return Workload(
+        path.stem,
+        scen,
+        idx,
+        app,
+        description=f"{path.name}, tuned hosts {', '.join(str(names[i]) for i in idx)}",
+    )
+
+
+#: Application kinds that measure a latency.
+LATENCY_APPS = ("ping", "rpc", "rpc_open", "udp_sink", "netpipe")
+
+
+def _measures_latency(workload: Workload) -> bool:
+    apps = [a for a in workload.scenario.get("apps", []) if isinstance(a, dict)]
+    if workload.app is not None:
+        apps = [a for a in apps if a.get("name") == workload.app]
+    return any(a.get("kind") in LATENCY_APPS for a in apps)
