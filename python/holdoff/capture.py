@@ -1,0 +1,470 @@
+"""What a capture file holds: its span, frames, bytes and mean rate, read from the file.
+
+:func:`scan` streams a pcap or pcapng file once, reading record headers and
+seeking past payloads (only the first :data:`PREFIX_BYTES` of a record are
+read, and only when a destination filter needs them), so memory does not grow
+with the file: a 1 GB capture is never read into memory.
+
+It reads what the core's replay reads (``crates/holdoff-core/src/apps/
+replay.rs``) and counts as it counts:
+
+- pcap: magic ``a1b2c3d4`` (microsecond) or ``a1b23c4d`` (nanosecond), in
+  either byte order, version 2.x, link type Ethernet (1); a record longer than
+  the snaplen is an error;
+- pcapng: Section Header, Interface Description (``if_tsresol``: a power of
+  10 or, high bit set, of 2; ``if_tsoffset`` in seconds), Enhanced Packet and
+  Simple Packet Blocks (a Simple Packet Block has no timestamp: it takes the
+  previous record's); other blocks are skipped;
+- a frame's length is its original length (or the captured length, if
+  larger); on the model's wire it is padded to 60 bytes and carries the
+  4-byte FCS (``wire_bytes``), frames longer than MTU + 18 are dropped by the
+  receiver;
+- a timestamp earlier than the previous record's is an error;
+- ``only_to``: only frames to one IPv4/IPv6 address or MAC address count,
+  as the replay's ``only_to`` keeps them.
+
+Simplifies: the file is read as it is at the time of the scan; a capture
+that changes afterwards is the replay's to read.
+
+Units: times [ns], sizes [bytes], rates [bit/s].
+Sources: draft-ietf-opsawg-pcap (file and record headers), draft-ietf-
+opsawg-pcapng (SHB, IDB and its ``if_tsresol``/``if_tsoffset`` options,
+EPB, SPB).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+#: Bytes of a record's payload read when a destination filter needs them
+#: (Ethernet, two VLAN tags and an IPv6 header fit).
+PREFIX_BYTES = 64
+#: Longest record accepted [bytes] (the core's ``MAX_RECORD_BYTES``).
+MAX_RECORD_BYTES = 16 << 20
+#: The standard Ethernet MTU [bytes]; a frame over MTU + 18 is dropped.
+DEFAULT_MTU = 1500
+
+_PCAP_MAGIC = {
+    b"\xd4\xc3\xb2\xa1": ("<", False),
+    b"\xa1\xb2\xc3\xd4": (">", False),
+    b"\x4d\x3c\xb2\xa1": ("<", True),
+    b"\xa1\xb2\x3c\x4d": (">", True),
+}
+_SHB = 0x0A0D0D0A
+_IDB, _SPB, _EPB = 1, 3, 6
+_BYTE_ORDER_MAGIC = 0x1A2B3C4D
+_LINKTYPE_ETHERNET = 1
+
+
+class CaptureFileError(ValueError):
+    """A capture that cannot be read: the file, the byte offset and what was wrong."""
+
+    def __init__(self, path: str, offset: int, what: str) -> None:
+        super().__init__(f"capture {path}: at byte {offset}: {what}")
+        self.path = path
+        self.offset = offset
+        self.what = what
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """What one pass over a capture found (after ``only_to``, if given)."""
+
+    path: str
+    #: "pcap" or "pcapng".
+    format: str
+    frames: int
+    #: Sum of the frames' original lengths (without FCS) [bytes].
+    orig_bytes: int
+    #: Sum of the captured lengths (what the file holds) [bytes].
+    captured_bytes: int
+    #: Sum of the frames on the model's wire: padded to 60, plus FCS [bytes].
+    wire_bytes: int
+    #: Frames (and their wire bytes) longer than MTU + 18: dropped by the receiver.
+    over_mtu_frames: int
+    over_mtu_wire_bytes: int
+    first_ts_ns: int | None
+    last_ts_ns: int | None
+    #: Frames not counted because they are not to ``only_to``.
+    skipped: int
+    mtu: int = DEFAULT_MTU
+
+    @property
+    def span_ns(self) -> int:
+        """First to last frame [ns] (0 for fewer than two frames)."""
+        if self.first_ts_ns is None or self.last_ts_ns is None:
+            return 0
+        return self.last_ts_ns - self.first_ts_ns
+
+    @property
+    def mean_rate_bps(self) -> float:
+        """Wire bytes over the span [bit/s], as the replay's ``offered_bps`` (0 without a span)."""
+        return self.wire_bytes * 8e9 / self.span_ns if self.span_ns > 0 else 0.0
+
+    @property
+    def deliverable_rate_bps(self) -> float:
+        """The mean rate of the frames within the MTU (those a receiver can take) [bit/s]."""
+        if self.span_ns <= 0:
+            return 0.0
+        return (self.wire_bytes - self.over_mtu_wire_bytes) * 8e9 / self.span_ns
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "format": self.format,
+            "frames": self.frames,
+            "orig_bytes": self.orig_bytes,
+            "captured_bytes": self.captured_bytes,
+            "wire_bytes": self.wire_bytes,
+            "over_mtu_frames": self.over_mtu_frames,
+            "span_ns": self.span_ns,
+            "mean_rate_bps": self.mean_rate_bps,
+            "deliverable_rate_bps": self.deliverable_rate_bps,
+            "skipped": self.skipped,
+        }
+
+
+def parse_only_to(text: str) -> tuple[str, bytes]:
+    """``("ip", packed address)`` or ``("mac", 6 bytes)``, as the replay's ``only_to``."""
+    try:
+        return "ip", ipaddress.ip_address(text).packed
+    except ValueError:
+        pass
+    parts = text.replace("-", ":").split(":")
+    if len(parts) == 6 and all(len(p) == 2 for p in parts):
+        try:
+            return "mac", bytes(int(p, 16) for p in parts)
+        except ValueError:
+            pass
+    raise ValueError(f"only_to {text!r} is neither an IP address nor a MAC address")
+
+
+def _dst(data: bytes) -> tuple[bytes | None, bytes | None]:
+    """The destination MAC and IP address of an Ethernet frame's first bytes."""
+    if len(data) < 14:
+        return None, None
+    mac = data[:6]
+    et = int.from_bytes(data[12:14], "big")
+    l3 = 14
+    while et in (0x8100, 0x88A8) and len(data) >= l3 + 4:
+        et = int.from_bytes(data[l3 + 2 : l3 + 4], "big")
+        l3 += 4
+    ip = data[l3:]
+    if et == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
+        return mac, ip[16:20]
+    if et == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
+        return mac, ip[24:40]
+    return mac, None
+
+
+class _Scan:
+    """Running counts of one pass."""
+
+    def __init__(self, path: str, mtu: int, only_to: tuple[str, bytes] | None) -> None:
+        self.path = path
+        self.max_frame = mtu + 18
+        self.mtu = mtu
+        self.only_to = only_to
+        self.frames = self.orig = self.captured = self.wire = 0
+        self.over = self.over_bytes = self.skipped = 0
+        self.first: int | None = None
+        self.last: int | None = None
+        self.prev_ts: int | None = None
+
+    def err(self, offset: int, what: str) -> CaptureFileError:
+        return CaptureFileError(self.path, offset, what)
+
+    def frame(self, at: int, ts: int, orig: int, caplen: int, prefix: bytes | None) -> None:
+        if self.prev_ts is not None and ts < self.prev_ts:
+            raise self.err(
+                at,
+                f"timestamp goes backwards: {ts} ns is earlier than the previous "
+                f"record's {self.prev_ts} ns",
+            )
+        self.prev_ts = ts
+        if self.only_to is not None:
+            mac, ip = _dst(prefix or b"")
+            kind, want = self.only_to
+            if (mac if kind == "mac" else ip) != want:
+                self.skipped += 1
+                return
+        length = max(orig, caplen)
+        wire = max(length, 60) + 4
+        self.frames += 1
+        self.orig += length
+        self.captured += caplen
+        self.wire += wire
+        if wire > self.max_frame:
+            self.over += 1
+            self.over_bytes += wire
+        if self.first is None:
+            self.first = ts
+        self.last = ts
+
+    def info(self, fmt: str) -> CaptureInfo:
+        return CaptureInfo(
+            self.path,
+            fmt,
+            self.frames,
+            self.orig,
+            self.captured,
+            self.wire,
+            self.over,
+            self.over_bytes,
+            self.first,
+            self.last,
+            self.skipped,
+            self.mtu,
+        )
+
+
+def scan(
+    path: str | os.PathLike[str], *, only_to: str | None = None, mtu: int = DEFAULT_MTU
+) -> CaptureInfo:
+    """Read ``path``'s record headers once and count (see the module doc).
+
+    Raises :class:`CaptureFileError` (naming the file and byte offset) for a
+    file that is missing, not a regular file, empty, truncated, or not a pcap
+    or pcapng capture of Ethernet frames.
+    """
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except OSError as err:
+        raise CaptureFileError(name, 0, f"cannot open: {err.strerror or err}") from err
+    if stat.S_ISDIR(st.st_mode):
+        raise CaptureFileError(name, 0, "is a directory, not a pcap or pcapng file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or special file"
+        raise CaptureFileError(name, 0, f"is {kind}, not a regular pcap or pcapng file")
+    if st.st_size == 0:
+        raise CaptureFileError(name, 0, "empty file (0 bytes): not a pcap or pcapng file")
+    filt = None
+    if only_to is not None:
+        try:
+            filt = parse_only_to(only_to)
+        except ValueError as err:
+            raise CaptureFileError(name, 0, str(err)) from err
+    counts = _Scan(name, mtu, filt)
+    try:
+        with open(name, "rb") as f:
+            magic = f.read(4)
+            if magic in _PCAP_MAGIC:
+                _scan_pcap(f, st.st_size, magic, counts)
+                return counts.info("pcap")
+            if len(magic) == 4 and struct.unpack("<I", magic)[0] == _SHB:
+                _scan_pcapng(f, st.st_size, counts)
+                return counts.info("pcapng")
+    except OSError as err:
+        raise CaptureFileError(name, 0, f"read error: {err.strerror or err}") from err
+    if len(magic) < 4:
+        raise CaptureFileError(
+            name, 0, f"truncated file header ({len(magic)} bytes): not a pcap or pcapng header"
+        )
+    raise CaptureFileError(
+        name,
+        0,
+        f"unknown magic number {magic.hex()}: not pcap (a1b2c3d4, a1b23c4d, either byte "
+        "order) nor pcapng (0a0d0d0a)",
+    )
+
+
+def _read(f: BinaryIO, n: int, at: int, size: int, what: str, counts: _Scan) -> bytes:
+    data = f.read(n)
+    if len(data) < n:
+        raise counts.err(
+            at, f"truncated {what} ({len(data)} of {n} bytes before the end of the file)"
+        )
+    return data
+
+
+def _scan_pcap(f: BinaryIO, size: int, magic: bytes, counts: _Scan) -> None:
+    order, nanos = _PCAP_MAGIC[magic]
+    hdr = f.read(20)
+    if len(hdr) < 20:
+        raise counts.err(
+            0,
+            f"truncated file header ({4 + len(hdr)} bytes): not a complete pcap or pcapng header",
+        )
+    major, minor, _zone, _sigfigs, snaplen, linktype = struct.unpack(order + "HHiIII", hdr)
+    if major != 2:
+        raise counts.err(4, f"pcap version {major}.{minor}; only 2.x is read")
+    if linktype & 0xFFFF != _LINKTYPE_ETHERNET:
+        raise counts.err(
+            20,
+            f"unsupported link type {linktype & 0xFFFF} (only Ethernet, LINKTYPE_ETHERNET = 1, "
+            "is replayed)",
+        )
+    rec = struct.Struct(order + "IIII")
+    pos = 24
+    while pos < size:
+        head = _read(f, 16, pos, size, "record header", counts)
+        sec, frac, caplen, orig = rec.unpack(head)
+        if snaplen > 0 and caplen > snaplen:
+            raise counts.err(pos, f"record length {caplen} is over the snaplen {snaplen}")
+        if 16 + caplen > size - pos:
+            raise counts.err(
+                pos,
+                f"record length {caplen} runs past the end of the file "
+                f"({size - pos - 16} bytes left after the header)",
+            )
+        if 16 + caplen > MAX_RECORD_BYTES:
+            raise counts.err(pos, f"record length {caplen} is over the largest accepted")
+        ts = sec * 1_000_000_000 + (frac if nanos else frac * 1000)
+        prefix = None
+        if counts.only_to is not None:
+            prefix = f.read(min(caplen, PREFIX_BYTES))
+            f.seek(caplen - len(prefix), os.SEEK_CUR)
+        else:
+            f.seek(caplen, os.SEEK_CUR)
+        counts.frame(pos, ts, orig, caplen, prefix)
+        pos += 16 + caplen
+
+
+def _ts_units_per_s(tsresol: int) -> int | None:
+    e = tsresol & 0x7F
+    if tsresol & 0x80:
+        return 1 << e if e < 64 else None
+    v = 10**e
+    return v if v < 2**64 else None
+
+
+def _scan_pcapng(f: BinaryIO, size: int, counts: _Scan) -> None:
+    pos = 0
+    f.seek(0)
+    order = "<"
+    #: Per interface of the current section: (units per second, offset [s]).
+    ifaces: list[tuple[int, int, int]] = []
+    while pos < size:
+        head = _read(f, 12, pos, size, "block header", counts)
+        btype = struct.unpack("<I", head[:4])[0]
+        if btype == _SHB:
+            bom = head[8:12]
+            if bom == struct.pack("<I", _BYTE_ORDER_MAGIC):
+                order = "<"
+            elif bom == struct.pack(">I", _BYTE_ORDER_MAGIC):
+                order = ">"
+            else:
+                raise counts.err(pos, f"section header with byte-order magic {bom.hex()}")
+            ifaces = []
+        else:
+            btype = struct.unpack(order + "I", head[:4])[0]
+        blen = struct.unpack(order + "I", head[4:8])[0]
+        if blen < 12 or blen % 4:
+            raise counts.err(pos, f"block length {blen} is not a multiple of 4 of at least 12")
+        if blen > size - pos:
+            raise counts.err(
+                pos,
+                f"block length {blen} runs past the end of the file ({size - pos} bytes left)",
+            )
+        if blen > MAX_RECORD_BYTES:
+            raise counts.err(pos, f"block length {blen} is over the largest accepted")
+        body_len = blen - 12
+        if btype == _IDB:
+            body = head[8:] + _read(f, body_len, pos + 12, size, "interface block", counts)
+            ifaces.append(_idb(body, order, pos, counts))
+        elif btype == _EPB:
+            if body_len < 16:
+                raise counts.err(pos, f"enhanced packet block of {blen} bytes is too short")
+            more = _read(f, 16, pos + 12, size, "enhanced packet block", counts)
+            if_id = struct.unpack(order + "I", head[8:])[0]
+            hi, lo, caplen, orig = struct.unpack(order + "IIII", more)
+            if if_id >= len(ifaces):
+                raise counts.err(
+                    pos,
+                    f"packet on interface {if_id} but only {len(ifaces)} interface(s) "
+                    "described before it",
+                )
+            units, offset_s, snaplen = ifaces[if_id]
+            if snaplen > 0 and caplen > snaplen:
+                raise counts.err(
+                    pos,
+                    f"record length {caplen} is over the snaplen {snaplen} of interface {if_id}",
+                )
+            if caplen > body_len - 20:
+                raise counts.err(pos, f"captured length {caplen} is over the block's {blen} bytes")
+            ts = ((hi << 32) | lo) * 1_000_000_000 // units + offset_s * 1_000_000_000
+            if not 0 <= ts < 2**64 - 1:
+                raise counts.err(pos, f"timestamp out of range on interface {if_id}")
+            prefix = None
+            if counts.only_to is not None:
+                prefix = f.read(min(caplen, PREFIX_BYTES))
+            counts.frame(pos, ts, orig, caplen, prefix)
+        elif btype == _SPB:
+            if not ifaces:
+                raise counts.err(pos, "simple packet block before any interface description")
+            orig = struct.unpack(order + "I", head[8:])[0]
+            snaplen = ifaces[0][2]
+            caplen = min(orig, snaplen) if snaplen > 0 else orig
+            caplen = min(caplen, body_len - 4)
+            prefix = None
+            if counts.only_to is not None:
+                prefix = f.read(min(caplen, PREFIX_BYTES))
+            ts = counts.prev_ts if counts.prev_ts is not None else 0
+            counts.frame(pos, ts, orig, caplen, prefix)
+        f.seek(pos + blen, os.SEEK_SET)
+        pos += blen
+
+
+def _idb(body: bytes, order: str, pos: int, counts: _Scan) -> tuple[int, int, int]:
+    """(timestamp units per second, if_tsoffset [s], snaplen) of an IDB's body."""
+    if len(body) < 8:
+        raise counts.err(pos, "interface description block is too short")
+    linktype, _res, snaplen = struct.unpack(order + "HHI", body[:8])
+    if linktype != _LINKTYPE_ETHERNET:
+        raise counts.err(
+            pos,
+            f"interface {linktype}: unsupported link type {linktype} (only Ethernet, "
+            "LINKTYPE_ETHERNET = 1, is replayed)",
+        )
+    units, offset_s = 1_000_000, 0
+    i = 8
+    opts = body[: len(body) - 4]  # the trailing block length
+    while i + 4 <= len(opts):
+        code, olen = struct.unpack(order + "HH", opts[i : i + 4])
+        value = opts[i + 4 : i + 4 + olen]
+        if code == 0:
+            break
+        if code == 9 and olen >= 1:
+            got = _ts_units_per_s(value[0])
+            if got is None:
+                raise counts.err(pos, f"if_tsresol {value[0]:#x} is out of range")
+            units = got
+        elif code == 14 and olen >= 8:
+            offset_s = struct.unpack(order + "q", value[:8])[0]
+        i += 4 + olen + (-olen % 4)
+    return units, offset_s, snaplen
+
+
+def covered_share(info: CaptureInfo, sim_window_ns: float) -> float:
+    """The share of the capture's span a simulation of ``sim_window_ns`` covers (0..1)."""
+    if info.span_ns <= 0:
+        return 1.0 if info.frames else 0.0
+    return max(0.0, min(1.0, sim_window_ns / info.span_ns))
+
+
+def describe(info: CaptureInfo) -> str:
+    """One line: span, frames, bytes and mean rate."""
+    return (
+        f"{Path(info.path).name}: {info.span_ns / 1e6:,.3f} ms, {info.frames:,} frames, "
+        f"{info.orig_bytes:,} bytes ({info.captured_bytes:,} captured), mean "
+        f"{info.mean_rate_bps / 1e6:,.2f} Mb/s"
+    )
+
+
+__all__ = [
+    "DEFAULT_MTU",
+    "MAX_RECORD_BYTES",
+    "CaptureFileError",
+    "CaptureInfo",
+    "covered_share",
+    "describe",
+    "parse_only_to",
+    "scan",
+]
