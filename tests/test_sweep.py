@@ -124,7 +124,7 @@ def test_sweep_file_base_is_relative_to_the_sweep_file(tmp_path: Path) -> None:
         ({"grid": {"hosts[0]..x": [1]}}, "hosts[0]..x", ["not a field path"]),
         ({"grid": {RATE: 5}}, RATE, ["non-empty list"]),
         ({"grids": {}}, "grids", ["unknown sweep field", "allowed"]),
-        ({"replicates": 0}, "replicates", ["at least 1"]),
+        ({"replicates": 0}, "replicates", ["from 1 to"]),
         ({"grid": {"duration_ms.x": [1]}}, "duration_ms.x", ["not a table"]),
         ({"grid": {"hosts[0].profile": ["ideal", "pentium-9"]}}, "hosts[0].profile", ["allowed"]),
     ],
