@@ -75,7 +75,8 @@ def test_a_symlink_loop_and_a_dangling_link(tmp_path: Path) -> None:
 
 
 def test_not_found_only_when_missing(tmp_path: Path) -> None:
-    assert _refused(tmp_path / "nope.toml").endswith("not found")
+    missing = tmp_path / "nope.toml"
+    assert _refused(missing) == f"scenario file not found: {missing}"
 
 
 def test_a_sparse_8_gib_file_is_refused_by_its_size(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ LIMITS_BYTES: dict[str, int] = {
     "scenario file": 16 * MIB,
     "sweep file": 16 * MIB,
     "profile file": 16 * MIB,
-    "explain input": 16 * MIB,
+    "explain input file": 16 * MIB,
     "calibration CSV": 64 * MIB,
     "CSV file": 64 * MIB,
     "store entry": 64 * MIB,
@@ -73,8 +73,14 @@ class InputError(ValueError):
         self.what = what
         self.path = None if path is None else str(path)
         self.message = message
-        where = f"{what} {shorten(printable(self.path))}" if self.path is not None else what
-        super().__init__(f"{where}: {message}")
+        shown = None if self.path is None else shorten(printable(self.path))
+        if shown is not None and message == "not found":
+            text = f"{what} not found: {shown}"
+        elif shown is not None:
+            text = f"{what} {shown}: {message}"
+        else:
+            text = f"{what}: {message}"
+        super().__init__(text)
 
 
 # ------------------------------------------------------------------ printing
@@ -204,7 +210,8 @@ def read_bytes(
     cap = limit_for(what) if limit is None else limit
     name = os.fspath(path)
     if allow_stdin and name == "-":
-        data = sys.stdin.buffer.read(cap + 1)
+        raw = getattr(sys.stdin, "buffer", None)  # a text stream in tests has none
+        data = raw.read(cap + 1) if raw is not None else sys.stdin.read(cap + 1).encode()
         if len(data) > cap:
             raise InputError(what, "<stdin>", f"is over the limit for a {what}, {human_size(cap)}")
         return data
