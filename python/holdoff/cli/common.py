@@ -302,7 +302,7 @@ def _interrupted_run(err: KeyboardInterrupt, json_output: bool) -> NoReturn:
     raise typer.Exit(130)
 
 
-def _read_input(file: Path, what: str = "explain input") -> str:
+def _read_input(file: Path, what: str = "explain input file") -> str:
     """The text of an input file (``-``: stdin), checked by :mod:`holdoff.inputs`; exits 2."""
     try:
         text = inputs.read_text(file, what, allow_stdin=True)
