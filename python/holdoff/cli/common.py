@@ -141,6 +141,18 @@ def _read(file: Path, what: str = "scenario file") -> str:
         _fail(str(err), 2)
 
 
+def _check_file(file: Path, what: str, limit: int | None = None) -> None:
+    """Exit 2 unless ``file`` is a regular file within the size limit for ``what``.
+
+    For inputs a library function reads itself (``limit=0``: no size limit,
+    for streamed inputs such as captures).
+    """
+    try:
+        inputs.check_file(file, what, limit)
+    except inputs.InputError as err:
+        _fail(str(err), 2)
+
+
 def _toml_or_none(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
