@@ -59,7 +59,12 @@ APP_COLUMNS = [
     "rx_bytes",
     "throughput_bps",
     *(f"latency_us_{stat}" for stat in LATENCY_STATS),
+    "tx_bytes",
+    "transactions",
+    "transactions_per_s",
 ]
+#: Columns of :attr:`RunResult.netpipe` (one row per NetPIPE point).
+NETPIPE_COLUMNS = ["app", "index", "bytes", "nrepeat", "t_us", "np_mbps", "mbit_per_s"]
 #: Columns of :attr:`RunResult.generators` (one row per traffic generator).
 GENERATOR_COLUMNS = ["generator", "sent_packets", "sent_bytes", "offered_bps"]
 #: Columns of :attr:`RunResult.registers` (one row per register of every port,
@@ -266,8 +271,37 @@ class RunResult:
     @cached_property
     def apps(self) -> pd.DataFrame:
         """One row per application; latency flattened (``latency_us_p99``...), see
-        :data:`APP_COLUMNS`. Latency columns are NaN for apps that measure none."""
-        return _frame((_flatten(a) for a in self.summary.get("apps", [])), APP_COLUMNS)
+        :data:`APP_COLUMNS`. Latency columns are NaN for apps that measure none.
+
+        ``transactions_per_s``: rpc_open its ``achieved_rps`` (completed
+        requests over the time from its ``start_us``); other apps that
+        completed transactions, ``transactions`` over the simulated time (the
+        span the core's rpc ``throughput_bps`` is taken over); NA otherwise.
+        """
+        seconds = self.sim_time_ns / 1e9
+        rows = []
+        for app in self.summary.get("apps", []):
+            row = _flatten(app)
+            done = row.get("transactions") or 0
+            if row.get("rpc_open_achieved_rps") is not None:
+                row["transactions_per_s"] = row["rpc_open_achieved_rps"]
+            elif done and seconds > 0:
+                row["transactions_per_s"] = done / seconds
+            rows.append(row)
+        return _frame(rows, APP_COLUMNS)
+
+    @cached_property
+    def netpipe(self) -> pd.DataFrame:
+        """NetPIPE points, one row per (app, point); see :data:`NETPIPE_COLUMNS`:
+        message size [bytes], repetitions, ``t_us`` (the least half round trip
+        over the trials, µs), ``np_mbps`` (NetPIPE's Mbps, 2^20 bit/s) and
+        ``mbit_per_s`` (10^6 bit/s). Empty without a NetPIPE application."""
+        rows = [
+            {"app": app.get("app"), **point}
+            for app in self.summary.get("apps", [])
+            for point in app.get("netpipe") or []
+        ]
+        return _frame(rows, NETPIPE_COLUMNS)
 
     @cached_property
     def generators(self) -> pd.DataFrame:

@@ -3,7 +3,9 @@
 It renders the tables of :mod:`holdoff.tables` (the same the HTML report
 shows, built from the run's DataFrames), the warnings about configured
 values the chip or driver ignores or clamps (first, in yellow), and the drops,
-packet ledger and wall-clock performance lines.
+packet ledger and wall-clock performance lines. Every table fits the width it
+is printed at with its numbers whole (:class:`holdoff.termtable.Fitted`:
+names wrap, and a table too wide even so is printed stacked).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.text import Text
 
 from holdoff import tables
 from holdoff.tables import RunView
+from holdoff.termtable import Fitted
 
 #: Width of the plain-text summary (summary.txt) in columns.
 SUMMARY_WIDTH = 100
@@ -56,7 +59,7 @@ def _header(result: RunView) -> Text:
     return text
 
 
-def _warnings(warnings: list[dict[str, str]]) -> Table:
+def _warnings(warnings: list[dict[str, str]]) -> Fitted:
     """Every warning, one row each: the field and why it is not in effect as configured."""
     table = Table(
         title=f"WARNINGS ({len(warnings)}): configured values not in effect as written",
@@ -65,11 +68,11 @@ def _warnings(warnings: list[dict[str, str]]) -> Table:
         border_style="yellow",
         show_header=False,
     )
-    table.add_column("field", style="bold yellow", no_wrap=True)
+    table.add_column("field", style="bold yellow")
     table.add_column("message", style="yellow")
     for field, message in tables.warning_lines(warnings):
         table.add_row(Text(field), Text(message))
-    return table
+    return Fitted(table)
 
 
 def _table(source: tables.Table) -> RenderableType:
@@ -82,13 +85,12 @@ def _table(source: tables.Table) -> RenderableType:
         caption_justify="left",
     )
     for column in source.columns:
-        table.add_column(
-            column.header, justify="left" if column.label else "right", no_wrap=column.label
-        )
+        # Names wrap (left-aligned), numbers keep their width (right-aligned).
+        table.add_column(column.header, justify="left" if column.label else "right")
     for row in source.rows:
         # Text cells: names from the scenario are shown as they are, never as markup.
         table.add_row(*(Text(cell) for cell in row))
-    return table
+    return Fitted(table)
 
 
 def _drops_line(drops: Mapping[str, int]) -> Text:

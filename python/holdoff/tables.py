@@ -69,6 +69,8 @@ class RunView(Protocol):
     def generators(self) -> pd.DataFrame: ...
     @property
     def changes(self) -> pd.DataFrame: ...
+    @property
+    def netpipe(self) -> pd.DataFrame: ...
 
 
 # -- number formatting ----------------------------------------------------------------
@@ -240,8 +242,43 @@ APP_TABLE = columns(
     ["app", "kind", "host"],
     ("sent", "sent", count),
     ("received", "received", count),
+    ("rx_bytes", "rx bytes", count),
+    ("tx_bytes", "tx bytes", count),
     ("throughput_bps", "Mb/s", mbps),
+    ("transactions_per_s", "trans/s", fixed(1)),
+)
+APP_NOTE = f"{MISSING} = not counted for this kind of application"
+
+#: Kinds whose sent / received packets the core does not count (its report holds 0).
+_NO_PACKETS = frozenset(
+    {"netpipe", "netpipe_receiver", "iperf", "iperf_receiver", "rpc_server", "rpc_open_server"}
+)
+UNCOUNTED = {"sent": _NO_PACKETS | {"udp_sink"}, "received": _NO_PACKETS | {"udp_send"}}
+
+#: What each kind's latency measures (docs/outputs.md, the core's apps modules).
+LATENCY_MEANS = {
+    "udp_sink": "one way: generator emission to application read",
+    "ping": "round trip: send call to reply read",
+    "rpc": "transaction: request write call to whole response read",
+    "rpc_open": "from the request's intended send time (its arrival) to response read",
+}
+
+LATENCY_TABLE = columns(
+    ["app", "measures"],
+    ("latency_us_count", "count", count),
     *((f"latency_us_{p}", f"{p} [µs]", fixed(1)) for p in ("p50", "p99", "max")),
+)
+
+NETPIPE_TABLE = (
+    Column("index", "#", count),
+    Column("bytes", "bytes", count),
+    Column("nrepeat", "times", count),
+    Column("t_us", "t [µs]", fixed(2)),
+    Column("mbit_per_s", "Mb/s", fixed(2)),
+)
+NETPIPE_NOTE = (
+    "t = the least half round trip over the trials, as NPtcp prints it; "
+    "Mb/s = 10^6 bit/s (NPtcp's Mbps are 2^20 bit/s)"
 )
 
 CHANGE_TABLE = (
@@ -265,11 +302,35 @@ def run_tables(run: RunView) -> list[Table]:
         _registers(run.registers),
         _napi(run.vectors),
         make_table("hosts", "Hosts (CPU time per class)", HOST_TABLE, run.hosts),
-        make_table("apps", "Applications", APP_TABLE, run.apps),
+        make_table("apps", "Applications", APP_TABLE, _apps(run.apps), APP_NOTE),
+        make_table("latency", "Latency", LATENCY_TABLE, _latency(run.apps)),
+        *_netpipe(run.netpipe),
         make_table("generators", "Traffic generators", GENERATOR_TABLE, run.generators),
         make_table("changes", "Changes during the run ([[at]])", CHANGE_TABLE, _changes(run)),
     ]
     return [t for t in tables if t.rows]
+
+
+def _apps(apps: pd.DataFrame) -> pd.DataFrame:
+    """The apps with the counters the core does not keep for their kind as missing."""
+    frame = apps.astype({key: "object" for key in UNCOUNTED})
+    for key, kinds in UNCOUNTED.items():
+        frame.loc[frame["kind"].isin(kinds), key] = None
+    return frame
+
+
+def _latency(apps: pd.DataFrame) -> pd.DataFrame:
+    """The apps that measured a latency, each with what it measures."""
+    measured = apps[apps["latency_us_count"].notna()] if "latency_us_count" in apps else apps[:0]
+    return measured.assign(measures=[LATENCY_MEANS.get(k, k) for k in measured["kind"]])
+
+
+def _netpipe(points: pd.DataFrame) -> list[Table]:
+    """One table of points per NetPIPE application."""
+    return [
+        make_table("netpipe", f"NetPIPE points ({app})", NETPIPE_TABLE, group, NETPIPE_NOTE)
+        for app, group in points.groupby("app", sort=False)
+    ]
 
 
 def _changes(run: RunView) -> pd.DataFrame:
