@@ -1,0 +1,215 @@
+"""holdoff.capture: a capture's span, frames and bytes read from the file.
+
+Expected values come from what each test writes (the writer's own
+arithmetic) and, for the shipped captures, from the core's own reader (two
+independent readers of one file must agree).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import holdoff
+from holdoff import capture
+from scenarios import load_script
+
+ROOT = Path(__file__).resolve().parent.parent
+MC = load_script("make_capture")
+FRAME = MC._ipv4_frame(bytes([10, 0, 0, 1]), MC.SERVER_IP, 17, 4000, 5000, 300)
+T0 = 1_700_000_000_000_000_000
+
+
+def _times(nanos: bool = False) -> list[int]:
+    # Three frames: 0, 1.5 ms and 2.000250 s after T0 (whole microseconds),
+    # the last 7 ns later in a nanosecond file.
+    return [T0, T0 + 1_500_000, T0 + 2_000_250_000 + (7 if nanos else 0)]
+
+
+@pytest.mark.parametrize("nanos", [False, True])
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_pcap_both_byte_orders_and_resolutions(
+    tmp_path: Path, nanos: bool, big_endian: bool
+) -> None:
+    path = tmp_path / "c.pcap"
+    data = MC.pcap_header(nanos=nanos, big_endian=big_endian)
+    for t in _times(nanos):
+        data += MC.pcap_record(t, FRAME, nanos=nanos, big_endian=big_endian)
+    path.write_bytes(data)
+    info = capture.scan(path)
+    assert info.format == "pcap"
+    assert info.frames == 3
+    assert info.span_ns == _times(nanos)[-1] - T0
+    assert info.orig_bytes == 3 * 300
+    assert info.captured_bytes == 3 * MC.SNAPLEN
+    # 300 bytes plus the 4-byte FCS on the wire.
+    assert info.wire_bytes == 3 * 304
+    assert info.mean_rate_bps == pytest.approx(3 * 304 * 8 / (info.span_ns / 1e9))
+
+
+def _block(btype: int, body: bytes, e: str = "<") -> bytes:
+    body = body + bytes(-len(body) % 4)
+    n = len(body) + 12
+    return struct.pack(e + "II", btype, n) + body + struct.pack(e + "I", n)
+
+
+def _idb(tsresol: int, offset_s: int = 0, e: str = "<") -> bytes:
+    opts = struct.pack(e + "HHB", 9, 1, tsresol) + bytes(3)
+    if offset_s:
+        opts += struct.pack(e + "HHq", 14, 8, offset_s)
+    opts += struct.pack(e + "HH", 0, 0)
+    return _block(1, struct.pack(e + "HHI", 1, 0, 96) + opts, e)
+
+
+def _epb(iface: int, ts: int, frame: bytes, e: str = "<") -> bytes:
+    cap = frame[:96]
+    body = struct.pack(e + "IIIII", iface, ts >> 32, ts & 0xFFFFFFFF, len(cap), len(frame))
+    return _block(6, body + cap, e)
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_pcapng_tsresol_offset_and_simple_blocks(tmp_path: Path, e: str) -> None:
+    shb = _block(0x0A0D0D0A, struct.pack(e + "IHHq", 0x1A2B3C4D, 1, 0, -1), e)
+    # Interface 0 counts 2^-10 s (1024 units/s) from an offset of 100 s;
+    # interface 1 counts microseconds (the default, tsresol 6).
+    data = shb + _idb(0x80 | 10, offset_s=100, e=e) + _idb(6, e=e)
+    data += _epb(0, 1024, FRAME, e)  # 1 s + 100 s
+    data += _block(3, struct.pack(e + "I", len(FRAME)) + FRAME[:96], e)  # SPB: no time
+    data += _epb(1, 103_000_000, FRAME, e)  # 103 s
+    data += _epb(0, 3 * 1024 + 512, FRAME, e)  # 103.5 s
+    path = tmp_path / "c.pcapng"
+    path.write_bytes(data)
+    info = capture.scan(path)
+    assert info.format == "pcapng"
+    assert info.frames == 4
+    assert info.first_ts_ns == 101 * 10**9
+    assert info.span_ns == 2_500_000_000
+    assert info.orig_bytes == 4 * 300
+
+
+def test_shipped_captures_agree_with_the_core() -> None:
+    for name in ("office.pcap", "office.pcapng"):
+        path = ROOT / "examples" / "captures" / name
+        info = capture.scan(path)
+        report = holdoff.run(
+            {
+                "name": "scan",
+                "duration_ms": 200,
+                "hosts": [
+                    {
+                        "name": "h",
+                        "profile": "xeon-modern",
+                        "nics": [{"name": "eth0", "chip": "i210"}],
+                    },
+                ],
+                "generators": [{"name": "cap", "pattern": "replay", "capture": str(path)}],
+                "links": [{"a": "cap", "b": "h.eth0", "rate": "1G"}],
+            }
+        ).report
+        core = report["summary"]["generators"][0]["capture"]
+        assert core["complete"]
+        assert (info.frames, info.wire_bytes, info.span_ns) == (
+            core["frames"],
+            core["bytes"],
+            core["duration_ns"],
+        )
+        assert info.over_mtu_frames == core["over_mtu"] == 2  # the two 9014-byte frames
+
+
+def test_only_to_counts_frames_to_one_address() -> None:
+    path = ROOT / "examples" / "captures" / "office.pcapng"
+    frames = MC.office_frames()
+    # Frames to the server's IPv4 address, from the writer's list.
+    want = sum(
+        1
+        for _, f, _ in frames
+        if len(f) >= 34 and f[12:14] == b"\x08\x00" and f[30:34] == MC.SERVER_IP
+    )
+    info = capture.scan(path, only_to="10.0.0.2")
+    assert info.frames == want
+    assert info.skipped == len(frames) - want
+
+
+def _damaged(tmp_path: Path) -> dict[str, tuple[bytes, int, str]]:
+    head = MC.pcap_header()
+    rec = MC.pcap_record(T0, FRAME)
+    return {
+        "garbage": (b"GIF89a" + bytes(100), 0, "unknown magic number"),
+        "short-header": (head[:10], 0, "truncated file header"),
+        "cut-record-header": (head + rec + rec[:7], 24 + len(rec), "truncated record header"),
+        "cut-payload": (head + rec + rec[:40], 24 + len(rec), "runs past the end"),
+        "backwards": (
+            head + MC.pcap_record(T0 + 5000, FRAME) + rec,
+            24 + len(rec),
+            "timestamp goes backwards",
+        ),
+        "not-ethernet": (MC.pcap_header(linktype=101) + rec, 20, "unsupported link type"),
+        "ng-bad-length": (
+            _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+            + struct.pack("<II", 6, 13)
+            + bytes(16),
+            28,
+            "not a multiple of 4",
+        ),
+    }
+
+
+def test_damaged_files_name_the_file_and_offset(tmp_path: Path) -> None:
+    for name, (data, offset, what) in _damaged(tmp_path).items():
+        path = tmp_path / f"{name}.pcap"
+        path.write_bytes(data)
+        with pytest.raises(capture.CaptureFileError) as err:
+            capture.scan(path)
+        assert err.value.offset == offset, name
+        assert what in err.value.what, name
+        assert str(path) in str(err.value)
+
+
+def test_special_files_are_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.pcap"
+    empty.write_bytes(b"")
+    fifo = tmp_path / "fifo.pcap"
+    os.mkfifo(fifo)
+    cases = {
+        tmp_path: "is a directory",
+        empty: "empty file",
+        fifo: "is a FIFO",
+        tmp_path / "missing.pcap": "cannot open",
+    }
+    for path, what in cases.items():
+        with pytest.raises(capture.CaptureFileError, match=what):
+            capture.scan(path)
+
+
+def test_a_large_capture_is_scanned_in_bounded_memory(tmp_path: Path) -> None:
+    # 150 MB of full-size frames: the scan's peak memory must stay far below
+    # the file's size (it reads 16-byte headers and seeks past payloads).
+    path = tmp_path / "big.pcap"
+    MC.write_big(path, 0.15)
+    code = (
+        "import resource, sys; from holdoff import capture; "
+        "i = capture.scan(sys.argv[1]); "
+        "print(i.frames, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    frames, rss_kib = map(int, out.stdout.split())
+    assert frames == (path.stat().st_size - 24) // (16 + 1514)
+    base = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource; from holdoff import capture; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert rss_kib - int(base.stdout) < 20_000  # under 20 MB above the import alone
