@@ -13,6 +13,7 @@ from rich.text import Text
 
 from holdoff import _core
 from holdoff.cli.common import (
+    _check_file,
     _Command,
     _ExecutorOption,
     _fail,
@@ -148,6 +149,10 @@ def tune_command(
         _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
     if executor not in sw.EXECUTORS:
         _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
+    if scenario is not None:
+        _check_file(scenario, "scenario file")
+    if capture is not None:
+        _check_file(capture, "capture", limit=0)  # streamed: no size limit
     try:
         obj = tn.parse_objective(objective)
         tn.check_driver(driver)
