@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from holdoff.cli.common import (
+    _check_file,
     _Command,
     _fail,
     _stderr,
@@ -162,6 +163,9 @@ def calibrate_command(
         err_console.file.flush()
         shown = True
 
+    _check_file(rows_file, "calibration CSV")
+    if scenario is not None:
+        _check_file(scenario, "scenario file")
     try:
         if profile is None:
             if host is None:
