@@ -26,6 +26,7 @@ out of the score; ``why`` says what makes it so.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tomllib
@@ -304,14 +305,7 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
         if c.divide_by_run is not None and sim is not None:
             base = metric(results[c.divide_by_run].report, c)
             sim = None if not base else sim / base
-        if sim is None:
-            ok = False
-        elif c.op == "lt":
-            ok = sim < c.published
-        elif c.op == "gt":
-            ok = sim > c.published
-        else:
-            ok = abs(sim - c.published) <= c.tolerance_rel * abs(c.published)
+        ok = judge(c.op, c.published, sim, c.tolerance_rel)
         checks.append(
             CheckResult(
                 name=c.name,
@@ -329,6 +323,18 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
         )
     curves = {c.name: run_curve(c, progress=progress) for c in case.curves}
     return CaseResult(case=case, checks=checks, results=results, curves=curves)
+
+
+def judge(op: str, published: float, simulated: float | None, tolerance_rel: float) -> bool:
+    """Whether a simulated value meets its published one: ``lt``/``gt`` a strict
+    bound, ``approx`` within ``tolerance_rel`` of it; no value (or NaN) never does."""
+    if simulated is None or math.isnan(simulated):
+        return False
+    if op == "lt":
+        return simulated < published
+    if op == "gt":
+        return simulated > published
+    return abs(simulated - published) <= tolerance_rel * abs(published)
 
 
 def run_curve(
@@ -520,6 +526,8 @@ def _plumbing_suffix(result: CaseResult) -> str:
 
 def case_score(result: CaseResult) -> str:
     """``4 of 5 checks pass`` (``(+1 plumbing, not scored)`` when there is some)."""
+    if not scored(result):
+        return "no scored checks" + _plumbing_suffix(result)
     return f"{passed(result)} of {len(scored(result))} checks pass" + _plumbing_suffix(result)
 
 
@@ -529,7 +537,8 @@ def score_line(results: list[CaseResult]) -> str:
     ok = sum(passed(r) for r in results)
     per_case = ", ".join(f"{r.case.id} {passed(r)}/{len(scored(r))}" for r in results)
     plumbing = sum(len(r.checks) - len(scored(r)) for r in results)
-    extra = f"; {plumbing} plumbing checks printed, not scored" if plumbing else ""
+    noun = "check" if plumbing == 1 else "checks"
+    extra = f"; {plumbing} plumbing {noun} printed, not scored" if plumbing else ""
     return f"{ok} of {total} checks pass ({per_case}{extra})"
 
 
