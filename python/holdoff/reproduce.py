@@ -394,46 +394,20 @@ def netpipe_curves(result: CaseResult) -> dict[str, list[tuple[int, float]]]:
 
 
 def plot_netpipe(result: CaseResult, path: Path) -> Path | None:
-    """Save the NetPIPE throughput-vs-size curves of a case as a PNG."""
+    """Save the NetPIPE throughput-vs-size curves of a case, with its published
+    points, as a PNG (:func:`holdoff.plots.netpipe_png`)."""
+    from holdoff import plots
+
     curves = netpipe_curves(result)
     if not curves:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
-    for label, rows in curves.items():
-        xs, ys = zip(*rows, strict=True)
-        ax.plot(xs, ys, marker=".", label=label)
-    published = [
-        (c.bytes, c.published, c.run)
-        for c in result.case.checks
-        if c.metric == "netpipe.np_mbps" and c.bytes is not None
-    ]
     labels = {r.id: r.label for r in result.case.runs}
-    for b, v, run_id in published:
-        ax.plot([b], [v], marker="x", markersize=9, color="black", linestyle="none")
-        ax.annotate(
-            f"published ({labels[run_id]})",
-            (b, v),
-            textcoords="offset points",
-            xytext=(-6, 8),
-            ha="right",
-            fontsize=7,
-        )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("message size [bytes]")
-    ax.set_ylabel("throughput [NetPIPE Mbps = 2^20 bit/s]")
-    ax.set_title(f"{result.case.id}: NetPIPE (simulated)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    published: dict[str, list[tuple[int, float]]] = {}
+    for c in result.case.checks:
+        if c.metric == "netpipe.np_mbps" and c.bytes is not None:
+            published.setdefault(labels[c.run], []).append((c.bytes, c.published))
+    title = f"{result.case.id}: NetPIPE, simulated curves and published points"
+    return plots.netpipe_png(path, title=title, curves=curves, published=published)
 
 
 # -- presentation: units a person reads, bounds, scores, Markdown ----------------------
