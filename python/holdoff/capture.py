@@ -35,9 +35,11 @@ EPB, SPB).
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import stat
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -94,6 +96,11 @@ class CaptureInfo:
     #: Frames not counted because they are not to ``only_to``.
     skipped: int
     mtu: int = DEFAULT_MTU
+    #: Timestamp of the file's first record, kept or not (the replay's time 0) [ns].
+    file_first_ts_ns: int | None = None
+    #: Frames and wire bytes within ``window_ns`` (all of them without a window).
+    window_frames: int = 0
+    window_wire_bytes: int = 0
 
     @property
     def span_ns(self) -> int:
@@ -166,8 +173,17 @@ def _dst(data: bytes) -> tuple[bytes | None, bytes | None]:
 class _Scan:
     """Running counts of one pass."""
 
-    def __init__(self, path: str, mtu: int, only_to: tuple[str, bytes] | None) -> None:
+    def __init__(
+        self,
+        path: str,
+        mtu: int,
+        only_to: tuple[str, bytes] | None,
+        window: tuple[int, int] | None = None,
+    ) -> None:
         self.path = path
+        self.window = window
+        self.file_first: int | None = None
+        self.win_frames = self.win_bytes = 0
         self.max_frame = mtu + 18
         self.mtu = mtu
         self.only_to = only_to
@@ -188,6 +204,8 @@ class _Scan:
                 f"record's {self.prev_ts} ns",
             )
         self.prev_ts = ts
+        if self.file_first is None:
+            self.file_first = ts
         if self.only_to is not None:
             mac, ip = _dst(prefix or b"")
             kind, want = self.only_to
@@ -206,6 +224,10 @@ class _Scan:
         if self.first is None:
             self.first = ts
         self.last = ts
+        rel = ts - self.file_first
+        if self.window is None or self.window[0] <= rel < self.window[1]:
+            self.win_frames += 1
+            self.win_bytes += wire
 
     def info(self, fmt: str) -> CaptureInfo:
         return CaptureInfo(
@@ -221,13 +243,23 @@ class _Scan:
             self.last,
             self.skipped,
             self.mtu,
+            self.file_first,
+            self.win_frames,
+            self.win_bytes,
         )
 
 
 def scan(
-    path: str | os.PathLike[str], *, only_to: str | None = None, mtu: int = DEFAULT_MTU
+    path: str | os.PathLike[str],
+    *,
+    only_to: str | None = None,
+    mtu: int = DEFAULT_MTU,
+    window_ns: tuple[int, int] | None = None,
 ) -> CaptureInfo:
     """Read ``path``'s record headers once and count (see the module doc).
+
+    ``window_ns``: also count the frames from ``start`` (inclusive) to ``end``
+    (exclusive), capture time after the file's first record [ns].
 
     Raises :class:`CaptureFileError` (naming the file and byte offset) for a
     file that is missing, not a regular file, empty, truncated, or not a pcap
@@ -251,7 +283,7 @@ def scan(
             filt = parse_only_to(only_to)
         except ValueError as err:
             raise CaptureFileError(name, 0, str(err)) from err
-    counts = _Scan(name, mtu, filt)
+    counts = _Scan(name, mtu, filt, window_ns)
     try:
         with open(name, "rb") as f:
             magic = f.read(4)
@@ -442,11 +474,194 @@ def _idb(body: bytes, order: str, pos: int, counts: _Scan) -> tuple[int, int, in
     return units, offset_s, snaplen
 
 
-def covered_share(info: CaptureInfo, sim_window_ns: float) -> float:
-    """The share of the capture's span a simulation of ``sim_window_ns`` covers (0..1)."""
-    if info.span_ns <= 0:
-        return 1.0 if info.frames else 0.0
-    return max(0.0, min(1.0, sim_window_ns / info.span_ns))
+#: Simulated time after a capture's last frame, so its last frames are received [ms].
+DRAIN_MS = 10
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which part of a capture a run simulates, and how that was chosen."""
+
+    #: The whole file (after ``only_to``); ``window_*`` count the part simulated.
+    info: CaptureInfo
+    #: The replayed window, capture time after the file's first record [ns].
+    start_ns: int
+    end_ns: int
+    #: The run's simulated time [ns].
+    simulated_ns: int
+    speed: float
+    #: "the capture's whole span", "--span", "--duration-ms" or "duration_ms".
+    chosen_by: str
+
+    @property
+    def share(self) -> float:
+        """The share of the capture's span (first to last frame) inside the window (0..1)."""
+        i = self.info
+        if i.first_ts_ns is None or i.last_ts_ns is None or i.file_first_ts_ns is None:
+            return 0.0
+        first = i.first_ts_ns - i.file_first_ts_ns
+        last = i.last_ts_ns - i.file_first_ts_ns
+        if last <= first:
+            return 1.0 if i.window_frames else 0.0
+        covered = min(self.end_ns, last) - max(self.start_ns, first)
+        return max(0.0, min(1.0, covered / (last - first)))
+
+    @property
+    def whole(self) -> bool:
+        """Every frame of the capture is replayed."""
+        return self.info.window_frames == self.info.frames
+
+    @property
+    def traffic_ns(self) -> float:
+        """Simulated time the replayed frames span: the capture's span for the
+        whole capture, else the window [ns] (the throughput's denominator)."""
+        if self.whole:
+            return self.info.span_ns / self.speed
+        return (self.end_ns - self.start_ns) / self.speed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.info.to_dict(),
+            "window_ms": [self.start_ns / 1e6, min(self.end_ns, _rel_last(self.info)) / 1e6],
+            "simulated_ns": self.simulated_ns,
+            "frames_simulated": self.info.window_frames,
+            "share_covered": self.share,
+            "whole": self.whole,
+            "chosen_by": self.chosen_by,
+            "speed": self.speed,
+        }
+
+    def text(self) -> str:
+        """One line for the terminal: the capture, then what is simulated."""
+        i = self.info
+        what = (
+            "the whole capture"
+            if self.whole
+            else f"{pct(self.share)} of the capture ({self.chosen_by})"
+        )
+        return (
+            f"capture {Path(i.path).name}: span {i.span_ns / 1e6:,.3f} ms, {i.frames:,} frames, "
+            f"{i.orig_bytes:,} bytes; mean {i.mean_rate_bps / 1e6:,.2f} Mb/s. Simulated: "
+            f"{what}, capture time {self.start_ns / 1e6:,.3f} to "
+            f"{min(self.end_ns, _rel_last(i)) / 1e6:,.3f} ms ({i.window_frames:,} frames) in "
+            f"{self.simulated_ns / 1e6:,.3f} ms of simulated time"
+        )
+
+
+def pct(share: float) -> str:
+    """A share as a percentage with digits enough to tell it from 0 and 100."""
+    v = share * 100
+    if 0 < v < 1:
+        return f"{v:.2g} %"
+    if 99 < v < 100:
+        return f"{min(v, 99.9):.1f} %"
+    return f"{v:.1f} %"
+
+
+def _rel_last(i: CaptureInfo) -> int:
+    if i.last_ts_ns is None or i.file_first_ts_ns is None:
+        return 0
+    return i.last_ts_ns - i.file_first_ts_ns
+
+
+def plan(
+    path: str | os.PathLike[str],
+    *,
+    speed: float = 1.0,
+    only_to: str | None = None,
+    span_ns: tuple[int, int] | None = None,
+    duration_ns: int | None = None,
+    mtu: int = DEFAULT_MTU,
+) -> Coverage:
+    """What to simulate of a capture: the window ``span_ns`` (capture time
+    after the first record), the first ``duration_ns`` of simulated time, or
+    else the whole capture plus :data:`DRAIN_MS`. Raises
+    :class:`CaptureFileError` for an unreadable file and ``ValueError`` for a
+    window beyond the capture's end (the message says where it ends)."""
+    if span_ns is not None:
+        window: tuple[int, int] | None = span_ns
+    elif duration_ns is not None:
+        window = (0, int(duration_ns * speed))
+    else:
+        window = None
+    info = scan(path, only_to=only_to, mtu=mtu, window_ns=window)
+    last = _rel_last(info)
+    if span_ns is not None:
+        if span_ns[0] > last:
+            raise ValueError(
+                f"starts at {span_ns[0] / 1e6:g} ms, after the capture's last frame "
+                f"({last / 1e6:,.3f} ms after its first record)"
+            )
+        if span_ns[1] > last + 1_000_000:
+            raise ValueError(
+                f"ends at {span_ns[1] / 1e6:g} ms, beyond the capture's last frame "
+                f"({last / 1e6:,.3f} ms after its first record)"
+            )
+        return Coverage(
+            info, span_ns[0], span_ns[1], int((span_ns[1] - span_ns[0]) / speed), speed, "--span"
+        )
+    if duration_ns is not None:
+        assert window is not None
+        return Coverage(info, 0, window[1], duration_ns, speed, "--duration-ms")
+    simulated = (math.ceil(last / speed / 1e6) + DRAIN_MS) * 1_000_000
+    return Coverage(info, 0, last + 1, simulated, speed, "the capture's whole span")
+
+
+def replay_warnings(
+    scenario: Mapping[str, Any], base_dir: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """Warnings for a scenario's replays: a capture with no frames (or none
+    left after ``only_to``), and a ``duration_ms`` that ends before the
+    capture (with the share covered). Unreadable captures are left to the
+    run, which names them."""
+    out: list[str] = []
+    gens = scenario.get("generators") or []
+    duration_ms = scenario.get("duration_ms")
+    if not isinstance(gens, list) or not isinstance(duration_ms, int | float):
+        return out
+    for gi, gen in enumerate(gens):
+        if not isinstance(gen, Mapping) or gen.get("pattern") != "replay":
+            continue
+        cap = gen.get("capture")
+        if not isinstance(cap, str):
+            continue
+        path = Path(cap)
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        speed = float(gen.get("speed") or 1.0)
+        start_ns = int(gen.get("start_us") or 0) * 1000
+        only_to = gen.get("only_to") if isinstance(gen.get("only_to"), str) else None
+        end_ns = start_ns + int(duration_ms * 1e6 * speed)
+        try:
+            cov = Coverage(
+                scan(path, only_to=only_to, window_ns=(start_ns, end_ns)),
+                start_ns,
+                end_ns,
+                int(duration_ms * 1e6),
+                speed,
+                "duration_ms",
+            )
+        except (CaptureFileError, ValueError):
+            continue
+        name = f"generators[{gi}] ({gen.get('name', '')})"
+        if cov.info.frames == 0 or cov.info.window_frames == 0:
+            why = (
+                f"none is to only_to = {only_to!r}"
+                if cov.info.frames == 0 and only_to
+                else "it has no frames"
+                if cov.info.frames == 0
+                else "none falls inside the simulated time"
+            )
+            out.append(f"{name}: the capture {path.name} replays no frames: {why}")
+        elif cov.share < 1.0:
+            out.append(
+                f"{name}: duration_ms = {duration_ms:g} ends before the capture {path.name}: "
+                f"{pct(cov.share)} of its {cov.info.span_ns / 1e6:,.3f} ms span is "
+                f"simulated ({cov.info.window_frames:,} of {cov.info.frames:,} frames); "
+                f"duration_ms = {math.ceil(_rel_last(cov.info) / speed / 1e6) + DRAIN_MS} "
+                "covers it all"
+            )
+    return out
 
 
 def describe(info: CaptureInfo) -> str:
@@ -463,8 +678,11 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "CaptureFileError",
     "CaptureInfo",
-    "covered_share",
+    "DRAIN_MS",
+    "Coverage",
     "describe",
+    "plan",
+    "replay_warnings",
     "parse_only_to",
     "scan",
 ]
