@@ -30,7 +30,9 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
     ``tx_packets``, ``rx_missed``, ``rx_ring_max_occupancy``; hosts
     ``cpu_util_{hardirq,softirq,app,busy}``; apps ``received``,
     ``throughput_bps``, ``latency_us_{p50,p99,mean,max}`` (NaN without
-    latency); NetPIPE apps also ``netpipe_latency_us`` (median of its
+    latency), with a replay's ``latency_of`` also
+    ``latency_selected_us_{p50,p99,mean,max}`` and ``latency_selected_packets``;
+    NetPIPE apps also ``netpipe_latency_us`` (median of its
     small-message times, sizes up to 64 B, as NetPIPE prints them: half a
     round trip), ``netpipe_latency_us_max`` and ``netpipe_mbit_mean`` (mean
     Mbit/s over its sizes of 1 KiB and more); generators ``offered_bps``,
@@ -73,6 +75,12 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
         rec[f"{name}/throughput_bps"] = _num(app.get("throughput_bps"))
         for stat in _APP_LATENCY:
             rec[f"{name}/latency_us_{stat}"] = _num(latency.get(stat))
+        selected = app.get("latency_selected")
+        if isinstance(selected, Mapping):
+            sel = selected.get("latency_us") or {}
+            rec[f"{name}/latency_selected_packets"] = int(selected.get("packets") or 0)
+            for stat in _APP_LATENCY:
+                rec[f"{name}/latency_selected_us_{stat}"] = _num(sel.get(stat))
         if app.get("netpipe"):
             rec.update(_netpipe_columns(name, app["netpipe"]))
     for gen in summary.get("generators", []):
