@@ -18,95 +18,22 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
 
 import holdoff
 from holdoff import calibrate as cb
+from holdoff import calibrate_model
 from holdoff.calibrate import observe
 from holdoff.cli import main
 from holdoff.sweeps import expand, load_sweep, set_path
 from scenarios import REPO
 
-# A generator into one host that counts what arrives (udp_sink).
-RX = """\
-name = "rx"
-seed = 1
-duration_ms = 100
-
-[[hosts]]
-name = "dut"
-profile = "{profile}"
-driver = "napi"
-
-[[hosts.nics]]
-name = "eth0"
-chip = "82576"
-[hosts.nics.moderation]
-kind = "static"
-itr_per_s = 8000
-
-[[generators]]
-name = "gen"
-pattern = "constant"
-rate_pps = 20000
-frame_bytes = 64
-
-[[links]]
-a = "gen"
-b = "dut.eth0"
-rate = "1G"
-
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "dut"
-"""
-
-# The host sends UDP to a peer (udp_send); the peer counts it.
-TX = """\
-name = "tx"
-seed = 1
-duration_ms = 100
-
-[[hosts]]
-name = "dut"
-profile = "{profile}"
-driver = "napi"
-[[hosts.nics]]
-name = "eth0"
-chip = "82576"
-[hosts.nics.moderation]
-kind = "static"
-itr_per_s = 8000
-
-[[hosts]]
-name = "peer"
-profile = "xeon-modern"
-driver = "napi"
-[[hosts.nics]]
-name = "eth0"
-chip = "82576"
-
-[[links]]
-a = "dut.eth0"
-b = "peer.eth0"
-rate = "1G"
-
-[[apps]]
-kind = "udp_send"
-name = "send"
-host = "dut"
-to = "peer"
-rate_pps = 50000
-frame_bytes = 64
-
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "peer"
-"""
+#: The receive (rx.toml) and send (tx.toml) scenarios the rows set up; the
+#: host under calibration is `dut`, whose profile each test chooses.
+DATA = Path(__file__).resolve().parent / "data" / "calibrate"
 
 RATE = "generators[0].rate_pps"
 ITR = "hosts[0].nics[0].moderation.itr_per_s"
@@ -132,9 +59,18 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, st
     return code, captured.out, " ".join(captured.err.split())
 
 
+def scenario_doc(name: str, profile: str) -> dict[str, Any]:
+    """The shared scenario ``name`` (rx.toml, tx.toml) with its `dut` host on ``profile``."""
+    doc = tomllib.loads((DATA / name).read_text(encoding="utf-8"))
+    set_path(doc, "hosts[0].profile", profile)
+    return doc
+
+
 def write_scenarios(folder: Path, profile: str = KNOWN) -> None:
-    (folder / "rx.toml").write_text(RX.format(profile=profile), encoding="utf-8")
-    (folder / "tx.toml").write_text(TX.format(profile=profile), encoding="utf-8")
+    """rx.toml and tx.toml in ``folder``, their `dut` host on ``profile``."""
+    for name in ("rx.toml", "tx.toml"):
+        doc = scenario_doc(name, profile)
+        (folder / name).write_text(tomli_w.dumps(doc), encoding="utf-8")
 
 
 def model_rows(folder: Path, columns: tuple[str, ...] = ("cpu_pct", "interrupts_per_s")) -> Path:
@@ -189,7 +125,7 @@ def test_recovers_a_known_profile_within_5_percent(
     # same costs, as a file instead of overrides).
     sub = tmp_path / "elsewhere"
     sub.mkdir()
-    doc = tomllib.loads(RX.format(profile="../fitted.toml"))
+    doc = scenario_doc("rx.toml", "../fitted.toml")
     for path, value in SETUPS[1][1].items():
         set_path(doc, path, value)
     (sub / "row2.toml").write_text(tomli_w.dumps(doc), encoding="utf-8")
@@ -288,13 +224,40 @@ GOOD_HEAD = f"scenario,{RATE},cpu_pct\n"
 @pytest.mark.parametrize(
     ("rows", "args", "words"),
     [
-        (None, [], ["rows file not found"]),
-        (b"\x89PNG\r\n\x1a\n\x00\xff\xfe" * 20, [], ["is not a CSV file"]),
+        (None, [], ["calibration CSV not found"]),
+        (b"\x89PNG\r\n\x1a\n\x00\xff\xfe" * 20, [], ["calibration CSV", "not UTF-8 text"]),
         ("scenario,cpu\nrx.toml,3\n", [], ["unknown column `cpu`", "cpu_pct", "generators[0]"]),
         (
             GOOD_HEAD + "rx.toml,20000,high\n",
             [],
-            ["row 1, column cpu_pct", "`high` is not a number"],
+            ["row 1, column cpu_pct", "`high` is not one number"],
+        ),
+        # One value per cell: text after the value is an error, not dropped.
+        (
+            GOOD_HEAD + 'rx.toml,20000,"100000\n..."\n',
+            [],
+            ["row 1, column cpu_pct", "`100000\\n...` is not one number", "nothing after it"],
+        ),
+        (GOOD_HEAD + "rx.toml,20000,3 4\n", [], ["row 1, column cpu_pct", "not one number"]),
+        (
+            GOOD_HEAD + 'rx.toml,"20000\nseed=7",3\n',
+            [],
+            ["row 1, column generators[0].rate_pps", "text after the value"],
+        ),
+        (GOOD_HEAD + "rx.toml,20000,NaN\n", [], ["row 1, column cpu_pct", "NaN or infinite"]),
+        (GOOD_HEAD + "rx.toml,20000,-inf\n", [], ["row 1, column cpu_pct", "NaN or infinite"]),
+        (GOOD_HEAD + "rx.toml,20000,1e400\n", [], ["row 1, column cpu_pct", "too large"]),
+        # A duplicated column by the name it has in the file (not `cpu_pct.1`).
+        (
+            "scenario,cpu_pct,cpu_pct\nrx.toml,3,4\n",
+            [],
+            ["column `cpu_pct` appears twice"],
+        ),
+        (GOOD_HEAD + "rx.toml,20000,3,9\n", [], ["row 1: 4 cells for 3 columns"]),
+        (
+            "scenario,cpu_pct\n" + "rx.toml,3\n" * (cb.MAX_ROWS + 1),
+            [],
+            [f"{cb.MAX_ROWS + 1:,} rows", f"the limit is {cb.MAX_ROWS:,} rows"],
         ),
         (
             "scenario,throughput_mbps\nrx.toml,5\nrx.toml,-5\n",
@@ -363,14 +326,14 @@ def test_a_row_the_model_cannot_run_names_the_row(
     (tmp_path / "rows.csv").write_text(
         f"{GOOD_HEAD}rx.toml,20000,3\nrx.toml,60000,7\n", encoding="utf-8"
     )
-    real = cb.run_text
+    real = calibrate_model.run_text
 
     def failing(text: str, **kw: object) -> holdoff.RunResult:
         if "60000" in text:
             raise holdoff.SimulationError("run guard: too many events at one instant")
         return real(text, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cb, "run_text", failing)
+    monkeypatch.setattr(calibrate_model, "run_text", failing)
     with pytest.raises(cb.CalibrationError) as err:
         cb.calibrate(tmp_path / "rows.csv", profile=KNOWN, costs=["rx_packet_ns"], jobs=1)
     assert "row 2" in str(err.value) and "cannot run" in str(err.value)
@@ -386,7 +349,7 @@ def test_profile_files_work_in_run_validate_and_sweeps(
     (scen / "profiles").mkdir(parents=True)
     profile = scen / "profiles" / "mine.toml"
     profile.write_text('base = "xeon-modern"\n[costs]\nrx_packet_ns = 5000\n', encoding="utf-8")
-    (scen / "rx.toml").write_text(RX.format(profile="profiles/mine.toml"), encoding="utf-8")
+    write_scenarios(scen, "profiles/mine.toml")
     monkeypatch.chdir(tmp_path)
     assert cli(capsys, "validate", scen / "rx.toml")[0] == 0
     code, out, err = cli(capsys, "run", scen / "rx.toml", "--json")

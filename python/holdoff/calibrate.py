@@ -74,40 +74,60 @@ systat(1), iperf and sockperf.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
-import signal
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import tomli_w
 
-from holdoff import _core
-from holdoff.api import run_text, validate_text
-from holdoff.sweeps import SweepError, parse_assignment, set_path
+from holdoff import _core, inputs
+from holdoff.calibrate_model import Model, observe
+from holdoff.calibrate_rows import (
+    MAX_ROWS,
+    MEASURED,
+    OTHER_COLUMNS,
+    SETUP_FIELDS,
+    CalibrationError,
+    Row,
+    known_columns,
+    parse_costs,
+    parse_start,
+    profile_of_host,
+    read_csv,
+    read_rows,
+    read_rows_head,
+)
 
-#: Measured columns: name -> (unit, what it is).
-MEASURED: dict[str, tuple[str, str]] = {
-    "throughput_mbps": ("Mb/s", "application goodput"),
-    "interrupts_per_s": ("1/s", "interrupts of the host's NICs, all vectors"),
-    "cpu_pct": ("%", "busy CPU in percent of one core (summed over cores)"),
-    "cpu_pct_all": ("%", "busy CPU in percent of all cores"),
-    "rx_pps": ("1/s", "frames received by the host's NICs"),
-    "latency_us": ("us", "application latency, median"),
-    "latency_p99_us": ("us", "application latency, 99th percentile"),
-}
-#: Top-level scenario fields a setup column may name without a `.` or `[`.
-SETUP_FIELDS: tuple[str, ...] = ("duration_ms", "seed", "sample_interval_us")
-#: The other columns.
-OTHER_COLUMNS: tuple[str, ...] = ("scenario", "weight", "app", "label")
+__all__ = [
+    "DEFAULT_COSTS",
+    "MAX_ROWS",
+    "MEASURED",
+    "OTHER_COLUMNS",
+    "SETUP_FIELDS",
+    "Calibration",
+    "CalibrationError",
+    "Model",
+    "Row",
+    "calibrate",
+    "check_identified",
+    "known_columns",
+    "observe",
+    "parse_costs",
+    "parse_start",
+    "profile_costs",
+    "profile_of_host",
+    "read_csv",
+    "read_rows",
+    "read_rows_head",
+]
+
+Progress = Callable[[str], None]
+
 #: Costs fitted unless ``--costs`` names others (the issue's list).
 DEFAULT_COSTS: tuple[str, ...] = (
     "irq_entry_exit_ns",
@@ -206,33 +226,6 @@ PAIR_HINTS: dict[frozenset[str], str] = {
 }
 
 
-class CalibrationError(ValueError):
-    """The rows, the options or the fit cannot give a profile (the message says
-    which row, column or cost, and what to change)."""
-
-
-Progress = Callable[[str], None]
-
-
-@dataclass
-class Row:
-    """One measurement: a scenario set up as the machine was, and what was measured."""
-
-    number: int
-    label: str
-    scenario_file: Path
-    doc: dict[str, Any] = field(repr=False)
-    host_index: int
-    host: str
-    app: str | None
-    measured: dict[str, float]
-    weight: float
-
-    @property
-    def base_dir(self) -> str:
-        return str(self.scenario_file.resolve().parent)
-
-
 @dataclass
 class Calibration:
     """A finished fit: the profile file's contents and the per-row comparison."""
@@ -309,383 +302,6 @@ def _toml_row(r: Mapping[str, Any]) -> dict[str, Any]:
             "residual_pct": round(m["residual_pct"], 3),
         }
     return out
-
-
-# -- reading the rows ---------------------------------------------------------------
-
-
-def known_columns() -> str:
-    return (
-        f"{', '.join(OTHER_COLUMNS)}, the measured columns {', '.join(MEASURED)}, "
-        f"and setup columns: a scenario field path (with `.` or `[`, e.g. "
-        f"generators[0].rate_pps) or {', '.join(SETUP_FIELDS)}"
-    )
-
-
-def _is_setup(column: str) -> bool:
-    return "." in column or "[" in column or column in SETUP_FIELDS
-
-
-def _number(cell: str, where: str, *, positive: bool = False) -> float:
-    try:
-        v = float(cell)
-    except ValueError:
-        raise CalibrationError(f"{where}: `{cell}` is not a number") from None
-    if not math.isfinite(v):
-        raise CalibrationError(f"{where}: `{cell}` is not a finite number")
-    if v < 0:
-        raise CalibrationError(f"{where}: {cell} is negative; measurements and weights are >= 0")
-    if positive and v == 0:
-        raise CalibrationError(
-            f"{where}: 0 gives no relative residual; leave the cell empty if it was not measured"
-        )
-    return v
-
-
-def read_rows(
-    csv_file: Path,
-    *,
-    scenario: Path | None = None,
-    profile: str,
-    host: str | None = None,
-    app: str | None = None,
-    assignments: Sequence[str] = (),
-) -> list[Row]:
-    """The rows of ``csv_file``, each with its scenario set up and checked.
-
-    ``profile``: the base profile (a preset name, or a profile file relative to
-    the working directory); ``host``: the calibrated host's name (default: the
-    one host whose profile is ``profile``). ``assignments``: ``path=value``
-    changes applied to every row's scenario before its own setup columns.
-    """
-    if not csv_file.exists():
-        raise CalibrationError(f"rows file not found: {csv_file}")
-    if csv_file.is_dir():
-        raise CalibrationError(f"rows file is a folder, not a CSV file: {csv_file}")
-    try:
-        table = pd.read_csv(
-            csv_file,
-            comment="#",
-            dtype=str,
-            keep_default_na=False,
-            skipinitialspace=True,
-            skip_blank_lines=True,
-        )
-    except pd.errors.EmptyDataError:
-        raise CalibrationError(
-            f"{csv_file} has no rows: write a header line of column names, then one line per "
-            f"measurement (docs/calibrate.md)"
-        ) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise CalibrationError(f"{csv_file} is not a CSV file: {err}") from None
-    table.columns = [str(c).strip() for c in table.columns]
-    for c in table.columns:
-        if c.startswith("Unnamed:") or not c:
-            raise CalibrationError(f"{csv_file}: a column has no name; name every column")
-        if c not in MEASURED and c not in OTHER_COLUMNS and not _is_setup(c):
-            raise CalibrationError(
-                f"{csv_file}: unknown column `{c}`; the columns are {known_columns()}"
-            )
-    if table.empty:
-        raise CalibrationError(f"{csv_file} has a header but no rows")
-    if "scenario" not in table.columns and scenario is None:
-        raise CalibrationError(
-            f"{csv_file}: no `scenario` column; add one (the scenario file of each row, "
-            f"relative to the CSV) or give --scenario FILE for every row"
-        )
-    global_changes = []
-    for item in assignments:
-        try:
-            global_changes.append(parse_assignment(item))
-        except SweepError as err:
-            raise CalibrationError(f"--set {err}") from None
-    rows = []
-    folder = csv_file.resolve().parent
-    for i, record in enumerate(table.to_dict(orient="records")):
-        rows.append(
-            _row(
-                i + 1,
-                {str(k): str(v).strip() for k, v in record.items()},
-                folder,
-                scenario=scenario,
-                profile=profile,
-                host=host,
-                app=app,
-                changes=global_changes,
-            )
-        )
-    return rows
-
-
-def _row(
-    number: int,
-    cells: dict[str, str],
-    folder: Path,
-    *,
-    scenario: Path | None,
-    profile: str,
-    host: str | None,
-    app: str | None,
-    changes: Sequence[tuple[str, Any]],
-) -> Row:
-    where = f"row {number}"
-    measured: dict[str, float] = {}
-    for col in MEASURED:
-        cell = cells.get(col, "")
-        if cell:
-            measured[col] = _number(cell, f"{where}, column {col}", positive=True)
-    if not measured:
-        raise CalibrationError(
-            f"{where}: no measured value; fill at least one of {', '.join(MEASURED)}"
-        )
-    weight = 1.0
-    if cells.get("weight"):
-        weight = _number(cells["weight"], f"{where}, column weight", positive=True)
-    if cells.get("scenario"):
-        path = Path(cells["scenario"])
-        scenario_file = path if path.is_absolute() else folder / path
-    elif scenario is not None:
-        scenario_file = scenario
-    else:
-        raise CalibrationError(f"{where}, column scenario: empty; name the row's scenario file")
-    if not scenario_file.is_file():
-        raise CalibrationError(
-            f"{where}, column scenario: scenario file not found: {scenario_file}"
-        )
-    try:
-        doc = tomllib.loads(scenario_file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as err:
-        raise CalibrationError(
-            f"{where}, column scenario: {scenario_file} is not a valid scenario: {err}"
-        ) from None
-    setup = [(c, v) for c, v in cells.items() if _is_setup(c) and v]
-    for field_path, value in changes:
-        try:
-            set_path(doc, field_path, value)
-        except SweepError as err:
-            raise CalibrationError(f"{where}: --set {err}") from None
-    for col, cell in setup:
-        try:
-            field_path, value = parse_assignment(f"{col}={cell}")
-            set_path(doc, field_path, value)
-        except SweepError as err:
-            raise CalibrationError(f"{where}, column {col}: {err}") from None
-    hosts: list[Any] = doc["hosts"] if isinstance(doc.get("hosts"), list) else []
-    index = _host_index(hosts, host, profile, scenario_file, where)
-    doc["hosts"][index]["profile"] = _profile_value(profile)
-    base_dir = str(scenario_file.resolve().parent)
-    try:
-        validate_text(tomli_w.dumps(doc), base_dir=base_dir)
-    except _core.ScenarioError as err:
-        raise CalibrationError(f"{where} (scenario {scenario_file}): {err}") from None
-    label = cells.get("label") or ", ".join(
-        [scenario_file.stem] + [f"{c.rsplit('.', 1)[-1]}={v}" for c, v in setup]
-    )
-    return Row(
-        number=number,
-        label=label,
-        scenario_file=scenario_file,
-        doc=doc,
-        host_index=index,
-        host=str(doc["hosts"][index].get("name")),
-        app=cells.get("app") or app,
-        measured=measured,
-        weight=weight,
-    )
-
-
-def _profile_value(profile: str) -> str:
-    """A profile as a row's scenario names it: a file absolute (rows live elsewhere)."""
-    if profile.endswith(".toml"):
-        return str(Path(profile).resolve())
-    return profile
-
-
-def _host_index(
-    hosts: list[Any], host: str | None, profile: str, scenario_file: Path, where: str
-) -> int:
-    names = [str(h.get("name")) for h in hosts if isinstance(h, dict)]
-    if host is not None:
-        if host not in names:
-            raise CalibrationError(
-                f"{where}: scenario {scenario_file} has no host {host!r}; "
-                f"its hosts: {', '.join(names) or 'none'}"
-            )
-        return names.index(host)
-    want = _profile_value(profile)
-    found = []
-    for i, h in enumerate(hosts):
-        p = str(h.get("profile", ""))
-        if p.endswith(".toml") and not Path(p).is_absolute():
-            p = str((scenario_file.resolve().parent / p).resolve())
-        if p == want:
-            found.append(i)
-    if len(found) != 1:
-        what = "no host" if not found else f"{len(found)} hosts"
-        raise CalibrationError(
-            f"{where}: {what} of scenario {scenario_file} use profile {profile!r}; name the "
-            f"calibrated host with --host (its hosts: {', '.join(names) or 'none'})"
-        )
-    return found[0]
-
-
-# -- the model --------------------------------------------------------------------
-
-
-def observe(summary: Mapping[str, Any], host: str) -> dict[str, Any]:
-    """What a row can measure, from a run's summary: the host's interrupt
-    rate, busy CPU (percent of one core and of all cores) and received frame
-    rate, and each application's goodput [Mb/s] and latency [us]."""
-    sim_s = max(int(summary.get("sim_time_ns", 0)), 1) / 1e9
-    ports = [p for p in summary.get("ports", []) if str(p.get("port", "")).startswith(host + ".")]
-    h: Mapping[str, Any] = next((x for x in summary.get("hosts", []) if x.get("host") == host), {})
-    cpu_ns = h.get("cpu_ns") or {}
-    busy = sum(float(cpu_ns.get(k, 0)) for k in ("hardirq", "softirq", "app"))
-    cores = max(int(h.get("cores", 1)), 1)
-    apps: dict[str, dict[str, float]] = {}
-    for a in summary.get("apps", []):
-        lat = a.get("latency_us") or {}
-        apps[str(a.get("app"))] = {
-            "throughput_mbps": float(a.get("throughput_bps") or 0.0) / 1e6,
-            "latency_us": float(lat["p50"]) if lat.get("p50") is not None else math.nan,
-            "latency_p99_us": float(lat["p99"]) if lat.get("p99") is not None else math.nan,
-        }
-    return {
-        "interrupts_per_s": sum(float(p.get("interrupts", 0)) for p in ports) / sim_s,
-        "rx_pps": sum(float(p.get("rx_packets", 0)) for p in ports) / sim_s,
-        "cpu_pct": 100.0 * busy / (sim_s * 1e9),
-        "cpu_pct_all": 100.0 * busy / (sim_s * 1e9) / cores,
-        "apps": apps,
-    }
-
-
-def _run_row(task: tuple[dict[str, Any], str, int, str, dict[str, int]]) -> dict[str, Any]:
-    """One run of a row with candidate costs (in a worker process)."""
-    doc, base_dir, host_index, host, costs = task
-    doc = copy.deepcopy(doc)
-    h = doc["hosts"][host_index]
-    h["profile_overrides"] = {**h.get("profile_overrides", {}), **costs}
-    try:
-        result = run_text(tomli_w.dumps(doc), base_dir=base_dir)
-    except (_core.HoldoffError, ValueError) as err:
-        return {"error": str(err)}
-    return observe(result.report["summary"], host)
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class Model:
-    """The rows evaluated at candidate costs, with a cache keyed by the
-    integer costs and a process pool for the runs."""
-
-    def __init__(self, rows: list[Row], costs: Sequence[str], jobs: int) -> None:
-        self.rows = rows
-        self.costs = list(costs)
-        self.cache: dict[tuple[int, ...], list[dict[str, Any]]] = {}
-        self.jobs = max(1, jobs)
-        self.pool: ProcessPoolExecutor | None = None
-        self.apps: dict[int, dict[str, str]] = {}
-
-    def __enter__(self) -> Model:
-        if self.jobs > 1:
-            # As sweeps: forked workers (the caller runs no threads: progress
-            # is plain writes); Ctrl-C stops the parent, which shuts the pool down.
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_ignore_sigint)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-
-    def evaluate(self, points: Sequence[tuple[int, ...]]) -> list[list[dict[str, Any]]]:
-        """Every row at each of ``points`` (integer costs in ``self.costs`` order)."""
-        todo = []
-        for p in points:
-            if p not in self.cache and p not in todo:
-                todo.append(p)
-        tasks = [
-            (r.doc, r.base_dir, r.host_index, r.host, dict(zip(self.costs, p, strict=True)))
-            for p in todo
-            for r in self.rows
-        ]
-        if tasks:
-            if self.pool is not None and len(tasks) > 1:
-                outs = list(self.pool.map(_run_row, tasks))
-            else:
-                outs = [_run_row(t) for t in tasks]
-            n = len(self.rows)
-            for k, p in enumerate(todo):
-                got = outs[k * n : (k + 1) * n]
-                for r, o in zip(self.rows, got, strict=True):
-                    if "error" in o:
-                        at = ", ".join(f"{c} = {v}" for c, v in zip(self.costs, p, strict=True))
-                        raise CalibrationError(
-                            f"row {r.number} ({r.label}): the model cannot run it at {at}: "
-                            f"{o['error']}"
-                        )
-                self.cache[p] = got
-        return [self.cache[p] for p in points]
-
-    def choose_apps(self, start: tuple[int, ...]) -> None:
-        """Fix, per row, the application each throughput/latency column reads
-        (from the run at the start costs)."""
-        outs = self.evaluate([start])[0]
-        for r, o in zip(self.rows, outs, strict=True):
-            chosen: dict[str, str] = {}
-            apps: dict[str, dict[str, float]] = o["apps"]
-            for col in ("throughput_mbps", "latency_us", "latency_p99_us"):
-                if col not in r.measured:
-                    continue
-                if r.app is not None:
-                    if r.app not in apps:
-                        raise CalibrationError(
-                            f"row {r.number}: no application {r.app!r} in the run; "
-                            f"its applications: {', '.join(apps) or 'none'}"
-                        )
-                    chosen[col] = r.app
-                    continue
-                if col == "throughput_mbps":
-                    what = "throughput"
-                    have = [a for a, v in apps.items() if v[col] > 0]
-                else:
-                    what = "latency"
-                    have = [a for a, v in apps.items() if not math.isnan(v[col])]
-                if len(have) != 1:
-                    raise CalibrationError(
-                        f"row {r.number}, column {col}: "
-                        + (
-                            f"no application reports a {what} in the model"
-                            if not have
-                            else f"{len(have)} applications report a {what} ({', '.join(have)})"
-                        )
-                        + "; name the measured one with --app or an `app` column "
-                        f"(applications: {', '.join(apps) or 'none'})"
-                    )
-                chosen[col] = have[0]
-            self.apps[r.number] = chosen
-
-    def values(self, outs: list[dict[str, Any]]) -> list[tuple[Row, str, float, float]]:
-        """(row, column, measured, model) for every measured cell, in a fixed order."""
-        cells = []
-        for r, o in zip(self.rows, outs, strict=True):
-            for col, meas in r.measured.items():
-                if col in ("throughput_mbps", "latency_us", "latency_p99_us"):
-                    model = o["apps"][self.apps[r.number][col]][col]
-                else:
-                    model = o[col]
-                cells.append((r, col, meas, float(model)))
-        return cells
-
-    def relative(self, outs: list[dict[str, Any]]) -> np.ndarray:
-        """model / measured - 1 of every cell (unweighted); a value the model
-        does not give at these costs (no latency recorded) counts as 0, -100 %."""
-        rel = [model / meas - 1.0 for _, _, meas, model in self.values(outs)]
-        return np.array([v if math.isfinite(v) else -1.0 for v in rel])
-
-    def weights(self) -> np.ndarray:
-        return np.array([math.sqrt(r.weight) for r in self.rows for _ in r.measured])
 
 
 # -- identifiability --------------------------------------------------------------
@@ -781,7 +397,10 @@ def _base_preset(profile: str) -> tuple[str, dict[str, int]]:
     """The preset a profile starts from and the costs a profile file sets."""
     if not profile.endswith(".toml"):
         return profile, {}
-    doc = tomllib.loads(Path(profile).read_text(encoding="utf-8"))
+    try:
+        doc = inputs.read_toml(profile, "profile file")
+    except inputs.InputError as err:
+        raise CalibrationError(f"--profile: {err}") from None
     return str(doc["base"]), {str(k): int(v) for k, v in (doc.get("costs") or {}).items()}
 
 
@@ -928,71 +547,3 @@ def calibrate(
         status=str(fit.message),
         rows_file=csv_file.name,
     )
-
-
-def profile_of_host(csv_file: Path, host: str, scenario: Path | None) -> str:
-    """The profile ``host`` has in the first row's scenario (the default
-    ``--profile``); a profile file comes back relative to the working
-    directory."""
-    rows = read_rows_head(csv_file)
-    cell = rows.get("scenario", "")
-    if cell:
-        path = Path(cell)
-        scenario_file = path if path.is_absolute() else csv_file.resolve().parent / path
-    elif scenario is not None:
-        scenario_file = scenario
-    else:
-        raise CalibrationError("row 1, column scenario: empty; name the row's scenario file")
-    try:
-        doc = tomllib.loads(scenario_file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise CalibrationError(f"row 1, column scenario: {scenario_file}: {err}") from None
-    for h in doc.get("hosts") or []:
-        if isinstance(h, dict) and h.get("name") == host:
-            p = str(h.get("profile", ""))
-            if p.endswith(".toml") and not Path(p).is_absolute():
-                return str(scenario_file.resolve().parent / p)
-            return p
-    raise CalibrationError(f"row 1: scenario {scenario_file} has no host {host!r}")
-
-
-def read_rows_head(csv_file: Path) -> dict[str, str]:
-    """The first row's cells (for defaults), or an error naming the file."""
-    if not csv_file.is_file():
-        raise CalibrationError(f"rows file not found: {csv_file}")
-    try:
-        table = pd.read_csv(csv_file, comment="#", dtype=str, keep_default_na=False, nrows=1)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
-        raise CalibrationError(f"{csv_file} is not a CSV file with a header and rows") from None
-    if table.empty:
-        raise CalibrationError(f"{csv_file} has a header but no rows")
-    return {str(k).strip(): str(v).strip() for k, v in table.iloc[0].items()}
-
-
-def parse_costs(text: str | None) -> list[str] | None:
-    """``a,b,c`` as a list (None: the default costs)."""
-    if text is None:
-        return None
-    names = [c.strip() for c in text.split(",") if c.strip()]
-    if not names:
-        raise CalibrationError("--costs: name at least one cost, e.g. --costs rx_packet_ns")
-    return names
-
-
-def parse_start(items: Sequence[str]) -> dict[str, int]:
-    """``cost=value`` items (``--start``) as a dict."""
-    out: dict[str, int] = {}
-    for item in items:
-        for part in item.split(","):
-            name, sep, value = part.partition("=")
-            if not sep or not name.strip():
-                raise CalibrationError(
-                    f"--start `{part}`: expected cost=value, e.g. rx_packet_ns=2000"
-                )
-            try:
-                out[name.strip()] = int(value)
-            except ValueError:
-                raise CalibrationError(
-                    f"--start {name.strip()}: `{value}` is not an integer"
-                ) from None
-    return out
