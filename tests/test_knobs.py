@@ -398,7 +398,8 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
     ("linux-igb", '[{"rx-usecs": ', "input"),
     ("linux-igb", "rx-usecs: fifty", "rx-usecs"),
     ("linux-igb", "rx-usec=50", "rx-usec"),
-    ("linux-igb", '{"rx-usecs": 50, "bogus": 1}', "bogus"),
+    ("linux-igb", '{"bogus": 1}', "bogus"),
+    ("linux-igb", "[" * 100 + "]" * 100, "input"),
     ("freebsd-em", "enable_aim", "enable_aim"),
 ]
 
@@ -408,6 +409,16 @@ def test_bad_inputs_name_the_key(driver: str, text: str, key: str) -> None:
     with pytest.raises(KnobError) as err:
         knobs.parse(text, driver)
     assert err.value.key == key
+
+
+def test_unknown_keys_are_reported_and_skipped_when_something_usable_is_left() -> None:
+    got = knobs.parse('{"rx-usecs": 50, "bogus": 1}', "linux-igb")
+    assert got.settings == {"rx-usecs": 50}
+    assert got.skipped == ["bogus"]
+    assert ("info", "bogus") in {(n.kind, n.key) for n in got.notes}
+    lines = knobs.parse("IntMode=1\nInterruptThrottleRate=4,4\n", "linux-e1000e")
+    assert lines.settings == {"InterruptThrottleRate": 4}
+    assert lines.skipped == ["IntMode"]
 
 
 def test_ring_sizes_from_ethtool_g() -> None:

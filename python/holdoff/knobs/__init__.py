@@ -32,8 +32,9 @@ chips have no simulator model, so an ixgbe setting has no scenario table.
 Modules: ``base`` (types, register constants, unit conversions),
 ``tables`` (each driver's knobs), ``linux`` and ``bsd`` (the per-driver
 decoders), ``decode`` (the entry point), ``encode`` (registers -> knobs and
-the lines to paste), ``check`` (the warnings), ``parse`` (operator text and
-:func:`explain`). Import from ``holdoff.knobs``.
+the lines to paste), ``check`` (the warnings), ``ethtool_text`` (ethtool
+output of every version), ``parse`` (operator text and :func:`explain`).
+Import from ``holdoff.knobs``.
 
 Units: intervals in ns (``*_ns``) inside, shown in us; rates per second;
 register values in their hardware units (names end in the unit).
@@ -85,7 +86,9 @@ from holdoff.knobs.linux import (
 )
 from holdoff.knobs.parse import (
     ETHTOOL_COALESCE_KEYS,
+    RING_RANGE,
     Parsed,
+    check_ring,
     explain,
     parse,
     parse_ring,
@@ -115,11 +118,13 @@ __all__ = [
     "Note",
     "NoteKind",
     "Parsed",
+    "RING_RANGE",
     "Register",
     "TICKS_MAX",
     "TSQ_BYTES_DEFAULT",
     "Warning",
     "check",
+    "check_ring",
     "chip_for",
     "commands",
     "decode",

@@ -1,78 +1,71 @@
 """Reading what an operator has (ethtool, sysctl, module-parameter, sysfs and
-#define text) and the whole explanation of it."""
+#define text) and the whole explanation of it.
+
+:func:`parse` takes any of: ``ethtool -c``/``-g`` text of every version and
+``--json -c`` (read by :mod:`holdoff.knobs.ethtool_text`), FreeBSD sysctl
+dumps (``sysctl dev.em.0``, ``sysctl -a | grep``, loader.conf lines), Linux
+module parameters (``options e1000e ...`` lines, ``modprobe e1000e K=V``,
+``KEY=VALUE`` lines, ``/sys/module/*/parameters`` listings and values),
+sysfs NAPI files and OpenBSD ``#define`` lines. A key the driver does not have
+is reported and skipped; only an input with nothing usable left is an error.
+The interface the input names is kept (:attr:`Parsed.iface`) and every printed
+command uses it.
+
+:func:`explain` bounds ring sizes to the driver's descriptor range
+(:data:`RING_RANGE`, from each driver's header) before any warning is
+computed on them.
+
+Units: ring sizes in descriptors; the rest as :mod:`holdoff.knobs` states.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from holdoff.knobs.base import TSQ_BYTES_DEFAULT, KnobError, Note
 from holdoff.knobs.check import check
 from holdoff.knobs.decode import decode
 from holdoff.knobs.encode import commands
-from holdoff.knobs.tables import _check_driver, defaults
-
-# -- parsing what the operator has ------------------------------------------------------
-
-#: Every field ``ethtool -c`` reports (ethtool 6.x), in the JSON spelling.
-ETHTOOL_COALESCE_KEYS = frozenset(
-    {
-        "adaptive-rx",
-        "adaptive-tx",
-        "stats-block-usecs",
-        "sample-interval",
-        "pkt-rate-low",
-        "pkt-rate-high",
-        "rx-usecs",
-        "rx-frames",
-        "rx-usecs-irq",
-        "rx-frames-irq",
-        "tx-usecs",
-        "tx-frames",
-        "tx-usecs-irq",
-        "tx-frames-irq",
-        "rx-usecs-low",
-        "rx-frames-low",
-        "tx-usecs-low",
-        "tx-frames-low",
-        "rx-usecs-high",
-        "rx-frames-high",
-        "tx-usecs-high",
-        "tx-frames-high",
-        "cqe-mode-rx",
-        "cqe-mode-tx",
-        "tx-aggr-max-bytes",
-        "tx-aggr-max-frames",
-        "tx-aggr-time-usecs",
-        "rx-profile",
-        "tx-profile",
-    }
+from holdoff.knobs.ethtool_text import (
+    ETHTOOL_COALESCE_KEYS,
+    Parsed,
+    check_json_depth,
+    is_ethtool_text,
+    parse_ethtool_json,
+    parse_ethtool_text,
+    value_of,
 )
+from holdoff.knobs.tables import _check_driver, defaults, knobs
 
-_SYSCTL_PREFIX = re.compile(r"^(?:dev\.(?:em|igb|lem)\.\d+\.|hw\.(?:em|igb)\.)")
-_SYSFS_PREFIX = re.compile(r"^/sys/class/net/[^/]+/")
-_TRUE = {"on": 1, "true": 1, "yes": 1, "off": 0, "false": 0, "no": 0}
+__all__ = ["ETHTOOL_COALESCE_KEYS", "RING_RANGE", "Parsed", "explain", "parse", "parse_ring"]
 
+_SYSCTL_PREFIX = re.compile(r"^(?:dev\.(em|igb|lem)\.(\d+)\.|hw\.(?:em|igb)\.)")
+_SYSFS_PREFIX = re.compile(r"^/sys/(?:class/net/[^/]+|module/[^/]+/parameters)/")
+_LISTING = re.compile(r"/sys/module/([\w-]+)/parameters/?\s*$")
 
-@dataclass
-class Parsed:
-    """Knob values read from an operator's text, and what was skipped."""
-
-    settings: dict[str, int] = field(default_factory=dict)
-    #: Keys read but not moderation knobs (a sysctl dump's other lines).
-    skipped: list[str] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
+#: The descriptor counts each driver accepts for a ring, lowest and highest
+#: (``ethtool -G`` is refused outside them) [descriptors].
+RING_RANGE: dict[str, tuple[int, int, str]] = {
+    "linux-e1000": (48, 4096, "e1000.h E1000_MIN_RXD 48, E1000_MAX_82544_RXD 4096"),
+    "linux-e1000-5x": (80, 4096, "e1000.h of the 5.x driver: E1000_MIN_RXD 80, 82544+ 4096"),
+    "linux-e1000e": (64, 4096, "e1000e.h E1000_MIN_RXD 64, E1000_MAX_RXD 4096"),
+    "linux-igb": (64, 4096, "igb.h IGB_MIN_RXD (80; 64 after the 2023 change), IGB_MAX_RXD 4096"),
+    "linux-ixgbe": (64, 4096, "ixgbe.h IXGBE_MIN_RXD 64, IXGBE_MAX_RXD 4096"),
+    "linux-dim": (64, 8192, "mlx5 en.h: 2^6 to 2^13 descriptors (the DIM model's reference)"),
+    "freebsd-em": (80, 4096, "if_em.h EM_MIN_RXD 80, EM_MAX_RXD 4096 (hw.em.rxd)"),
+    "freebsd-igb": (80, 4096, "if_em.h IGB_MIN_RXD 80, IGB_MAX_RXD 4096 (hw.igb.rxd)"),
+    "openbsd-em": (256, 4096, "OpenBSD if_em.h EM_MIN_RXD 256, EM_MAX_RXD 4096"),
+}
 
 
 def parse(text: str, driver: str) -> Parsed:
-    """Knob values from ``ethtool --json -c`` output, ``ethtool -c`` text,
-    sysctl lines (``dev.em.0.enable_aim: 1`` or ``=1``, loader.conf lines),
-    module-parameter lines (``InterruptThrottleRate=3,3`` or an ``options``
-    line), sysfs lines or ``#define`` lines. Raises :class:`KnobError` for a
-    value that is not a number or a key the driver does not have."""
+    """Knob values (and the interface, rings, unsupported fields) from an
+    operator's text. Keys that are not knobs of ``driver`` are reported in
+    :attr:`Parsed.skipped` and the notes; :class:`KnobError` only for a value
+    that is not a number, or when nothing usable is left."""
     _check_driver(driver)
     known = defaults(driver)
     out = Parsed()
@@ -82,31 +75,50 @@ def parse(text: str, driver: str) -> Parsed:
             "input", "is empty: give ethtool -c output, sysctl lines or key=value lines"
         )
     if stripped[0] in "[{":
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as err:
-            raise KnobError("input", f"looks like JSON but does not parse: {err}") from None
-        _parse_ethtool_json(data, known, out)
-        return out
-    if "Coalesce parameters" in text or re.search(r"^Adaptive RX:", text, re.M):
-        _parse_ethtool_text(text, known, out)
-        return out
-    for raw in text.splitlines():
-        line = (
-            raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#define") else raw.strip()
+        parse_ethtool_json(stripped, driver, known, out)
+    elif is_ethtool_text(text):
+        parse_ethtool_text(text, driver, known, out)
+    else:
+        _parse_lines(text, driver, known, out)
+    if not out.usable:
+        keys = ", ".join(out.skipped[:8]) or "the input"
+        raise KnobError(
+            out.skipped[0] if len(out.skipped) == 1 else "input",
+            f"nothing usable: {keys} is not a knob of {driver}; its knobs: {', '.join(known)}",
         )
+    return out
+
+
+def _parse_lines(text: str, driver: str, known: Mapping[str, int], out: Parsed) -> None:
+    """sysctl, module-parameter, sysfs and #define lines."""
+    listing: str | None = None
+    listed: list[str] = []
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if stripped.startswith("$") or stripped.startswith("# "):
+            m = _LISTING.search(stripped)
+            if m:
+                listing = m.group(1)
+                out.recognised = True
+                out.formats.append(f"/sys/module/{listing}/parameters listing")
+            continue
+        line = stripped.split("#", 1)[0].strip() if not stripped.startswith("#define") else stripped
         if not line:
             continue
+        if listing is not None and re.fullmatch(r"[\w-]+", line):
+            listed.append(line)
+            continue
         for key, value in _line_pairs(line):
-            _take(key, value, known, out, lenient=bool(_SYSCTL_PREFIX.match(key)))
-    return out
+            _take(key, value, known, out)
+    if listing is not None:
+        _listing_notes(driver, listing, listed, known, out)
 
 
 def _line_pairs(line: str) -> list[tuple[str, str]]:
     m = re.match(r"^#define\s+(\w+)\s+(\S+)", line)
     if m:
         return [(m.group(1), m.group(2))]
-    m = re.match(r"^options\s+\S+\s+(.*)$", line)
+    m = re.match(r"^(?:options|(?:sudo\s+)?(?:modprobe|insmod))\s+\S+\s+(.*)$", line)
     if m:
         pairs = [p.split("=", 1) for p in m.group(1).split() if "=" in p]
         return [(k, v) for k, v in pairs]
@@ -129,101 +141,89 @@ def _canonical(key: str, known: Mapping[str, int]) -> str:
     return k
 
 
-def _value(key: str, text: str) -> int:
-    v = text.strip().strip('"').strip("'").split(",")[0].strip().lower()
-    if v in _TRUE:
-        return _TRUE[v]
-    try:
-        return int(v, 0)
-    except ValueError:
-        raise KnobError(key, f"value {text.strip()!r} is not an integer (or on/off)") from None
-
-
-def _take(key: str, value: str, known: Mapping[str, int], out: Parsed, *, lenient: bool) -> None:
+def _take(key: str, value: str, known: Mapping[str, int], out: Parsed) -> None:
+    m = _SYSCTL_PREFIX.match(key)
+    if m and m.group(2) is not None:
+        unit = int(m.group(2))
+        if out.unit is None:
+            out.unit = unit
+            out.iface = f"{m.group(1)}{unit}"
+            out.formats.append("sysctl")
     k = _canonical(key, known)
     if k in known:
-        out.settings[k] = _value(k, value)
+        out.settings[k] = value_of(k, value)
         if "," in value:
             out.notes.append(
                 Note("info", k, f"one value per port ({value.strip()}); the first is used")
             )
         return
-    if lenient:
-        out.skipped.append(key)
-        return
-    raise KnobError(key, f"is not a knob of this driver; its knobs: {', '.join(known)}")
+    out.skipped.append(key)
+    if not m:
+        out.notes.append(Note("info", key, "not a knob of this driver; skipped"))
 
 
-def _parse_ethtool_json(data: Any, known: Mapping[str, int], out: Parsed) -> None:
-    if isinstance(data, list):
-        if len(data) != 1 or not isinstance(data[0], dict):
-            raise KnobError(
-                "input", "ethtool --json -c prints a list with one object per device; give one"
-            )
-        data = data[0]
-    if not isinstance(data, dict):
-        raise KnobError("input", "the JSON is not ethtool --json -c output (an object)")
-    for key, value in data.items():
-        if key == "ifname":
-            continue
-        _ethtool_field(key, value, known, out)
-
-
-def _ethtool_field(key: str, value: Any, known: Mapping[str, int], out: Parsed) -> None:
-    if key not in ETHTOOL_COALESCE_KEYS and key not in known:
-        raise KnobError(key, "is not an ethtool -c field")
-    if isinstance(value, bool):
-        v = int(value)
-    elif isinstance(value, int):
-        v = value
-    elif isinstance(value, str):
-        v = _value(key, value)
-    else:
-        raise KnobError(key, f"value {value!r} is not a number")
-    if key in known:
-        out.settings[key] = v
-    elif v:
+def _listing_notes(
+    driver: str, module: str, listed: list[str], known: Mapping[str, int], out: Parsed
+) -> None:
+    """What a ``ls /sys/module/MOD/parameters`` listing says about the knobs."""
+    params = [k.key for k in knobs(driver) if k.where == "module parameter"]
+    missing = [p for p in params if p not in listed]
+    for name in listed:
+        if name not in known:
+            out.skipped.append(name)
+    if missing:
         out.notes.append(
-            Note("ignored", key, f"{v}: this driver does not support the field (ethtool shows n/a)")
+            Note(
+                "info",
+                f"/sys/module/{module}/parameters",
+                f"lists {', '.join(listed) or 'nothing'}; {', '.join(missing)} are not there: "
+                f"{module} registers them with permission 0 (module_param_array_named(..., 0) "
+                "in its param.c), so sysfs cannot show their values; ethtool -c shows "
+                "rx-usecs, the runtime form of InterruptThrottleRate",
+            )
         )
-
-
-def _parse_ethtool_text(text: str, known: Mapping[str, int], out: Parsed) -> None:
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("Coalesce parameters"):
-            continue
-        m = re.match(r"^Adaptive RX:\s*(\S+)\s+TX:\s*(\S+)", line)
-        if m:
-            for key, v in (("adaptive-rx", m.group(1)), ("adaptive-tx", m.group(2))):
-                if v != "n/a":
-                    _ethtool_field(key, v, known, out)
-            continue
-        m = re.match(r"^([\w-]+):\s*(\S+)", line)
-        if not m:
-            raise KnobError(line, "is not an ethtool -c line ('key: value')")
-        if m.group(2) == "n/a":
-            continue
-        _ethtool_field(m.group(1), m.group(2), known, out)
+    else:
+        out.notes.append(Note("info", f"/sys/module/{module}/parameters", "listing read"))
 
 
 def parse_ring(text: str) -> tuple[int | None, int | None]:
     """(RX, TX) ring sizes in use from ``ethtool -g`` text or ``--json`` output."""
+    out = Parsed()
     stripped = text.strip()
     if stripped[:1] in "[{":
-        data = json.loads(stripped)
-        if isinstance(data, list):
+        check_json_depth(stripped, "--ring")
+        try:
+            data = json.loads(stripped)
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise KnobError("--ring", f"looks like JSON but does not parse: {err}") from None
+        if isinstance(data, list) and data:
             data = data[0]
+        if not isinstance(data, dict):
+            raise KnobError("--ring", "the JSON is not ethtool --json -g output (an object)")
         return _opt_int(data.get("rx")), _opt_int(data.get("tx"))
-    current = text.split("Current hardware settings", 1)
-    part = current[1] if len(current) == 2 else text
-    rx = re.search(r"^\s*RX:\s*(\d+)", part, re.M)
-    tx = re.search(r"^\s*TX:\s*(\d+)", part, re.M)
+    if "Ring parameters" in text or "Current hardware settings" in text:
+        parse_ethtool_text(text, "linux-igb", {}, out)
+        return out.rx_ring, out.tx_ring
+    rx = re.search(r"^\s*RX:\s*(\d+)", text, re.M)
+    tx = re.search(r"^\s*TX:\s*(\d+)", text, re.M)
     return (int(rx.group(1)) if rx else None, int(tx.group(1)) if tx else None)
 
 
 def _opt_int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def check_ring(driver: str, flag: str, value: int | None) -> None:
+    """Refuse a ring size outside the driver's descriptor range, naming ``flag``."""
+    if value is None:
+        return
+    lo, hi, source = RING_RANGE[driver]
+    if not lo <= value <= hi:
+        raise KnobError(
+            flag,
+            f"{value} descriptors is outside {driver}'s range {lo} to {hi} ({source}); "
+            "give the ring size ethtool -g shows under 'Current hardware settings'",
+        )
 
 
 def explain(
@@ -236,10 +236,15 @@ def explain(
     rx_ring: int | None = None,
     tx_ring: int | None = None,
     tsq_bytes: int = TSQ_BYTES_DEFAULT,
-    iface: str = "eth0",
+    iface: str | None = None,
+    unit: int | None = None,
 ) -> dict[str, Any]:
     """Everything ``holdoff explain`` reports, JSON-ready: the decode, the
-    warnings, the assumptions (link speed, rings, TSQ) and the commands."""
+    warnings, the assumptions (link speed, rings, TSQ) and the commands
+    (for ``iface``, default ``eth0``; FreeBSD sysctls for ``unit``)."""
+    _check_driver(driver)
+    check_ring(driver, "--rx-ring", rx_ring)
+    check_ring(driver, "--tx-ring", tx_ring)
     d = decode(driver, settings, chip)
     d.notes[:0] = list(extra_notes)
     c = d.chip
@@ -247,6 +252,8 @@ def explain(
         d, speed_mbps=speed_mbps, rx_ring=rx_ring, tx_ring=tx_ring, tsq_bytes=tsq_bytes
     )
     out = d.to_dict()
+    name = iface or "eth0"
+    out["iface"] = name
     out["assumptions"] = {
         "speed_mbps": speed_mbps or c.link_mbps,
         "rx_ring": rx_ring or c.rx_ring,
@@ -254,5 +261,5 @@ def explain(
         "tsq_bytes": tsq_bytes,
     }
     out["warnings"] = [{"key": w.key, "message": w.message} for w in warnings]
-    out["commands"] = commands(d, iface)
+    out["commands"] = commands(d, name, unit if unit is not None else 0)
     return out
