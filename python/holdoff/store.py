@@ -20,11 +20,15 @@ are removed by the next :meth:`ResultStore.cleanup`. Two sweeps may write
 one store at once: their temporary names differ (the writer's pid) and the
 last rename of a key wins with a complete file (both hold the same run).
 
-An entry that cannot be read (truncated, or overwritten with other bytes by
-something outside holdoff) is skipped with a :class:`CorruptEntryWarning`
-naming the file: :meth:`ResultStore.read` returns None for it, so the next
-sweep recomputes it and replaces the file, and :meth:`ResultStore.query`
-leaves it out.
+An entry that cannot be read (truncated, overwritten with other bytes by
+something outside holdoff, text, larger than the store-entry limit of
+:mod:`holdoff.inputs`) or that does not hold one complete run (not one row; a
+``scenario_hash`` other than its file name; a missing or non-integer
+``seed`` or ``sim_time_ns``, e.g. a NaN seed; a metric column holding text)
+is skipped with a :class:`CorruptEntryWarning` naming the file and what is
+wrong: :meth:`ResultStore.read` returns None for it, so the next sweep
+recomputes it and replaces the file, and :meth:`ResultStore.query` leaves it
+out, so that one damaged entry never hides the others.
 
 :meth:`ResultStore.query` runs SQL (DuckDB) over every stored file through a
 view named ``runs``.
@@ -46,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from holdoff import _core
+from holdoff import _core, inputs
 from holdoff.api import _without_none
 
 DEFAULT_STORE = Path("runs/store")
@@ -54,6 +58,16 @@ SUFFIX = ".parquet"
 _TMP_SUFFIX = ".tmp"
 
 Scalar = str | int | float | bool | None
+
+# What a complete entry holds (a sweep writes every one): column -> kind.
+REQUIRED_COLUMNS = {
+    "scenario_hash": "text",
+    "holdoff_version": "text",
+    "scenario": "text",
+    "seed": "integer",
+    "sim_time_ns": "integer",
+}
+_TEXT_COLUMNS = {"scenario_hash", "holdoff_version", "scenario", "scenario_toml"}
 
 
 def canonical_json(value: Any) -> str:
@@ -127,12 +141,13 @@ class ResultStore:
     def get(self, key: str) -> dict[str, Scalar]:
         """The stored row of run ``key``; ``KeyError`` if there is none."""
         path = self.path(key)
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except FileNotFoundError:
-            raise KeyError(key) from None
-        if len(rows) != 1:
-            raise ValueError(f"{path}: expected one row, found {len(rows)}")
+        if not os.path.lexists(path):
+            raise KeyError(key)
+        table = inputs.read_parquet_table(path, "store entry")
+        problem = entry_problem(table, key, complete=False)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}")
+        rows = table.to_pylist()
         return {str(k): _scalar(v) for k, v in rows[0].items()}
 
     def read(self, key: str) -> dict[str, Scalar] | None:
@@ -141,13 +156,19 @@ class ResultStore:
         A corrupt entry (see the module documentation) gives a
         :class:`CorruptEntryWarning` naming the file.
         """
+        path = self.path(key)
         try:
-            return self.get(key)
-        except KeyError:
-            return None
+            if not os.path.lexists(path):
+                return None
+            table = inputs.read_parquet_table(path, "store entry")
+            problem = entry_problem(table, key, complete=True)
+            if problem is not None:
+                raise ValueError(problem)
+            row = table.to_pylist()[0]
         except (OSError, ValueError, pa.ArrowException) as err:
-            self._report_corrupt(self.path(key), err)
+            self._report_corrupt(path, err)
             return None
+        return {str(k): _scalar(v) for k, v in row.items()}
 
     def readable(self) -> list[Path]:
         """Every stored file that reads as one complete row (corrupt ones warned about)."""
@@ -156,12 +177,12 @@ class ResultStore:
             return good
         for path in sorted(self._files()):
             try:
-                rows = pq.read_metadata(path).num_rows
-                if rows != 1:
-                    raise ValueError(f"expected one row, found {rows}")
-                pq.read_table(path)
-            except FileNotFoundError:
-                continue  # replaced or removed meanwhile
+                if not path.exists():
+                    continue  # replaced or removed meanwhile
+                table = inputs.read_parquet_table(path, "store entry")
+                problem = entry_problem(table, path.name[: -len(SUFFIX)], complete=True)
+                if problem is not None:
+                    raise ValueError(problem)
             except (OSError, ValueError, pa.ArrowException) as err:
                 self._report_corrupt(path, err)
                 continue
@@ -172,8 +193,13 @@ class ResultStore:
         if path in self.corrupt:
             return
         self.corrupt.append(path)
+        reason = str(err.message) if isinstance(err, inputs.InputError) else str(err)
+        prefix = f"{path}: "
+        if reason.startswith(prefix):
+            reason = reason[len(prefix) :]
+        reason = inputs.shorten(inputs.printable(reason), 200)
         warnings.warn(
-            f"{path}: corrupt result store entry ({err}); ignored, the next sweep "
+            f"{path}: damaged result store entry ({reason}); ignored, the next sweep "
             "that needs it recomputes it",
             CorruptEntryWarning,
             stacklevel=3,
@@ -238,6 +264,44 @@ class ResultStore:
     def _files(self) -> Iterator[Path]:
         # Hidden temporary files never match: their names start with a dot.
         return (p for p in self.root.glob(f"[0-9a-f]*{SUFFIX}") if p.is_file())
+
+
+def entry_problem(table: pa.Table, key: str, *, complete: bool) -> str | None:
+    """What makes ``table`` not one stored run of ``key``, or None if nothing does.
+
+    Always: one row; ``scenario_hash`` (if present) is ``key``; ``seed`` and
+    ``sim_time_ns`` (if present) are integers with a value. With ``complete``
+    also: every column of :data:`REQUIRED_COLUMNS` is present, text columns
+    hold text and every other column a number, a truth value or nothing.
+    """
+    if table.num_rows != 1:
+        return f"expected one row, found {table.num_rows}"
+    names = set(table.column_names)
+    if complete:
+        missing = [c for c in REQUIRED_COLUMNS if c not in names]
+        if missing:
+            return "no " + ", ".join(f"`{c}`" for c in missing) + " column"
+    for field in table.schema:
+        kind = field.type
+        if field.name in ("seed", "sim_time_ns"):
+            if not pa.types.is_integer(kind) or table.column(field.name).null_count:
+                value = table.column(field.name)[0].as_py()
+                return f"`{field.name}` is {value!r} ({kind}), expected an integer"
+        elif field.name in _TEXT_COLUMNS:
+            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+                return f"`{field.name}` is {kind}, expected text"
+        elif complete and not (
+            pa.types.is_integer(kind)
+            or pa.types.is_floating(kind)
+            or pa.types.is_boolean(kind)
+            or pa.types.is_null(kind)
+        ):
+            return f"metric `{inputs.printable(field.name)}` is {kind}, expected a number"
+    if "scenario_hash" in names:
+        stored = table.column("scenario_hash")[0].as_py()
+        if stored != key:
+            return f"`scenario_hash` is {str(stored)[:16]!r}..., not the file's name"
+    return None
 
 
 def scenario_leaves(value: Any, prefix: str = "") -> dict[str, Scalar]:
