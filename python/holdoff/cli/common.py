@@ -28,7 +28,8 @@ from holdoff import _core, inputs
 from holdoff.api import run_text
 from holdoff.inputs import printable, shorten
 from holdoff.result import RunResult
-from holdoff.summary import SUMMARY_WIDTH, render_summary
+from holdoff.summary import render_summary
+from holdoff.termtable import FittingConsole
 
 BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
 # Simulated time of each run of `holdoff bench --hosts` [ms].
@@ -111,11 +112,9 @@ def _main_options(
 
 
 def _stdout() -> Console:
-    console = Console(highlight=False, markup=False)
-    if not console.is_terminal:
-        # Piped or redirected: as wide as summary.txt instead of rich's 80 columns.
-        console.width = max(console.width, SUMMARY_WIDTH)
-    return console
+    # Tables fit the terminal with every number whole; piped output without
+    # COLUMNS is as wide as what it prints (holdoff.termtable).
+    return FittingConsole(highlight=False, markup=False)
 
 
 def _stderr() -> Console:
@@ -153,10 +152,13 @@ def _check_file(file: Path, what: str, limit: int | None = None) -> None:
         _fail(str(err), 2)
 
 
-def _toml_or_none(text: str) -> dict[str, Any] | None:
+def _toml_or_none(text: Any) -> dict[str, Any] | None:
+    """``text`` parsed as TOML, or None if it is not TOML text (or nests too deep)."""
+    if not isinstance(text, str):
+        return None
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        return inputs.loads_toml(text, "TOML text", None)
+    except inputs.InputError:
         return None
 
 
@@ -274,6 +276,10 @@ SeedOption = Annotated[
 ]
 
 
+# Damaged store entries named one line each, up to this many; the rest are counted.
+_STORE_WARNINGS_SHOWN = 10
+
+
 @contextlib.contextmanager
 def _store_warnings() -> Iterator[None]:
     """Prints each corrupt-store-entry warning as one ``warning:`` line on stderr."""
@@ -284,12 +290,20 @@ def _store_warnings() -> Iterator[None]:
         try:
             yield
         finally:
+            shown = 0
             for w in caught:
-                if issubclass(w.category, CorruptEntryWarning):
+                if not issubclass(w.category, CorruptEntryWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                elif shown < _STORE_WARNINGS_SHOWN:
                     line = Text(f"warning: {w.message}", style="yellow")
                     _stderr().print(line, soft_wrap=True)
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                    shown += 1
+            folded = sum(issubclass(w.category, CorruptEntryWarning) for w in caught) - shown
+            if folded:
+                more = (
+                    f"warning: and {folded:,} more damaged result store entries, ignored likewise"
+                )
+                _stderr().print(Text(more, style="yellow"), soft_wrap=True)
 
 
 def _this_command() -> str:
@@ -335,12 +349,8 @@ def _cpus() -> int:
 
 
 def _print_wide(table: Table) -> None:
-    """Print ``table`` on stdout; piped output gets the table's natural width."""
-    console = _stdout()
-    if not console.is_terminal:
-        wide = console.options.update_width(10_000)
-        console.width = max(console.width, console.measure(table, options=wide).maximum)
-    console.print(table)
+    """Print ``table`` on stdout (fitted; piped output gets its natural width)."""
+    _stdout().print(table)
 
 
 def _write_report(output: Path, inputs: Any, title: str) -> None:
