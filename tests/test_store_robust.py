@@ -109,3 +109,122 @@ def test_corrupt_entries_are_reported_skipped_and_recomputed(tmp_path: Path) -> 
     results = ResultStore(store)
     for key in results.keys():
         assert results.get(key)["scenario_hash"] == key
+
+
+# -- damaged entries of every kind ------------------------------------------------------
+
+
+def _record(key: str, seed: int = 3) -> dict[str, object]:
+    # A complete entry as a sweep writes it: the required columns and a few metrics.
+    return {
+        "scenario_hash": key,
+        "holdoff_version": "0.0.0-test",
+        "scenario": "s",
+        "seed": seed,
+        "sim_time_ns": 5_000_000,
+        "interrupts_per_s_total": 1000.0,
+        "dropped": 0,
+        "scenario_toml": 'name = "s"\n',
+    }
+
+
+def _damage(kind: str, path: Path, key: str) -> None:
+    import math
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    good = _record(key)
+    if kind == "truncated":
+        ResultStore(path.parent).put(key, good)
+        path.write_bytes(path.read_bytes()[:-40])
+        return
+    raw = {
+        "garbage": bytes(range(256)) * 2,
+        "text-only": b"scenario_hash,seed\nab,1\n",
+        "empty": b"",
+    }
+    if kind in raw:
+        path.write_bytes(raw[kind])
+        return
+    edits: dict[str, object] = {
+        "no-sim_time_ns": {k: v for k, v in good.items() if k != "sim_time_ns"},
+        "nan-seed": {**good, "seed": math.nan},
+        "text-seed": {**good, "seed": "x"},
+        "null-sim_time_ns": {**good, "sim_time_ns": None},
+        "other-hash": {**good, "scenario_hash": "ab" * 32},
+        "text-metric": {**good, "dropped": "lots"},
+    }
+    if kind == "two-rows":
+        pq.write_table(pa.Table.from_pylist([good, good]), path)
+    else:
+        pq.write_table(pa.Table.from_pylist([edits[kind]]), path)  # type: ignore[list-item]
+
+
+DAMAGE = [
+    ("truncated", "no PAR1 at its end"),
+    ("garbage", "not a Parquet file"),
+    ("text-only", "not a Parquet file"),
+    ("empty", "too short for a Parquet file"),
+    ("no-sim_time_ns", "no `sim_time_ns` column"),
+    ("nan-seed", "`seed` is nan (double), expected an integer"),
+    ("text-seed", "`seed` is 'x' (string), expected an integer"),
+    ("null-sim_time_ns", "`sim_time_ns` is None"),
+    ("other-hash", "not the file's name"),
+    ("text-metric", "metric `dropped` is string, expected a number"),
+    ("two-rows", "expected one row, found 2"),
+]
+
+
+@pytest.mark.parametrize(("kind", "reason"), DAMAGE, ids=[k for k, _ in DAMAGE])
+def test_a_damaged_entry_is_named_and_the_others_listed(
+    tmp_path: Path, kind: str, reason: str
+) -> None:
+    store = ResultStore(tmp_path)
+    good = ["1" * 64, "2" * 64]
+    for i, key in enumerate(good):
+        store.put(key, _record(key, seed=i))
+    bad = "c" * 64
+    _damage(kind, store.path(bad), bad)
+    with pytest.warns(CorruptEntryWarning) as caught:
+        frame = store.query()
+    assert sorted(frame["scenario_hash"]) == good
+    message = " ".join(str(w.message) for w in caught)
+    assert bad in message and reason in message, message
+    # A sweep asking for the damaged key gets None (and recomputes it).
+    with pytest.warns(CorruptEntryWarning):
+        assert ResultStore(tmp_path).read(bad) is None
+
+
+def test_results_lists_good_entries_and_folds_many_damaged(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.put("1" * 64, _record("1" * 64))
+    _damage("no-sim_time_ns", store.path("a" * 64), "a" * 64)
+    for i in range(14):
+        store.path(f"{i:x}".rjust(64, "b")).write_bytes(b"junk")
+    listed = subprocess.run(
+        [sys.executable, "-m", "holdoff", "results", "--store", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stderr
+    assert [r["scenario_hash"] for r in json.loads(listed.stdout)] == ["1" * 64]
+    lines = listed.stderr.strip().splitlines()
+    # 15 damaged entries: 10 named, one line counting the other 5.
+    assert len(lines) == 11, listed.stderr
+    assert lines[-1] == "warning: and 5 more damaged result store entries, ignored likewise"
+
+
+def test_a_store_of_only_damaged_entries_is_a_clean_error(tmp_path: Path) -> None:
+    (tmp_path / ("d" * 64 + ".parquet")).write_bytes(b"junk")
+    listed = subprocess.run(
+        [sys.executable, "-m", "holdoff", "results", "--store", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 2
+    assert "Traceback" not in listed.stderr
+    assert "no stored runs" in listed.stderr

@@ -73,7 +73,7 @@ class InputError(ValueError):
         self.what = what
         self.path = None if path is None else str(path)
         self.message = message
-        shown = None if self.path is None else shorten(printable(self.path))
+        shown = None if self.path is None else shorten(printable(self.path), 400)
         if shown is not None and message == "not found":
             text = f"{what} not found: {shown}"
         elif shown is not None:
