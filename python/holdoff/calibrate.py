@@ -74,13 +74,15 @@ systat(1), iperf and sockperf.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import tomli_w
@@ -102,16 +104,20 @@ from holdoff.calibrate_rows import (
     read_rows,
     read_rows_head,
 )
+from holdoff.stats import Interval, ci95, parse_seeds
+from holdoff.sweeps import derive_seed
 
 __all__ = [
     "DEFAULT_COSTS",
     "MAX_ROWS",
     "MEASURED",
+    "PROGRESS_EVERY_S",
     "OTHER_COLUMNS",
     "SETUP_FIELDS",
     "Calibration",
     "CalibrationError",
     "Model",
+    "ProgressLines",
     "Row",
     "calibrate",
     "check_identified",
@@ -124,6 +130,7 @@ __all__ = [
     "read_csv",
     "read_rows",
     "read_rows_head",
+    "seed_spread",
 ]
 
 Progress = Callable[[str], None]
@@ -301,6 +308,9 @@ def _toml_row(r: Mapping[str, Any]) -> dict[str, Any]:
             "model": round(m["model"], 6),
             "residual_pct": round(m["residual_pct"], 3),
         }
+        if m.get("model_ci95"):
+            out[m["column"]]["model_ci95"] = [round(v, 6) for v in m["model_ci95"]]
+            out[m["column"]]["seeds"] = m["seeds"]
     return out
 
 
@@ -404,6 +414,100 @@ def _base_preset(profile: str) -> tuple[str, dict[str, int]]:
     return str(doc["base"]), {str(k): int(v) for k, v in (doc.get("costs") or {}).items()}
 
 
+#: Seconds between progress lines when stderr is not a terminal (a log file,
+#: a CI job): often enough to show a long fit is alive, rare enough to read.
+PROGRESS_EVERY_S = 5.0
+
+
+class ProgressLines:
+    """A fit's progress on ``stream``: on a terminal one line rewritten in
+    place; elsewhere a plain line at most every ``every_s`` seconds (the
+    first message at once)."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        terminal: bool,
+        every_s: float = PROGRESS_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+        prefix: str = "calibrating: ",
+    ) -> None:
+        self.stream, self.terminal, self.every_s = stream, terminal, every_s
+        self.clock, self.prefix = clock, prefix
+        self.shown = False
+        self.last: float | None = None
+
+    def __call__(self, message: str) -> None:
+        if self.terminal:
+            self.stream.write(f"\r{self.prefix}{message}\x1b[K")
+        else:
+            now = self.clock()
+            if self.last is not None and now - self.last < self.every_s:
+                return
+            self.last = now
+            self.stream.write(f"{self.prefix}{message}\n")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        """Removes the rewritten line (a terminal) before the results print."""
+        if self.terminal and self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+#: Most runs of a ``--seeds`` spread (rows x seeds): as a sweep's run limit.
+MAX_SEED_RUNS = 100_000
+
+
+def seed_spread(
+    model: Model,
+    solution: tuple[int, ...],
+    cells: Sequence[tuple[Row, str, float, float]],
+    seeds: int,
+    say: Progress,
+) -> list[Interval]:
+    """Each measured cell's model value at ``solution`` over ``seeds`` seeds:
+    the fit's own run (the row's seed) and ``seeds - 1`` more, each seed
+    derived from (the row's seed, the row's number, the replicate) as a
+    sweep's; the mean with its 95 % interval (:func:`holdoff.stats.ci95`, a
+    bootstrap for the latency percentiles), in the order of ``cells``."""
+    rows = model.rows
+    if len(rows) * seeds > MAX_SEED_RUNS:
+        raise CalibrationError(
+            f"--seeds {seeds} with {len(rows)} rows is {len(rows) * seeds:,} runs; the limit "
+            f"is {MAX_SEED_RUNS:,}: use fewer seeds"
+        )
+    say(f"running the fitted costs at {seeds} seeds per row")
+    extra = [
+        dataclasses.replace(
+            r,
+            doc={
+                **r.doc,
+                "seed": derive_seed(int(r.doc.get("seed", 0)), {"row": r.number}, k),
+            },
+        )
+        for k in range(1, seeds)
+        for r in rows
+    ]
+    # The fit's worker processes run these rows too (no second pool).
+    others = Model(extra, model.costs, 1)
+    others.pool, others.apps = model.pool, model.apps
+    more = others.values(others.evaluate([solution])[0])
+    values: list[list[float]] = [[v] for _, _, _, v in cells]
+    for k, (_, _, _, v) in enumerate(more):
+        values[k % len(cells)].append(v)
+    out: list[Interval] = []
+    for (_, col, _, _), vs in zip(cells, values, strict=True):
+        finite = [v for v in vs if math.isfinite(v)]
+        if not finite:
+            out.append(Interval(math.nan, None, None, len(vs)))
+            continue
+        out.append(ci95(finite, percentile=col in ("latency_us", "latency_p99_us")))
+    return out
+
+
 def calibrate(
     csv_file: Path,
     *,
@@ -417,14 +521,22 @@ def calibrate(
     name: str | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    seeds: int = 1,
 ) -> Calibration:
     """Fit ``costs`` of ``profile`` to the rows of ``csv_file``.
 
     ``start``: start values of some fitted costs (default: the profile's);
     ``name``: the written profile's name (default: ``<base>-calibrated``);
-    ``jobs``: worker processes (default: the CPU count). Raises
-    :class:`CalibrationError` naming the row, column or cost at fault.
+    ``jobs``: worker processes (default: the CPU count); ``seeds``: after the
+    fit (which runs each row at its own seed), run the fitted costs at this
+    many seeds per row and report each model value as their mean with its 95 %
+    interval, and the residual with its interval (:func:`seed_spread`).
+    Raises :class:`CalibrationError` naming the row, column or cost at fault.
     """
+    try:
+        parse_seeds(seeds)
+    except ValueError as err:
+        raise CalibrationError(str(err)) from None
     say = progress or (lambda _msg: None)
     base_costs = profile_costs(profile)
     fitted_names = list(costs) if costs else list(DEFAULT_COSTS)
@@ -512,21 +624,28 @@ def calibrate(
         outs = model.evaluate([solution])[0]
         cells = model.values(outs)
         evaluations = len(model.cache)
+        spread = seed_spread(model, solution, cells, seeds, say) if seeds > 1 else None
     fitted = dict(zip(fitted_names, solution, strict=True))
     by_row: dict[int, dict[str, Any]] = {}
-    for r, col, meas, value in cells:
+    for k, (r, col, meas, value) in enumerate(cells):
         entry = by_row.setdefault(
             r.number,
             {"row": r.number, "label": r.label, "scenario": str(r.scenario_file), "values": []},
         )
-        entry["values"].append(
-            {
-                "column": col,
-                "measured": meas,
-                "model": value,
-                "residual_pct": 100.0 * (value / meas - 1.0),
-            }
-        )
+        item: dict[str, Any] = {"column": col, "measured": meas, "model": value}
+        if spread is not None:
+            iv = spread[k]
+            item["model"] = iv.mean
+            item["model_ci95"] = iv.as_list()
+            item["seeds"] = iv.n
+        item["residual_pct"] = 100.0 * (item["model"] / meas - 1.0)
+        if spread is not None:
+            ci = item["model_ci95"]
+            item["residual_pct_ci95"] = (
+                None if ci is None else [100.0 * (v / meas - 1.0) for v in ci]
+            )
+        entry["values"].append(item)
+        cells[k] = (r, col, meas, item["model"])
     res = np.array([value / meas - 1.0 for _, _, meas, value in cells]) * weights
     base_name, file_costs = _base_preset(profile)
     preset_costs = profile_costs(base_name)
