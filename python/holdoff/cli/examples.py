@@ -113,11 +113,19 @@ def examples_copy_command(
             path = (source.parent / capture).resolve()
             if path.is_file() and path.is_relative_to(source.parent.resolve()):
                 wanted.append((path, Path(capture)))
-    to.mkdir(parents=True, exist_ok=True)
-    for path, rel in wanted:
-        target = to / rel
-        if target.exists() and not force:
-            _fail(f"{target} exists; use --force to overwrite it", 2)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
-        _stdout().print(f"wrote {target}")
+    if to.exists() and not to.is_dir():
+        _fail(f"--to {to}: is a file, not a folder; give a folder (it is made if missing)", 2)
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+        for path, rel in wanted:
+            target = to / rel
+            if target.is_dir():
+                _fail(f"{target} is a folder; remove it or copy to another --to folder", 2)
+            if target.exists() and not force:
+                _fail(f"{target} exists; use --force to overwrite it", 2)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+            _stdout().print(f"wrote {target}")
+    except OSError as err:
+        # A file where a folder of the path should be, no permission, a full disk.
+        _fail(f"cannot write the example to --to {to}: {err.strerror or err}", 2)
