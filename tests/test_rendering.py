@@ -4,21 +4,28 @@ effect and warnings, plot helpers, and the package's import structure."""
 from __future__ import annotations
 
 import ast
+import io
 import json
+import re
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from rich.console import Console
+from rich.table import Table
 
 import holdoff
 from holdoff import tables
+from holdoff.cli import main
 from holdoff.report import ReportInputs, build_report, downsample, y_axis
 from holdoff.result import REGISTER_COLUMNS, RunResult
-from scenarios import QUICKSTART
+from holdoff.termtable import Fitted
+from scenarios import EXAMPLES, QUICKSTART, inline_scenario
 
 PACKAGE = Path(holdoff.__file__).resolve().parent
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
@@ -234,3 +241,198 @@ def test_y_axis_does_not_magnify_flat_signals() -> None:
     # Three decades on a log axis when asked for.
     assert y_axis([10.0, 10_000.0], log_ratio=30)["type"] == "log"
     assert y_axis([None, float("nan")]) == {}
+
+
+# -- every number whole, at 80 and 200 columns and piped ------------------------------
+#
+# The text a command prints is a rendering of what its --json prints, so every
+# number the JSON holds for the text must appear in the text whole: formatted
+# the way the text formats it, not touching another digit, and never next to
+# rich's "…" (how rich cuts a cell that does not fit). "pipe" is stdout
+# redirected with no COLUMNS: output as wide as it needs.
+
+WIDTHS = ["80", "200", "pipe"]
+
+
+def _whole(number: str, text: str) -> bool:
+    return re.search(rf"(?<![\d.,]){re.escape(number)}(?!\d|[.,]\d)", text) is not None
+
+
+def _assert_whole(numbers: Iterable[str], text: str) -> None:
+    missing = sorted({n for n in numbers if not _whole(n, text)})
+    assert not missing, f"numbers not shown whole: {missing}\n{text}"
+    assert not re.search(r"\d…|…\d", text), text
+
+
+def _cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: str, *argv: object
+) -> str:
+    if width == "pipe":
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", width)
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    if width != "pipe":
+        # Every table line fits the width (trailing blanks aside).
+        lines = [line.rstrip() for line in out.splitlines() if re.search("[│┃━─]", line)]
+        assert max(map(len, lines), default=0) <= int(width), out
+    return out
+
+
+def _run_numbers(report: dict[str, Any]) -> set[str]:
+    """The run's numbers as the summary formats them (counts with thousands
+    separators, Mb/s and percentages two and one decimals, µs one decimal)."""
+    s = report["summary"]
+    nums = set()
+    for port in s["ports"]:
+        nums |= {f"{port[k]:,}" for k in ("rx_packets", "tx_packets", "interrupts")}
+        nums.add(f"{port['rx_ring_max_occupancy']:,}")
+        nums |= {f"{round(v['interrupts_per_s']):,}" for v in port["vectors"]}
+    for host in s["hosts"]:
+        nums |= {f"{100 * v:.1f}" for v in host["cpu_util"].values()}
+    for app in s["apps"]:
+        # A counter the core keeps is non-zero; 0 is what it holds for the others.
+        nums |= {f"{app[k]:,}" for k in ("sent", "received", "rx_bytes", "tx_bytes") if app[k]}
+        if app["throughput_bps"]:
+            nums.add(f"{app['throughput_bps'] / 1e6:,.2f}")
+        if app["latency_us"]:
+            nums.add(f"{app['latency_us']['count']:,}")
+            nums |= {f"{app['latency_us'][p]:,.1f}" for p in ("p50", "p99", "max")}
+        if app.get("rpc_open"):
+            nums.add(f"{app['rpc_open']['achieved_rps']:,.1f}")
+        elif app["transactions"]:
+            nums.add(f"{app['transactions'] / (s['sim_time_ns'] / 1e9):,.1f}")
+        for point in app.get("netpipe") or []:
+            nums |= {f"{point['bytes']:,}", f"{point['nrepeat']:,}"}
+            nums |= {f"{point['t_us']:,.2f}", f"{point['mbit_per_s']:,.2f}"}
+    for gen in s["generators"]:
+        nums |= {f"{gen['sent_packets']:,}", f"{gen['sent_bytes']:,}"}
+        nums.add(f"{gen['offered_bps'] / 1e6:,.2f}")
+    nums |= {f"{s['ledger'][k]:,}" for k in ("injected", "delivered", "dropped", "in_flight")}
+    return nums
+
+
+# Short runs of every bundled example: what each is about happens in them.
+SHORT = {
+    "netpipe-ditr.toml": ["duration_ms=5000", "apps[0].start_us=0", "apps[0].end_bytes=64"],
+    "bench-64b-1g-itr8000-napi.toml": ["duration_ms=20"],
+    "bench-64b-1g-itr8000-napi-poisson.toml": ["duration_ms=20"],
+    "tsq-tx-usecs.toml": ["duration_ms=50"],
+    "ping.toml": ["duration_ms=200"],
+    "quickstart.toml": ["duration_ms=50"],
+    "udp-sink-poisson.toml": ["duration_ms=50"],
+}
+RUNNABLE = sorted(
+    p.name for p in EXAMPLES.glob("*.toml") if "base" not in tomllib.loads(p.read_text())
+)
+
+
+@pytest.mark.parametrize("example", RUNNABLE)
+def test_run_prints_every_number_whole(
+    example: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv: list[object] = ["run", EXAMPLES / example]
+    for assignment in SHORT.get(example, []):
+        argv += ["--set", assignment]
+    report = json.loads(_cli(capsys, monkeypatch, "pipe", *argv, "--json"))
+    numbers = _run_numbers(report)
+    if example == "netpipe-ditr.toml":
+        assert report["summary"]["apps"][0]["netpipe"], "the short NetPIPE run has points"
+        numbers.add("NetPIPE points")
+    for width in WIDTHS:
+        _assert_whole(numbers, _cli(capsys, monkeypatch, width, *argv))
+
+
+def test_reproduce_prints_every_number_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from holdoff import reproduce as rp
+
+    argv = ["reproduce", "freebsd-2024-aim", "--plots", tmp_path]
+    data = json.loads(_cli(capsys, monkeypatch, "pipe", *argv, "--json"))
+    checks = [c for case in data["cases"] for c in case["checks"]]
+    numbers = {
+        rp.display_number(c[k], c["unit"]) for c in checks for k in ("published", "simulated")
+    }
+    names = {c["name"] for c in checks}
+    for width in WIDTHS:
+        out = _cli(capsys, monkeypatch, width, *argv)
+        _assert_whole(numbers, out)
+        flat = " ".join(out.split())
+        # Every check is named (wrapped names read whole once the lines are joined).
+        assert all(" ".join(n.split()) in flat for n in names if len(n) < 60), out
+
+
+def test_tune_prints_every_number_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["tune", "--mix", "rr", "-d", "linux-igb", "--knob", "rx-usecs", "--duration-ms", 5]
+    argv += ["--no-store", "--executor", "serial"]
+    data = json.loads(_cli(capsys, monkeypatch, "pipe", *argv, "--json"))
+    numbers = set()
+    for point in (data["default"], data["recommended"]):
+        numbers |= {f"{point['p50_us']:.1f}", f"{point['p99_us']:.1f}"}
+        numbers |= {f"{100 * point['cpu_util']:.2f}", f"{point['interrupts_per_s']:,.0f}"}
+        numbers.add(f"{point['throughput_bps'] / 1e6:.1f}")
+    for width in WIDTHS:
+        _assert_whole(numbers, _cli(capsys, monkeypatch, width, *argv))
+
+
+def test_explain_prints_every_number_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["explain", "-d", "linux-igb", EXAMPLES / "explain" / "igb-rx-usecs-50.json"]
+    data = json.loads(_cli(capsys, monkeypatch, "pipe", *argv, "--json"))
+    numbers = {f"{r['value']:,}" for r in data["registers"]}
+    numbers |= {f"{r['interval_us']:g}" for r in data["registers"]}
+    numbers.add(f"{data['max_interrupts_per_s_per_vector']:,.0f}")
+    for width in WIDTHS:
+        _assert_whole(numbers, _cli(capsys, monkeypatch, width, *argv))
+
+
+def test_results_prints_every_number_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "base.toml").write_text(inline_scenario(duration_ms=5))
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        'name = "w"\nbase = "base.toml"\n[grid]\n"generators[0].rate_pps" = [1000, 3000]\n'
+    )
+    store = tmp_path / "store"
+    _cli(capsys, monkeypatch, "pipe", "sweep", sweep, "--store", store, "-o", tmp_path / "t.pq")
+    rows = json.loads(_cli(capsys, monkeypatch, "pipe", "results", "--store", store, "--json"))
+    numbers = {str(row["seed"]) for row in rows}
+    numbers |= {f"{row['interrupts_per_s_total']:,.0f}" for row in rows}
+    numbers |= {f"{row['throughput_bps_total'] / 1e6:,.2f}" for row in rows}
+    numbers |= {f"{row['latency_us_p99_max']:,.1f}" for row in rows}
+    for width in WIDTHS:
+        _assert_whole(numbers, _cli(capsys, monkeypatch, width, "results", "--store", store))
+
+
+# -- the fitting itself ---------------------------------------------------------------
+
+
+def _fit_text(table: Table, width: int) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, no_color=True, force_terminal=False)
+    console.print(Fitted(table))
+    return buffer.getvalue()
+
+
+def test_fitted_table_wraps_names_then_stacks() -> None:
+    table = Table(title="t")
+    table.add_column("name")
+    table.add_column("packets", justify="right")
+    table.add_row("a rather long name that can wrap at its spaces", "149,024,117")
+    # Natural width: 64 columns (name 47, number 11, padding 4, borders 3).
+    assert "149,024,117" in _fit_text(table, 64)
+    narrow = _fit_text(table, 40)
+    assert "149,024,117" in narrow and "a rather long" in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 40
+    # Without borders it needs 20 columns (11 + 6, the longest word "rather",
+    # + 2 padding + 1 rule); below that it stacks.
+    assert "┃" in _fit_text(table, 20)
+    stacked = " ".join(_fit_text(table, 18).split())
+    assert "packets: 149,024,117" in stacked and "name: a rather long" in stacked

@@ -179,6 +179,19 @@ def make_table(
     return Table(name, title, tuple(columns), rows, note)
 
 
+def without_empty(table: Table) -> Table:
+    """``table`` without the number columns that are missing in every row (and
+    without its note, which explains the missing mark, when none is left)."""
+    keep = [
+        i
+        for i, c in enumerate(table.columns)
+        if c.label or any(row[i] != MISSING for row in table.rows)
+    ]
+    rows = [[row[i] for i in keep] for row in table.rows]
+    note = table.note if any(MISSING in row for row in rows) else ""
+    return Table(table.name, table.title, tuple(table.columns[i] for i in keep), rows, note)
+
+
 def columns(
     labels: Sequence[str], *numbers: tuple[str, str, Callable[[Any], str]]
 ) -> tuple[Column, ...]:
@@ -249,11 +262,20 @@ APP_TABLE = columns(
 )
 APP_NOTE = f"{MISSING} = not counted for this kind of application"
 
-#: Kinds whose sent / received packets the core does not count (its report holds 0).
-_NO_PACKETS = frozenset(
-    {"netpipe", "netpipe_receiver", "iperf", "iperf_receiver", "rpc_server", "rpc_open_server"}
-)
-UNCOUNTED = {"sent": _NO_PACKETS | {"udp_sink"}, "received": _NO_PACKETS | {"udp_send"}}
+#: Per column, the kinds of application the core does not count it for (its
+#: report holds 0 there; crates/holdoff-core/src/scenario/report.rs): shown as missing.
+_STREAMS = {"netpipe", "netpipe_receiver", "iperf", "iperf_receiver"}
+_SERVERS = {"rpc_server", "rpc_open_server"}
+UNCOUNTED = {
+    "sent": frozenset({*_STREAMS, *_SERVERS, "udp_sink"}),
+    "received": frozenset({*_STREAMS, *_SERVERS, "udp_send"}),
+    "rx_bytes": frozenset({"netpipe", "netpipe_receiver", "iperf", *_SERVERS, "udp_send"}),
+    "tx_bytes": frozenset(
+        {"udp_sink", "udp_send", "ping", "rpc", "netpipe", "netpipe_receiver", "iperf_receiver"}
+        | _SERVERS
+    ),
+    "throughput_bps": frozenset({"netpipe", "netpipe_receiver", "iperf", *_SERVERS, "udp_send"}),
+}
 
 #: What each kind's latency measures (docs/outputs.md, the core's apps modules).
 LATENCY_MEANS = {
@@ -302,7 +324,7 @@ def run_tables(run: RunView) -> list[Table]:
         _registers(run.registers),
         _napi(run.vectors),
         make_table("hosts", "Hosts (CPU time per class)", HOST_TABLE, run.hosts),
-        make_table("apps", "Applications", APP_TABLE, _apps(run.apps), APP_NOTE),
+        without_empty(make_table("apps", "Applications", APP_TABLE, _apps(run.apps), APP_NOTE)),
         make_table("latency", "Latency", LATENCY_TABLE, _latency(run.apps)),
         *_netpipe(run.netpipe),
         make_table("generators", "Traffic generators", GENERATOR_TABLE, run.generators),

@@ -14,7 +14,7 @@ narrows it the way a reader can still use it instead:
 :func:`output_width` is the width the command line prints at: the terminal's
 width; for piped or redirected output the ``COLUMNS`` environment variable
 when it is set, otherwise wide enough that nothing wraps or is cut
-(:func:`print_fitted` measures what it prints).
+(:class:`FittingConsole` measures what it prints).
 
 Simplifications: a column is "numbers" by its alignment (the project's
 tables right-align numbers); cells that are not text are measured but printed
@@ -27,6 +27,7 @@ import copy
 import dataclasses
 import os
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -41,8 +42,9 @@ PIPE_MIN_WIDTH = 100
 
 
 def _keeps_width(column: Column) -> bool:
-    """Numbers: right-aligned or centred columns, and columns that must not wrap."""
-    return column.no_wrap or column.justify in ("right", "center")
+    """Numbers: right-aligned or centred columns (a left-aligned column wraps, but
+    never inside a word, so a number in it stays whole)."""
+    return column.justify in ("right", "center")
 
 
 def _cells(table: Table, column: Column) -> list[RenderableType]:
@@ -190,9 +192,8 @@ def output_width(console: Console, renderables: Iterable[RenderableType] = ()) -
     when set, else the widest of ``renderables`` (at least :data:`PIPE_MIN_WIDTH`)."""
     if console.is_terminal:
         return console.width
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    if columns_set():
+        return int(os.environ["COLUMNS"])
     wide = console.options.update_width(10_000)
     widest = [Measurement.get(console, wide, r).maximum for r in renderables]
     return max([PIPE_MIN_WIDTH, *widest])
@@ -207,9 +208,19 @@ def fit(renderable: RenderableType) -> RenderableType:
     return renderable
 
 
-def print_fitted(console: Console, *renderables: RenderableType) -> None:
-    """Prints ``renderables`` with every table fitted, at :func:`output_width`."""
-    fitted = [fit(r) for r in renderables]
-    console.width = output_width(console, fitted)
-    for r in fitted:
-        console.print(r)
+def columns_set() -> bool:
+    """Whether ``COLUMNS`` names a width (rich then prints at it, piped or not)."""
+    columns = os.environ.get("COLUMNS", "")
+    return columns.isdigit() and int(columns) > 0
+
+
+class FittingConsole(Console):
+    """A console whose ``print`` fits every table it is given (:func:`fit`)
+    and, piped without ``COLUMNS``, first widens to what it prints
+    (:func:`output_width`), so that piped output loses nothing."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        fitted = [fit(o) for o in objects]
+        if not self.is_terminal and not columns_set():
+            self.width = max(self.width, output_width(self, fitted))
+        super().print(*fitted, **kwargs)
