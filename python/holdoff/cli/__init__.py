@@ -8,7 +8,8 @@ Importing this package registers every command on :data:`app`, in the order
 
 Exit codes: 0 success, 1 the simulation failed or the results could not be
 written, 2 a usage error, a missing file or an invalid scenario, 130
-interrupted. With ``--json`` stdout carries only JSON.
+interrupted (Ctrl-C), 143 stopped by SIGTERM (handled as Ctrl-C). With
+``--json`` stdout carries only JSON.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from holdoff.cli.common import BENCH_SCENARIO, app
+from holdoff.interrupt import sigterm_as_interrupt
 
 #: The command modules, in the order ``holdoff -h`` lists their commands
 #: (importing a module registers its commands on ``app``).
@@ -41,16 +43,18 @@ for _module in COMMAND_MODULES:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI with ``argv`` (default: ``sys.argv[1:]``) and returns the exit code."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    try:
-        app(args=args, prog_name="holdoff")
-    except SystemExit as exit_:
-        code = exit_.code
-        if code is None:
-            return 0
-        if isinstance(code, int):
-            return code
-        print(code, file=sys.stderr)
-        return 1
+    # SIGTERM stops a command as Ctrl-C does (workers ended, results kept); exit 143.
+    with sigterm_as_interrupt() as signals:
+        try:
+            app(args=args, prog_name="holdoff")
+        except SystemExit as exit_:
+            code = exit_.code
+            if code is None:
+                return 0
+            if isinstance(code, int):
+                return signals.exit_code(code)
+            print(code, file=sys.stderr)
+            return signals.exit_code(1)
     return 0
 
 
