@@ -1,4 +1,10 @@
-"""A sweep killed with SIGKILL part way resumes without recomputing finished points."""
+"""A sweep stopped part way: SIGTERM behaves as Ctrl-C, SIGKILL then a rerun resumes.
+
+- SIGTERM after the first points are stored: exit 143, every worker process
+  gone (their pids checked), the finished points kept, a rerun computes only
+  the rest.
+- SIGKILL part way: a rerun resumes without recomputing finished points.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +56,32 @@ def sweep_cmd(sweep: Path, store: Path, out: Path, *extra: str) -> list[str]:
         "--json",
         *extra,
     ]
+
+
+def children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (from /proc: Linux)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by its new parent) is gone as a worker.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def stored(store: Path) -> dict[str, tuple[int, int]]:
@@ -126,3 +158,51 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
     resumed_table = pd.read_parquet(tmp_path / "resumed.parquet")
     assert len(resumed_table) == POINTS
     pdt.assert_frame_equal(resumed_table, pd.read_parquet(tmp_path / "clean.parquet"))
+
+
+def test_sigterm_stops_the_workers_keeps_finished_points_and_exits_143(tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path)
+    store = tmp_path / "store"
+    proc = subprocess.Popen(
+        sweep_cmd(sweep, store, tmp_path / "termed.parquet", "--workers", "2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    try:
+        while len(stored(store)) < 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the sweep stored nothing in time"
+            workers.update(children(proc.pid))
+            time.sleep(0.005)
+        workers.update(children(proc.pid))
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert "interrupted" in err and "kept in the store" in err
+    # Two workers were running points; none outlives the sweep.
+    assert len(workers) >= 2
+    assert not [pid for pid in workers if alive(pid)], "worker processes left running"
+    kept = stored(store)
+    assert 2 <= len(kept) < POINTS
+    assert not (tmp_path / "termed.parquet").exists()
+
+    resumed = subprocess.run(
+        sweep_cmd(sweep, store, tmp_path / "resumed.parquet"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["cached"] == len(kept)
+    assert summary["computed"] == POINTS - len(kept)
