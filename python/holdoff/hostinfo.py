@@ -1,0 +1,355 @@
+"""Reading a host file written by ``holdoff collect`` (:mod:`holdoff.collect_host`).
+
+:func:`read_host` takes the JSON and returns a :class:`HostInfo`: holdoff's
+driver name for the ethtool driver (``igb`` -> ``linux-igb``), the chip from
+the PCI device id where holdoff models it (else None with the reason in
+:attr:`HostInfo.messages`), the coalescing settings as knob values (read by
+:func:`holdoff.knobs.parse` from ``ethtool --json -c``, or from ``ethtool -c``
+text when the JSON form failed), ring sizes, queue count, and the window's
+packet and byte rates, mean packet sizes, per-vector interrupt rates and
+per-CPU busy and softirq shares.
+
+Simplifies: rates are averages over the window (after minus before, divided
+by the elapsed wall time the collector recorded); a driver that uses the
+kernel's DIM library (mlx5_core, ena, virtio_net, bnxt_en, ice) maps to
+``linux-dim``; a driver holdoff has no model of maps to None.
+
+Sources: PCI device ids from the Linux drivers' id tables (``e1000_hw.h``,
+``igb/e1000_hw.h``, ``ixgbe_type.h``: ``E1000_DEV_ID_*``, ``IXGBE_DEV_ID_*``).
+Units: rates per second, bits per second (``_bps``), sizes in bytes,
+shares in percent (``_pct``), rings in descriptors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from holdoff import knobs
+from holdoff.knobs.ethtool_text import Parsed, check_json_depth, parse_ethtool_text
+
+SCHEMA = "holdoff-collect/1"
+#: The largest host file read [bytes]: a collector file is a few hundred KiB.
+MAX_HOST_FILE_BYTES = 64 * 2**20
+
+#: ethtool's driver name -> holdoff's driver model.
+DRIVER_MAP: dict[str, str] = {
+    "e1000": "linux-e1000",
+    "e1000e": "linux-e1000e",
+    "igb": "linux-igb",
+    "ixgbe": "linux-ixgbe",
+    "mlx5_core": "linux-dim",
+    "ena": "linux-dim",
+    "virtio_net": "linux-dim",
+    "bnxt_en": "linux-dim",
+    "ice": "linux-dim",
+}
+
+#: Intel (vendor 0x8086) PCI device ids -> holdoff chip names.
+PCI_CHIPS: dict[int, str] = {
+    **dict.fromkeys((0x100E, 0x1015, 0x1016, 0x1017), "82540"),
+    **dict.fromkeys(
+        (0x1010, 0x1012, 0x101D, 0x1079, 0x107A, 0x107B, 0x108A, 0x1099, 0x10B5), "82546"
+    ),
+    **dict.fromkeys((0x10D3, 0x10F6), "82574"),
+    **dict.fromkeys((0x10C9, 0x10E6, 0x10E7, 0x10E8, 0x150A, 0x150D, 0x1518, 0x1526), "82576"),
+    **dict.fromkeys((0x1521, 0x1522, 0x1523, 0x1524), "i350"),
+    **dict.fromkeys((0x1533, 0x1536, 0x1537, 0x1538, 0x157B, 0x157C), "i210"),
+    0x1539: "i211",
+    **dict.fromkeys(
+        (0x10B6, 0x10C6, 0x10C7, 0x10C8, 0x10DB, 0x10DD, 0x10E1, 0x10EC, 0x10F1, 0x10F4, 0x150B),
+        "82598",
+    ),
+    **dict.fromkeys(
+        (
+            0x10F7,
+            0x10F8,
+            0x10F9,
+            0x10FB,
+            0x10FC,
+            0x1514,
+            0x1517,
+            0x151C,
+            0x1529,
+            0x152A,
+            0x154D,
+            0x1557,
+            0x1528,
+            0x1560,
+            0x1563,
+            0x15D1,
+        ),  # fmt: skip
+        "82599",
+    ),
+}
+
+
+class HostInfoError(ValueError):
+    """A host file that cannot be read: names the file and what is wrong."""
+
+
+@dataclass
+class HostInfo:
+    """What a collector file says about one interface and its host."""
+
+    iface: str
+    #: The driver ethtool -i (or sysfs) reports, e.g. ``igb``.
+    ethtool_driver: str | None
+    #: holdoff's driver model (``linux-igb``), or None (see ``messages``).
+    driver: str | None
+    #: holdoff's chip name (``i210``), or None (see ``messages``).
+    chip: str | None
+    #: PCI vendor and device id as sysfs shows them (``0x8086``, ``0x1533``).
+    pci_id: tuple[str | None, str | None]
+    #: The knob values in effect, as holdoff's driver model names them.
+    settings: dict[str, int]
+    rx_ring: int | None
+    tx_ring: int | None
+    rx_ring_max: int | None
+    tx_ring_max: int | None
+    #: Queues (combined channels, else RX channels) in use.
+    queues: int | None
+    speed_mbps: int | None
+    #: The window [s] (the collector's elapsed wall time).
+    seconds: float
+    rx_pps: float | None
+    tx_pps: float | None
+    rx_bps: float | None
+    tx_bps: float | None
+    mean_rx_packet_bytes: float | None
+    mean_tx_packet_bytes: float | None
+    #: Interrupts per second of each vector (its /proc/interrupts name).
+    interrupts_per_s: dict[str, float]
+    #: Per CPU: busy and softirq shares of the window [%].
+    cpu_busy_pct: dict[str, float]
+    cpu_softirq_pct: dict[str, float]
+    sysctls: dict[str, str]
+    #: Everything that could not be read or mapped, in words.
+    messages: list[str] = field(default_factory=list)
+    #: The parsed coalescing text (notes, unsupported fields), when there was one.
+    parsed: Parsed | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (without the parse details)."""
+        out = asdict(self)
+        out.pop("parsed")
+        return out
+
+
+def read_host(path: str | os.PathLike[str], flag: str = "--from") -> HostInfo:
+    """The :class:`HostInfo` of a collector file; :class:`HostInfoError`
+    (naming ``flag`` and the file) for a missing, non-regular, oversized,
+    non-JSON, too deeply nested or wrong-shaped file."""
+    p = Path(path)
+    where = f"{flag} {p}"
+    try:
+        st = p.stat()
+    except OSError as err:
+        raise HostInfoError(f"{where}: {err.strerror or err}") from None
+    if not p.is_file():
+        raise HostInfoError(f"{where}: not a regular file; give the JSON holdoff collect wrote")
+    if st.st_size > MAX_HOST_FILE_BYTES:
+        raise HostInfoError(
+            f"{where}: {st.st_size} bytes, more than the {MAX_HOST_FILE_BYTES} a host file has"
+        )
+    try:
+        with p.open("rb") as f:
+            text = f.read(MAX_HOST_FILE_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise HostInfoError(f"{where}: cannot be read: {err}") from None
+    try:
+        check_json_depth(text, where)
+        data = json.loads(text)
+    except knobs.KnobError as err:
+        raise HostInfoError(f"{where}: {err.message}") from None
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise HostInfoError(
+            f"{where}: not JSON ({err}); give the file holdoff collect wrote"
+        ) from None
+    return host_from_dict(data, where)
+
+
+def host_from_dict(data: Any, where: str = "host file") -> HostInfo:
+    """The :class:`HostInfo` of an already loaded collector document."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise HostInfoError(
+            f"{where}: not a holdoff collect file (expected an object with "
+            f'"schema": "{SCHEMA}"); run holdoff collect IFACE -o host.json'
+        )
+    try:
+        return _host(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise HostInfoError(f"{where}: a field is missing or of the wrong type ({err!r})") from None
+
+
+def _obj(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{key} is not an object")
+    return value
+
+
+def _stdout(commands: dict[str, Any], name: str) -> str | None:
+    result = commands.get(name)
+    if not isinstance(result, dict) or result.get("rc") != 0:
+        return None
+    text = result.get("stdout")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _int(text: Any) -> int | None:
+    try:
+        return int(str(text).strip(), 0)
+    except ValueError:
+        return None
+
+
+def _host(data: dict[str, Any]) -> HostInfo:
+    messages: list[str] = [str(e) for e in data.get("errors") or []][:20]
+    commands = _obj(data, "ethtool")
+    device = _obj(data, "device")
+    iface = str(data["iface"])
+    ethtool_driver = device.get("driver")
+    info = _stdout(commands, "driver")
+    if info:
+        for line in info.splitlines():
+            if line.startswith("driver:"):
+                ethtool_driver = line.split(":", 1)[1].strip() or ethtool_driver
+    driver = DRIVER_MAP.get(str(ethtool_driver)) if ethtool_driver else None
+    if driver is None:
+        messages.append(
+            f"driver {ethtool_driver or 'unknown'}: holdoff has no model of it "
+            f"(models: {', '.join(sorted(set(DRIVER_MAP)))}); give --driver"
+        )
+    chip = _chip(device, driver, messages)
+    parsed = _coalesce(commands, driver, messages)
+    rings = Parsed()
+    ring_text = _stdout(commands, "rings")
+    if ring_text:
+        parse_ethtool_text(ring_text, driver or "linux-dim", {}, rings)
+    else:
+        messages.append("rings: ethtool -g gave nothing; the driver's defaults are assumed")
+    before, after = _obj(data, "before"), _obj(data, "after")
+    elapsed = float(after.get("unix_s", 0)) - float(before.get("unix_s", 0))
+    seconds = elapsed if elapsed > 0 else float(data.get("seconds") or 0)
+    rates = _rates(_obj(before, "counters"), _obj(after, "counters"), seconds)
+    if seconds <= 0:
+        messages.append("the window is 0 s: no rates")
+    speed = _int(device.get("speed_mbps"))
+    return HostInfo(
+        iface=iface,
+        ethtool_driver=None if ethtool_driver is None else str(ethtool_driver),
+        driver=driver,
+        chip=chip,
+        pci_id=(device.get("vendor"), device.get("device")),
+        settings=dict(parsed.settings) if parsed else {},
+        rx_ring=rings.rx_ring,
+        tx_ring=rings.tx_ring,
+        rx_ring_max=rings.rx_ring_max,
+        tx_ring_max=rings.tx_ring_max,
+        queues=_queues(_stdout(commands, "channels")),
+        speed_mbps=speed if speed is not None and speed > 0 else None,
+        seconds=seconds,
+        interrupts_per_s=_irq_rates(_obj(before, "interrupts"), _obj(after, "interrupts"), seconds),
+        cpu_busy_pct=_cpu(before, after, busy=True),
+        cpu_softirq_pct=_cpu(before, after, busy=False),
+        sysctls={str(k): str(v) for k, v in _obj(data, "sysctls").items()},
+        messages=messages,
+        parsed=parsed,
+        **rates,
+    )
+
+
+def _chip(device: dict[str, Any], driver: str | None, messages: list[str]) -> str | None:
+    vendor, dev = _int(device.get("vendor")), _int(device.get("device"))
+    if vendor != 0x8086 or dev is None:
+        messages.append(
+            f"chip: PCI id {device.get('vendor')}:{device.get('device')} is not an Intel "
+            "controller holdoff models; give --chip"
+        )
+        return None
+    chip = PCI_CHIPS.get(dev)
+    if chip is None:
+        messages.append(f"chip: Intel device id {dev:#06x} is not one holdoff models; give --chip")
+        return None
+    if driver is not None and chip not in knobs.DRIVER_CHIPS[driver][1]:
+        messages.append(f"chip: {chip} is not a chip holdoff's {driver} drives; give --chip")
+        return None
+    return chip
+
+
+def _coalesce(commands: dict[str, Any], driver: str | None, messages: list[str]) -> Parsed | None:
+    text = _stdout(commands, "coalesce_json") or _stdout(commands, "coalesce")
+    if text is None:
+        messages.append("coalescing: neither ethtool --json -c nor ethtool -c gave output")
+        return None
+    if driver is None:
+        return None
+    try:
+        return knobs.parse(text, driver)
+    except knobs.KnobError as err:
+        messages.append(f"coalescing: {err}")
+        return None
+
+
+def _queues(text: str | None) -> int | None:
+    if text is None:
+        return None
+    current = text.split("Current hardware settings", 1)[-1]
+    got: dict[str, int] = {}
+    for line in current.splitlines():
+        key, _, value = line.partition(":")
+        v = _int(value)
+        if v is not None:
+            got[key.strip()] = v
+    return got.get("Combined") or got.get("RX") or None
+
+
+def _rates(before: dict[str, Any], after: dict[str, Any], seconds: float) -> dict[str, Any]:
+    def delta(key: str) -> int | None:
+        a, b = before.get(key), after.get(key)
+        return b - a if isinstance(a, int) and isinstance(b, int) and b >= a else None
+
+    out: dict[str, Any] = {}
+    for side in ("rx", "tx"):
+        packets, octets = delta(f"{side}_packets"), delta(f"{side}_bytes")
+        ok = seconds > 0
+        out[f"{side}_pps"] = packets / seconds if ok and packets is not None else None
+        out[f"{side}_bps"] = octets * 8 / seconds if ok and octets is not None else None
+        out[f"mean_{side}_packet_bytes"] = (
+            octets / packets if packets and octets is not None else None
+        )
+    return out
+
+
+def _irq_rates(before: dict[str, Any], after: dict[str, Any], seconds: float) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if seconds <= 0:
+        return out
+    for irq, b in after.items():
+        a = before.get(irq)
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        name = str(b.get("name", irq)).split()[-1] if b.get("name") else str(irq)
+        out[name] = (sum(b.get("counts", [])) - sum(a.get("counts", []))) / seconds
+    return out
+
+
+def _cpu(before: dict[str, Any], after: dict[str, Any], *, busy: bool) -> dict[str, float]:
+    out: dict[str, float] = {}
+    b0, b1 = _obj(before, "cpu_ticks"), _obj(after, "cpu_ticks")
+    for cpu, t1 in b1.items():
+        t0 = b0.get(cpu)
+        if not isinstance(t0, list) or not isinstance(t1, list) or len(t0) < 7 or len(t1) < 7:
+            continue
+        d = [y - x for x, y in zip(t0, t1, strict=False)]
+        total = sum(d[:8])
+        if total <= 0:
+            continue
+        # fields: user nice system idle iowait irq softirq steal
+        part = total - d[3] - d[4] if busy else d[6]
+        out[cpu] = 100.0 * part / total
+    return out
