@@ -83,7 +83,11 @@ def test_report_shows_runs_sweeps_and_every_miss(
     )
     for check in case_result.checks:
         assert html.escape(reproduce.expected_number(check)) in checks_table
-    assert f"{len(misses)} of {len(case_result.checks)} checks MISS" in text
+    # The banner counts as the score line does: scored checks only, plumbing apart.
+    scored = [c for c in case_result.checks if c.scored]
+    scored_misses = [c for c in scored if not c.ok]
+    assert f"{len(scored_misses)} of {len(scored)} scored checks MISS" in text
+    assert f"{len(case_result.checks)} checks" not in text
     sweep_table = text.split('<table class="sweep-table">', 1)[1].split("</table>", 1)[0]
     assert sweep_table.count("<tr>") == len(small_sweep) + 1
     # Same inputs, same bytes (plot ids are numbered, not random).

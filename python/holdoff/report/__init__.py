@@ -31,9 +31,8 @@ sweep's Parquet table, or the JSON of ``holdoff reproduce --json``).
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,15 @@ from typing import Any
 import pandas as pd
 
 from holdoff import _core
-from holdoff.report.case import as_case, case_section
+from holdoff.inputs import (
+    InputError,
+    loads_json,
+    printable,
+    read_parquet,
+    read_text,
+    shorten,
+)
+from holdoff.report.case import as_case, case_section, verdict
 from holdoff.report.page import (
     CSS,
     DASHES,
@@ -49,11 +56,12 @@ from holdoff.report.page import (
     MAX_POINTS,
     PALETTE,
     Doc,
+    ReportInputError,
     downsample,
     esc,
     y_axis,
 )
-from holdoff.report.run import as_result, change_labels, run_section
+from holdoff.report.run import as_result, change_labels, ledger_state, run_section
 from holdoff.report.sweep import sweep_section
 from holdoff.report.tune import tune_section
 from holdoff.result import REPORT_FILE, RunResult
@@ -74,10 +82,6 @@ __all__ = [
 ]
 
 
-class ReportInputError(ValueError):
-    """A report input is missing or of an unknown kind."""
-
-
 @dataclass
 class ReportInputs:
     """What a report shows: run reports, sweep tables and reproduction cases."""
@@ -94,6 +98,10 @@ class ReportInputs:
         return bool(self.runs or self.sweeps or self.cases or self.tunes)
 
 
+#: Exceptions a damaged input can raise while its section is drawn.
+_DAMAGE = (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError)
+
+
 def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
     """Reads report inputs from files; the kind of each is recognised by its content.
 
@@ -101,7 +109,13 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
     file is a run; a ``.parquet`` file with ``point`` and ``scenario_hash``
     columns is a sweep table; a JSON file with ``cases`` is the output of
     ``holdoff reproduce --json`` (tables only: its NetPIPE curves need the
-    runs, which ``holdoff reproduce --report`` has).
+    runs, which ``holdoff reproduce --report`` has); the JSON of ``holdoff
+    tune --json`` is a tune.
+
+    Files are opened through :mod:`holdoff.inputs` (regular files only, size
+    and JSON nesting limits checked before parsing). A missing, damaged or
+    unknown input raises :class:`ReportInputError` naming the file (a missing
+    one says ``not found``).
     """
     inputs = ReportInputs()
     for raw in paths:
@@ -110,33 +124,63 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
             if not (path / REPORT_FILE).is_file():
                 raise ReportInputError(f"{path} is a folder without {REPORT_FILE}")
             path = path / REPORT_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"report input not found: {path}")
-        if path.suffix == ".parquet":
-            table = pd.read_parquet(path)
-            if not {"point", "scenario_hash"} <= set(table.columns):
-                raise ReportInputError(f"{path} is not a sweep table (no point/scenario_hash)")
-            inputs.sweeps.append((path.stem, table))
-            continue
         try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ReportInputError(
-                f"{path} is neither a sweep table (.parquet) nor JSON: {err}"
-            ) from err
-        if isinstance(data, dict) and isinstance(data.get("cases"), list):
-            inputs.cases.extend(data["cases"])
-        elif isinstance(data, dict) and {"recommended", "default", "front"} <= set(data):
-            inputs.tunes.append(data)
-        elif isinstance(data, dict) and "summary" in data and "config" in data:
-            label = path.parent.name if path.name == REPORT_FILE else path.stem
-            inputs.runs.append((f"{data.get('scenario', label)} ({label})", RunResult(text, {})))
-        else:
-            raise ReportInputError(
-                f"{path}: not a run report, a sweep table or `holdoff reproduce --json` output"
-            )
+            _load_one(path, inputs)
+        except InputError as err:
+            raise ReportInputError(str(err)) from None
     return inputs
+
+
+def _load_one(path: Path, inputs: ReportInputs) -> None:
+    what = "report input"
+    if path.suffix == ".parquet":
+        table = read_parquet(path, what)
+        if not {"point", "scenario_hash"} <= set(table.columns):
+            raise ReportInputError(f"{path} is not a sweep table (no point/scenario_hash columns)")
+        _trial(path, lambda: sweep_section(Doc(), "s", path.stem, table))
+        inputs.sweeps.append((path.stem, table))
+        return
+    text = read_text(path, what)
+    data = loads_json(text, what, path)
+    if not isinstance(data, dict):
+        raise ReportInputError(
+            f"{path} holds a JSON {type(data).__name__}, not a run report, a sweep table "
+            "(.parquet), `holdoff reproduce --json` or `holdoff tune --json` output"
+        )
+    if isinstance(data.get("cases"), list):
+        for i, case in enumerate(data["cases"], start=1):
+            if not isinstance(case, dict):
+                raise ReportInputError(f"{path}: case {i} is not a JSON object")
+            try:
+                as_case(case)  # checked here, where the file can be named
+            except ReportInputError as err:
+                raise ReportInputError(f"{path}: {err}") from None
+        inputs.cases.extend(data["cases"])
+    elif {"recommended", "default", "front"} <= set(data):
+        _trial(path, lambda: tune_section(Doc(), "t", data))
+        inputs.tunes.append(data)
+    elif "summary" in data and "config" in data:
+        label = path.parent.name if path.name == REPORT_FILE else path.stem
+        result = RunResult(text, {})
+        _trial(path, lambda: run_section(Doc(), "r", label, result))
+        inputs.runs.append((f"{data.get('scenario', label)} ({label})", result))
+    else:
+        raise ReportInputError(
+            f"{path}: not a run report, a sweep table or `holdoff reproduce --json` output"
+        )
+
+
+def _trial(path: Path, draw: Callable[[], str]) -> None:
+    """Draws an input's section once, so that a damaged input is refused
+    with its file named rather than failing midway through the report."""
+    try:
+        draw()
+    except _DAMAGE as err:
+        raise ReportInputError(
+            f"{printable(str(path))}: its contents cannot be shown "
+            f"({type(err).__name__}: {shorten(printable(str(err)))}); "
+            "the file is damaged or was not written by holdoff"
+        ) from None
 
 
 def write_report(
@@ -168,10 +212,9 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
     for case in cases:
         anchor = doc.anchor(f"case-{case.case.id}")
         sections.append(case_section(doc, anchor, case))
-        misses = reproduce.misses(case)
-        verdict = f'<span class="miss">{misses} MISS</span>' if misses else _PASS_ALL
         overview.append(
-            f"case {_link(anchor, case.case.id)}: {esc(reproduce.case_score(case))}, {verdict}"
+            f"case {_link(anchor, case.case.id)}: {esc(reproduce.case_score(case))}, "
+            + verdict(case)[1]
             + _warned(w for r in case.results.values() for w in r.warnings)
         )
     for tune in inputs.tunes:
@@ -193,7 +236,8 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
         result = as_result(run)
         anchor = doc.anchor(f"run-{name}")
         sections.append(run_section(doc, anchor, name, result))
-        state = "balanced" if result.ledger.get("balanced") else "NOT balanced"
+        balanced, _ = ledger_state(result.ledger)
+        state = "balanced" if balanced else '<span class="miss">NOT balanced</span>'
         overview.append(
             f"run {_link(anchor, name)}: seed {esc(result.seed)}, ledger {state}"
             + _warned(result.warnings)
@@ -216,9 +260,6 @@ def build_report(inputs: ReportInputs, *, title: str = "holdoff report") -> str:
         + doc.scripts()
         + "</body>\n</html>\n"
     )
-
-
-_PASS_ALL = '<span class="pass">all pass</span>'
 
 
 def _link(anchor: str, text: str) -> str:

@@ -15,6 +15,7 @@ import gzip
 import html
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,6 +34,10 @@ PALETTE = (
 #: Line styles and markers that tell apart sweep lines whose values coincide.
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 MARKERS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down")
+
+
+class ReportInputError(ValueError):
+    """A report input is missing, damaged or of an unknown kind."""
 
 
 # -- document helpers ---------------------------------------------------------------
@@ -187,16 +192,64 @@ def fold(summary: str, body: str, *, open_: bool = True, cls: str = "") -> str:
     return f"<details{attrs}><summary>{summary}</summary>\n{body}\n</details>"
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 warning``, ``2 warnings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+_INDEX = re.compile(r"\[\d+\]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def fold_warnings(
+    warnings: Iterable[tuple[str, str, str]],
+) -> list[tuple[int, list[str], str, str, bool]]:
+    """Warnings as (where, field, message) folded into groups that differ only
+    in list indices of the field or in numbers of the message: per group, in
+    first-seen order, (count, the distinct wheres, the field with indices as
+    ``[*]`` when they vary, the first message, whether the messages vary)."""
+    groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for where, field, message in warnings:
+        key = (_INDEX.sub("[*]", field), _NUMBER.sub("#", message))
+        groups.setdefault(key, []).append((where, field, message))
+    out = []
+    for (pattern, _), members in groups.items():
+        fields = {f for _, f, _ in members}
+        wheres = list(dict.fromkeys(w for w, _, _ in members if w))
+        messages = {m for _, _, m in members}
+        field = members[0][1] if len(fields) == 1 else pattern
+        out.append((len(members), wheres, field, members[0][2], len(messages) > 1))
+    return out
+
+
 def warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:
-    """Warnings as (where, field, message); nothing when there are none."""
-    items = [
-        f"<li>{esc(where) + ': ' if where else ''}<code>{esc(f)}</code>: {esc(m)}</li>"
-        for where, f, m in warnings
-    ]
-    if not items:
+    """Warnings as (where, field, message), repeated ones folded to one line
+    with their count (:func:`fold_warnings`); nothing when there are none."""
+    groups = fold_warnings(warnings)
+    if not groups:
         return ""
+    items = []
+    for count, wheres, field, message, varies in groups:
+        lead = f"<b>{count}×</b> " if count > 1 else ""
+        where = ""
+        if count == 1 and wheres:
+            where = f"{esc(wheres[0])}: "
+        elif wheres:
+            runs = f"{plural(len(wheres), 'run')}: {', '.join(wheres)}"
+            where = f' <span class="meta">({esc(runs)})</span>'
+        vary = (
+            ' <span class="meta">(numbers differ between them; the first shown)</span>'
+            if varies
+            else ""
+        )
+        if count == 1:
+            items.append(f"<li>{where}<code>{esc(field)}</code>: {esc(message)}</li>")
+        else:
+            items.append(f"<li>{lead}<code>{esc(field)}</code>: {esc(message)}{vary}{where}</li>")
+    total = sum(g[0] for g in groups)
+    kinds = f" of {len(groups)} kinds" if len(groups) < total else ""
     return (
-        f'<div class="warnings"><b>{len(items)} warning{"s" if len(items) > 1 else ""}: '
+        f'<div class="warnings"><b>{plural(total, "warning")}{kinds}: '
         f"configured values not in effect as written</b><ul>{''.join(items)}</ul></div>"
     )
 

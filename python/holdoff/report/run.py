@@ -36,12 +36,37 @@ def as_result(run: RunResult | Mapping[str, Any]) -> RunResult:
 # -- single runs --------------------------------------------------------------------
 
 
+_LEDGER_KEYS = ("injected", "delivered", "dropped", "in_flight")
+
+
+def ledger_state(ledger: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether the packet account adds up, recomputed from its numbers
+    (injected = delivered + dropped + in flight), not read from its
+    ``balanced`` label: (balanced, the account as text, with what is wrong)."""
+    values = {k: ledger.get(k) for k in _LEDGER_KEYS}
+    bad = [
+        k
+        for k, v in values.items()
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0
+    ]
+    if bad:
+        return False, f"incomplete: {', '.join(bad)} missing or not a count"
+    out = values["delivered"] + values["dropped"] + values["in_flight"]  # type: ignore[operator]
+    ok = values["injected"] == out
+    text = tables.ledger_text(ledger)
+    if not ok:
+        text = text.replace(" = ", " ≠ ", 1) + f" (= {tables.count(out)})"
+    label = ledger.get("balanced")
+    if isinstance(label, bool) and label != ok:
+        said = "balanced" if label else "not balanced"
+        text += f"; the input says {said}, the numbers are shown"
+    return ok, text
+
+
 def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
-    ledger = result.ledger
+    ok, account = ledger_state(result.ledger)
     balanced = (
-        '<span class="pass">balanced</span>'
-        if ledger.get("balanced")
-        else '<span class="miss">NOT balanced</span>'
+        '<span class="pass">balanced</span>' if ok else '<span class="miss">NOT balanced</span>'
     )
     identity = ", ".join(f"{label} {value}" for label, value in tables.header_text(result))
     parts = [
@@ -49,7 +74,7 @@ def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
         warnings_block(("", f, m) for f, m in tables.warning_lines(result.warnings)),
         *(summary_table(table) for table in tables.run_tables(result)),
         f"<p>drops: {esc(tables.drops_text(result.drops))}</p>",
-        f"<p>ledger: {balanced}: {esc(tables.ledger_text(ledger))}</p>",
+        f"<p>ledger: {balanced}: {esc(account)}</p>",
         timeline(doc, result, name),
     ]
     body = fold(f"<h2>Run: {esc(name)}</h2>", "\n".join(p for p in parts if p))
