@@ -117,12 +117,15 @@ def run_text(
     """Like :func:`run`, for a scenario that is TOML text (never read as a path).
 
     ``base_dir`` is the directory relative ``capture`` paths are resolved
-    against (default: the working directory).
+    against (default: the working directory), and where a Python moderation
+    class's module is looked for when it is not on Python's path (then the
+    working directory; see :func:`holdoff.moderator.import_classes`).
     """
-    from holdoff.moderator import ModeratorError
+    from holdoff.moderator import ModeratorError, import_classes
 
-    classes = dict(moderators) if moderators else None
     base = None if base_dir is None else os.fspath(base_dir)
+    # "package.module:Class" paths: also from the scenario's folder and the working directory.
+    classes = {**import_classes(text, base, moderators), **(moderators or {})} or None
     try:
         report_json, perf, aborted = _core.run_toml(
             text, _check_seed(seed), classes, progress, base
