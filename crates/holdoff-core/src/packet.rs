@@ -53,6 +53,9 @@ pub struct Packet {
     /// cut from one TSO send (its descriptor carries no RS, so its
     /// write-back raises no TX completion).
     pub tso_more: bool,
+    /// A replayed frame matching its generator's `latency_of` selector:
+    /// the sink that reads it records its latency apart as well.
+    pub selected: bool,
 }
 
 impl Packet {
@@ -83,6 +86,7 @@ impl Packet {
             flow,
             kind,
             tso_more: false,
+            selected: false,
         }
     }
 
@@ -95,6 +99,7 @@ impl Packet {
         flow: 0,
         kind: PktKind::Udp,
         tso_more: false,
+        selected: false,
     };
 }
 

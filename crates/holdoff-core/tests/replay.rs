@@ -2,6 +2,9 @@
 //! kind of bad capture (with its exact error), and a property test that a
 //! generator's frames written to a capture replay as the same arrivals.
 
+mod common;
+
+use common::capture::{tmp, udp_frame, Pcap, LE};
 use holdoff_core::api;
 use holdoff_core::apps::generator::{GeneratorCfg, Pattern};
 use holdoff_core::apps::replay::{CaptureReader, Replay, ReplaySettings};
@@ -15,95 +18,6 @@ use std::path::{Path, PathBuf};
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/captures")
 }
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("holdoff-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-// ------------------------------------------------------------ writers
-
-/// An Ethernet/IPv4/UDP frame of `len` bytes without FCS (at least 42).
-fn udp_frame(len: usize, sport: u16) -> Vec<u8> {
-    let mut f = vec![0u8; len.max(42)];
-    f[12] = 0x08;
-    f[14] = 0x45;
-    f[23] = 17;
-    f[26..30].copy_from_slice(&[10, 0, 1, 1]);
-    f[30..34].copy_from_slice(&[10, 0, 0, 2]);
-    f[34..36].copy_from_slice(&sport.to_be_bytes());
-    f.truncate(len.max(14));
-    f
-}
-
-struct Pcap {
-    nanos: bool,
-    be: bool,
-    snaplen: u32,
-    linktype: u32,
-}
-
-impl Pcap {
-    fn header(&self) -> Vec<u8> {
-        let magic: u32 = if self.nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
-        let mut v = Vec::new();
-        let w32 = |v: &mut Vec<u8>, x: u32| {
-            v.extend(if self.be {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            })
-        };
-        w32(&mut v, magic);
-        let (a, b) = (2u16, 4u16);
-        v.extend(if self.be {
-            a.to_be_bytes()
-        } else {
-            a.to_le_bytes()
-        });
-        v.extend(if self.be {
-            b.to_be_bytes()
-        } else {
-            b.to_le_bytes()
-        });
-        w32(&mut v, 0);
-        w32(&mut v, 0);
-        w32(&mut v, self.snaplen);
-        w32(&mut v, self.linktype);
-        v
-    }
-    fn record(&self, t_ns: u64, frame: &[u8], caplen: Option<u32>) -> Vec<u8> {
-        let mut v = Vec::new();
-        let cap = caplen.unwrap_or(frame.len().min(self.snaplen as usize) as u32);
-        let frac = if self.nanos {
-            t_ns % 1_000_000_000
-        } else {
-            t_ns % 1_000_000_000 / 1000
-        };
-        for x in [
-            (t_ns / 1_000_000_000) as u32,
-            frac as u32,
-            cap,
-            frame.len() as u32,
-        ] {
-            v.extend(if self.be {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            });
-        }
-        v.extend(&frame[..(cap as usize).min(frame.len())]);
-        v
-    }
-}
-
-const LE: Pcap = Pcap {
-    nanos: false,
-    be: false,
-    snaplen: 65535,
-    linktype: 1,
-};
 
 fn pcapng_block(btype: u32, body: &[u8], be: bool) -> Vec<u8> {
     let mut b = body.to_vec();
@@ -472,6 +386,7 @@ proptest! {
             loops: 1,
             skip_ns: 0,
             only_to: None,
+            latency_of: None,
             max_frame_bytes: 1518,
         }).unwrap();
         let mut got = Vec::new();
@@ -504,6 +419,7 @@ fn loops_and_speed_scale_the_schedule() {
         loops: 2,
         skip_ns: 0,
         only_to: None,
+        latency_of: None,
         max_frame_bytes: 1518,
     })
     .unwrap();

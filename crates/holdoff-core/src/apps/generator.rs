@@ -52,6 +52,29 @@ pub struct SizeWeight {
     pub weight: u32,
 }
 
+/// Replay: which frames' latency to measure apart. Every key given must
+/// match; at least one is needed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyOf {
+    /// UDP or TCP port, source or destination, 0 to 65535.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 65_535))]
+    pub port: Option<u64>,
+    /// IPv4 or IPv6 address, source or destination ("10.0.0.2", "fe80::1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// DSCP value of the IP header (RFC 2474), 0 to 63 (46 = EF).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 63))]
+    pub dscp: Option<u64>,
+    /// Frame length range, low and high, inclusive [bytes], as the capture
+    /// records it (without the 4-byte FCS, as packet analysers show it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 2))]
+    pub size: Option<Vec<u64>>,
+}
+
 /// A traffic generator port (a tester, not a modelled host). It sends UDP
 /// frames to the host at the other end of its link and counts what it receives.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -113,6 +136,11 @@ pub struct GeneratorCfg {
     /// ("10.0.0.2", "00:1b:21:aa:bb:cc").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only_to: Option<String>,
+    /// Replay: frames whose latency the report also gives apart (as
+    /// `latency_selected` of the sink that reads them), e.g.
+    /// `latency_of = { port = 5000 }`; every key given must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_of: Option<Box<LatencyOf>>,
     /// Replay: the link MTU [bytes], 68 to 9000 (default 1500); longer
     /// frames are dropped as `frame_over_mtu`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -197,7 +197,9 @@ impl Generator {
     pub fn emit(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
         if let Some(r) = &mut self.replay {
             let f = r.take().expect("emit follows a frame read ahead");
-            let pkt = Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
+            let mut pkt =
+                Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
+            pkt.selected = r.selects(&f);
             self.next_seq = self.next_seq.wrapping_add(1);
             self.sent_packets += 1;
             self.sent_bytes += pkt.frame_bytes as u64;
@@ -289,14 +291,17 @@ fn offered_rate(cfg: &GeneratorCfg, line_bps: u64, sizes: &[(u32, u64)]) -> (f64
 pub struct UdpSink {
     pub rcvbuf_bytes: u32,
     pub queued_bytes: u32,
-    /// Datagrams waiting to be read: (creation time, frame size [bytes]),
-    /// all the reader uses of a packet (the socket holds up to 4096
-    /// 64-byte frames at the default buffer, so a smaller record keeps
-    /// the host's memory traffic down).
-    pub queue: std::collections::VecDeque<(SimTime, u32)>,
+    /// Datagrams waiting to be read: (creation time, frame size [bytes],
+    /// selected by a replay's `latency_of`), all the reader uses of a
+    /// packet (the socket holds up to 4096 64-byte frames at the default
+    /// buffer, so a smaller record keeps the host's memory traffic down).
+    pub queue: std::collections::VecDeque<(SimTime, u32, bool)>,
     pub received: u64,
     pub rx_bytes: u64,
     pub latency: LatencyHist,
+    /// Latency of the frames a replay's `latency_of` selected (a subset of
+    /// `latency`); their count is its count.
+    pub latency_selected: LatencyHist,
 }
 
 /// A ping(8) process.
@@ -427,6 +432,7 @@ mod tests {
             speed: None,
             loops: None,
             only_to: None,
+            latency_of: None,
             mtu_bytes: None,
             enabled: true,
         }

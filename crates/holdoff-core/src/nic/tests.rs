@@ -31,6 +31,7 @@ fn pkt(t: u64) -> Packet {
         flow: 0,
         kind: PktKind::Udp,
         tso_more: false,
+        selected: false,
     }
 }
 

@@ -75,6 +75,7 @@ fn seg_packet(conn: u16, s: &Segment, t: SimTime) -> Packet {
         flow: conn,
         kind: PktKind::Tcp,
         tso_more: false,
+        selected: false,
     }
 }
 
@@ -264,7 +265,8 @@ impl StackSink for Stack<'_> {
                     return Nanos::ZERO;
                 }
                 s.queued_bytes += pkt.frame_bytes;
-                s.queue.push_back((pkt.created, pkt.frame_bytes));
+                s.queue
+                    .push_back((pkt.created, pkt.frame_bytes, pkt.selected));
                 self.wake(t, app)
             }
             PktKind::IcmpEchoRequest => {

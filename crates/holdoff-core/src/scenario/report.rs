@@ -218,6 +218,10 @@ pub struct AppOut {
     pub rx_bytes: u64,
     pub throughput_bps: f64,
     pub latency_us: Option<LatencyOut>,
+    /// UDP sink of a scenario with a replay `latency_of` selector: the
+    /// selected frames' latency (absent without a selector).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_selected: Option<SelectedOut>,
     /// Bytes written to sockets (TCP applications).
     pub tx_bytes: u64,
     /// Completed request/response transactions (rpc).
@@ -231,6 +235,17 @@ pub struct AppOut {
     /// Open-loop request/response client (`rpc_open`) only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rpc_open: Option<RpcOpenOut>,
+}
+
+/// Latency of the replayed frames a `latency_of` selector picked, at one sink.
+#[derive(Serialize)]
+pub struct SelectedOut {
+    /// The selectors in words ("port 5000"; several generators' joined by "; ").
+    pub selector: String,
+    /// Selected frames this sink read [count]; 0 when none matched.
+    pub packets: u64,
+    /// Their latency, as `latency_us` (null when `packets` is 0).
+    pub latency_us: Option<LatencyOut>,
 }
 
 /// The open-loop load's rates and counts.
@@ -330,6 +345,9 @@ pub struct CaptureOut {
     pub skipped: u64,
     /// The run read the whole file (false: the run ended first).
     pub complete: bool,
+    /// Kept frames matching `latency_of` [count] (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_frames: Option<u64>,
 }
 
 /// Share of TCP frames above which a warning says replay is open loop.
@@ -500,6 +518,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
             }
         })
         .collect();
+    let selector = selectors(w);
     let apps = w
         .apps()
         .iter()
@@ -514,6 +533,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 rx_bytes: 0,
                 throughput_bps: 0.0,
                 latency_us: None,
+                latency_selected: None,
                 tx_bytes: 0,
                 transactions: 0,
                 netpipe: None,
@@ -527,6 +547,11 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     rx_bytes: s.rx_bytes,
                     throughput_bps: s.rx_bytes as f64 * 8.0 / secs,
                     latency_us: latency(&s.latency),
+                    latency_selected: selector.as_ref().map(|sel| SelectedOut {
+                        selector: sel.clone(),
+                        packets: s.latency_selected.count(),
+                        latency_us: latency(&s.latency_selected),
+                    }),
                     ..base
                 },
                 AppKind::Ping(p) => AppOut {
@@ -742,6 +767,21 @@ fn warnings(w: &World) -> Vec<WarningOut> {
     out
 }
 
+/// The replays' `latency_of` selectors in words, distinct, joined by "; "
+/// (None when no replay has one).
+fn selectors(w: &World) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for g in w.generators() {
+        if let Some(sel) = g.replay.as_ref().and_then(|r| r.selector()) {
+            let d = sel.describe();
+            if !seen.contains(&d) {
+                seen.push(d);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("; "))
+}
+
 /// The capture summary of replaying generator `gi`.
 fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay) -> CaptureOut {
     use crate::apps::replay::SIZE_BUCKETS;
@@ -770,6 +810,7 @@ fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay) -> Capture
         over_mtu: st.over_mtu,
         skipped: st.skipped,
         complete: st.complete,
+        selected_frames: r.selector().map(|_| st.selected),
     }
 }
 

@@ -2,6 +2,8 @@
 //! generator feeding one host, and one for two linked hosts.
 #![allow(dead_code)]
 
+pub mod capture;
+
 /// One Poisson/constant generator -> one host NIC (82546 by default) -> UDP sink.
 #[derive(Debug, Clone)]
 pub struct OneHost {

@@ -25,24 +25,27 @@
 //! O(1) in the capture's size (a 64 KiB buffer, grown only for a record
 //! longer than that, up to `MAX_RECORD_BYTES`).
 //!
+//! Latency of selected traffic: frames matching the generator's
+//! `latency_of` selector (`select`) are marked, and the sink that reads
+//! them keeps their latency in a second histogram.
+//!
+//! Sub-modules: `reader` (the file and each frame's headers), `select`
+//! (`only_to` and `latency_of`).
+//!
 //! Errors name the file, the byte offset of the record and what was wrong.
 //!
 //! Units: capture timestamps and simulated times [ns], sizes [bytes].
 //! Sources: pcap: draft-ietf-opsawg-pcap; pcapng: draft-ietf-opsawg-pcapng
 //! (SHB, IDB with `if_tsresol`/`if_tsoffset`, EPB, SPB).
 
-use pcap_parser::pcapng::Block;
-use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
-use std::fmt;
-use std::fs::File;
-use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+mod reader;
+mod select;
 
-/// Initial read buffer [bytes].
-const BUFFER_BYTES: usize = 65_536;
-/// Longest record accepted [bytes] (pcap's largest snaplen, 256 KiB, with room).
-pub const MAX_RECORD_BYTES: usize = 16 << 20;
+pub use reader::*;
+pub use select::*;
+
+use std::path::PathBuf;
+
 /// Size-histogram bucket upper bounds [bytes, with FCS] (RMON etherStats
 /// buckets, RFC 2819: 64, 65-127, 128-255, 256-511, 512-1023, 1024-1518, longer).
 pub const SIZE_BUCKETS: [(u32, &str); 7] = [
@@ -54,529 +57,6 @@ pub const SIZE_BUCKETS: [(u32, &str); 7] = [
     (1518, "1024-1518"),
     (u32::MAX, "1519+"),
 ];
-
-/// A capture that cannot be read: which file, where, and what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CaptureError {
-    pub path: String,
-    /// Byte offset in the file of the record (or header) at fault.
-    pub offset: u64,
-    pub what: String,
-}
-
-impl fmt::Display for CaptureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "capture {}: at byte {}: {}",
-            self.path, self.offset, self.what
-        )
-    }
-}
-
-/// One captured frame, as the generator needs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CapturedFrame {
-    /// Capture timestamp [ns since the epoch of the capture clock].
-    pub ts_ns: u64,
-    /// Original length on the wire without FCS [bytes].
-    pub orig_len: u32,
-    pub tcp: bool,
-    /// RSS redirection-table index (low 7 bits of the Toeplitz hash).
-    pub flow: u16,
-    pub dst_mac: [u8; 6],
-    pub dst_ip: Option<IpAddr>,
-}
-
-impl CapturedFrame {
-    /// Frame size on the model's wire: padded to 60, plus FCS [bytes].
-    pub fn frame_bytes(&self) -> u32 {
-        self.orig_len.max(60).saturating_add(4)
-    }
-}
-
-/// An interface of a pcapng section.
-#[derive(Clone, Copy, Debug)]
-struct Iface {
-    linktype: Linktype,
-    snaplen: u32,
-    /// Timestamp units per second (if_tsresol).
-    units_per_s: u64,
-    /// if_tsoffset [s].
-    offset_s: i64,
-}
-
-enum Format {
-    Legacy {
-        nanos: bool,
-        snaplen: u32,
-        big_endian: bool,
-        linktype: Linktype,
-    },
-    Ng {
-        big_endian: bool,
-        ifaces: Vec<Iface>,
-    },
-}
-
-/// A streaming reader of one capture file.
-pub struct CaptureReader {
-    path: String,
-    file_len: u64,
-    rd: Box<dyn PcapReaderIterator + Send>,
-    fmt: Format,
-    /// Byte offset of the next record.
-    pos: u64,
-    last_ts: Option<u64>,
-}
-
-/// Resolve a capture path: relative paths are relative to `base` (the
-/// scenario file's directory) when given, else to the working directory.
-pub fn resolve(capture: &str, base: Option<&Path>) -> PathBuf {
-    let p = Path::new(capture);
-    match base {
-        Some(b) if p.is_relative() => b.join(p),
-        _ => p.to_path_buf(),
-    }
-}
-
-fn u32_at(b: &[u8], at: usize, big_endian: bool) -> u32 {
-    let a = [b[at], b[at + 1], b[at + 2], b[at + 3]];
-    if big_endian {
-        u32::from_be_bytes(a)
-    } else {
-        u32::from_le_bytes(a)
-    }
-}
-
-/// Units per second of an `if_tsresol` value (pcapng: high bit clear = a
-/// power of 10, set = a power of 2); None if it does not fit in u64.
-pub fn ts_units_per_s(tsresol: u8) -> Option<u64> {
-    let e = (tsresol & 0x7f) as u32;
-    if tsresol & 0x80 == 0 {
-        10u64.checked_pow(e)
-    } else {
-        1u64.checked_shl(e).filter(|_| e < 64)
-    }
-}
-
-impl CaptureReader {
-    /// Open a capture and read its header(s).
-    pub fn open(path: &Path) -> Result<CaptureReader, CaptureError> {
-        let name = path.display().to_string();
-        let err = |offset: u64, what: String| CaptureError {
-            path: name.clone(),
-            offset,
-            what,
-        };
-        let meta = std::fs::metadata(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
-        if meta.is_dir() {
-            return Err(err(0, "is a directory, not a pcap or pcapng file".into()));
-        }
-        if meta.len() == 0 {
-            return Err(err(
-                0,
-                "empty file (0 bytes): not a pcap or pcapng file".into(),
-            ));
-        }
-        let f = File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
-        let mut rd = match create_reader(BUFFER_BYTES, f) {
-            Ok(r) => r,
-            Err(PcapError::Incomplete(_)) | Err(PcapError::Eof) => {
-                return Err(err(
-                    0,
-                    format!(
-                        "truncated file header ({} bytes): not a complete pcap or pcapng header",
-                        meta.len()
-                    ),
-                ))
-            }
-            Err(_) => {
-                let mut magic = [0u8; 4];
-                let n = std::fs::read(path)
-                    .map(|b| {
-                        let n = b.len().min(4);
-                        magic[..n].copy_from_slice(&b[..n]);
-                        n
-                    })
-                    .unwrap_or(0);
-                return Err(err(
-                    0,
-                    format!(
-                        "unknown magic number {}: not pcap (a1b2c3d4, a1b23c4d, either byte order) nor pcapng (0a0d0d0a)",
-                        hex(&magic[..n])
-                    ),
-                ));
-            }
-        };
-        let (n, fmt) = match rd.next() {
-            Ok((n, PcapBlockOwned::LegacyHeader(h))) => {
-                if h.version_major != 2 {
-                    return Err(err(
-                        4,
-                        format!(
-                            "pcap version {}.{}; only 2.x is read",
-                            h.version_major, h.version_minor
-                        ),
-                    ));
-                }
-                (
-                    n,
-                    Format::Legacy {
-                        nanos: h.is_nanosecond_precision(),
-                        snaplen: h.snaplen,
-                        big_endian: h.is_bigendian(),
-                        linktype: h.network,
-                    },
-                )
-            }
-            Ok((n, PcapBlockOwned::NG(Block::SectionHeader(shb)))) => (
-                n,
-                Format::Ng {
-                    big_endian: shb.big_endian(),
-                    ifaces: Vec::new(),
-                },
-            ),
-            Ok(_) => return Err(err(0, "the file does not start with a header".into())),
-            Err(e) => return Err(err(0, format!("unreadable file header ({})", short(&e)))),
-        };
-        if let Format::Legacy { linktype, .. } = fmt {
-            if linktype != Linktype::ETHERNET {
-                return Err(err(
-                    20,
-                    format!(
-                        "unsupported link type {} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)",
-                        linktype.0
-                    ),
-                ));
-            }
-        }
-        rd.consume(n);
-        Ok(CaptureReader {
-            path: name,
-            file_len: meta.len(),
-            rd,
-            fmt,
-            pos: n as u64,
-            last_ts: None,
-        })
-    }
-
-    fn err(&self, offset: u64, what: impl Into<String>) -> CaptureError {
-        CaptureError {
-            path: self.path.clone(),
-            offset,
-            what: what.into(),
-        }
-    }
-
-    /// Buffer at least `n` bytes of the rest of the file (fewer at its end).
-    fn fill_to(&mut self, n: usize) -> Result<usize, CaptureError> {
-        if n > BUFFER_BYTES && !self.rd.grow(n + BUFFER_BYTES) {
-            return Err(self.err(
-                self.pos,
-                format!("record of {n} bytes does not fit in memory"),
-            ));
-        }
-        while self.rd.data().len() < n && !self.rd.reader_exhausted() {
-            if self.rd.refill().is_err() {
-                return Err(self.err(self.pos, "read error"));
-            }
-        }
-        Ok(self.rd.data().len())
-    }
-
-    /// The next frame, None at the end of the file.
-    pub fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
-        loop {
-            let at = self.pos;
-            let left = self.file_len.saturating_sub(at);
-            let have = self.fill_to(16)?;
-            if have == 0 {
-                return Ok(None);
-            }
-            // Check the record's declared length before parsing it.
-            let (hdr, len) = match &self.fmt {
-                Format::Legacy {
-                    big_endian,
-                    snaplen,
-                    ..
-                } => {
-                    if have < 16 {
-                        return Err(self.err(
-                            at,
-                            format!("truncated record header ({have} of 16 bytes before the end of the file)"),
-                        ));
-                    }
-                    let caplen = u32_at(self.rd.data(), 8, *big_endian);
-                    if *snaplen > 0 && caplen > *snaplen {
-                        return Err(self.err(
-                            at,
-                            format!("record length {caplen} is over the snaplen {snaplen}"),
-                        ));
-                    }
-                    (16u64, caplen as u64)
-                }
-                Format::Ng { big_endian, .. } => {
-                    if have < 12 {
-                        return Err(self.err(
-                            at,
-                            format!("truncated block header ({have} of 12 bytes before the end of the file)"),
-                        ));
-                    }
-                    let blen = u32_at(self.rd.data(), 4, *big_endian);
-                    if blen < 12 || !blen.is_multiple_of(4) {
-                        return Err(self.err(
-                            at,
-                            format!("block length {blen} is not a multiple of 4 of at least 12"),
-                        ));
-                    }
-                    (0u64, blen as u64)
-                }
-            };
-            if hdr + len > left {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "record length {len} runs past the end of the file ({} bytes left after the header)",
-                        left - hdr
-                    ),
-                ));
-            }
-            if (hdr + len) as usize > MAX_RECORD_BYTES {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "record length {len} is over the largest accepted ({MAX_RECORD_BYTES})"
-                    ),
-                ));
-            }
-            self.fill_to((hdr + len) as usize)?;
-            let path = self.path.clone();
-            let (n, rec) = match self.rd.next() {
-                Ok((n, b)) => (n, self_decode(&mut self.fmt, b)),
-                Err(PcapError::Eof) => return Ok(None),
-                Err(e) => {
-                    return Err(CaptureError {
-                        path,
-                        offset: at,
-                        what: format!("malformed record ({})", short(&e)),
-                    })
-                }
-            };
-            self.rd.consume(n);
-            self.pos += n as u64;
-            let frame = match rec.map_err(|w| self.err(at, w))? {
-                Some(f) => f,
-                None => continue,
-            };
-            let ts = match frame.ts_ns {
-                u64::MAX => self.last_ts.unwrap_or(0), // SPB: no timestamp
-                t => t,
-            };
-            if let Some(last) = self.last_ts {
-                if ts < last {
-                    return Err(self.err(
-                        at,
-                        format!("timestamp goes backwards: {ts} ns is earlier than the previous record's {last} ns"),
-                    ));
-                }
-            }
-            self.last_ts = Some(ts);
-            return Ok(Some(CapturedFrame { ts_ns: ts, ..frame }));
-        }
-    }
-}
-
-/// Decode a parsed block: Some(frame) for a packet record, None for other
-/// blocks (interface descriptions are recorded); `ts_ns == u64::MAX` marks a
-/// Simple Packet Block (no timestamp).
-fn self_decode(fmt: &mut Format, b: PcapBlockOwned<'_>) -> Result<Option<CapturedFrame>, String> {
-    match (fmt, b) {
-        (
-            Format::Legacy {
-                nanos, linktype, ..
-            },
-            PcapBlockOwned::Legacy(r),
-        ) => {
-            let frac = if *nanos {
-                r.ts_usec as u64
-            } else {
-                r.ts_usec as u64 * 1000
-            };
-            let ts = r.ts_sec as u64 * 1_000_000_000 + frac;
-            Ok(Some(parse_frame(
-                ts,
-                r.origlen.max(r.caplen),
-                r.data,
-                *linktype,
-            )?))
-        }
-        (Format::Ng { ifaces, big_endian }, PcapBlockOwned::NG(blk)) => match blk {
-            Block::SectionHeader(shb) => {
-                *big_endian = shb.big_endian();
-                ifaces.clear();
-                Ok(None)
-            }
-            Block::InterfaceDescription(idb) => {
-                let units_per_s = ts_units_per_s(idb.if_tsresol).ok_or_else(|| {
-                    format!(
-                        "interface {}: if_tsresol {:#x} is out of range",
-                        ifaces.len(),
-                        idb.if_tsresol
-                    )
-                })?;
-                ifaces.push(Iface {
-                    linktype: idb.linktype,
-                    snaplen: idb.snaplen,
-                    units_per_s,
-                    offset_s: idb.if_tsoffset,
-                });
-                Ok(None)
-            }
-            Block::EnhancedPacket(epb) => {
-                let i = *ifaces.get(epb.if_id as usize).ok_or_else(|| {
-                    format!(
-                        "packet on interface {} but only {} interface(s) described before it",
-                        epb.if_id,
-                        ifaces.len()
-                    )
-                })?;
-                if i.snaplen > 0 && epb.caplen > i.snaplen {
-                    return Err(format!(
-                        "record length {} is over the snaplen {} of interface {}",
-                        epb.caplen, i.snaplen, epb.if_id
-                    ));
-                }
-                let raw = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
-                let ns = raw as u128 * 1_000_000_000 / i.units_per_s as u128;
-                let ns = ns as i128 + i.offset_s as i128 * 1_000_000_000;
-                let ts = u64::try_from(ns)
-                    .ok()
-                    .filter(|&t| t != u64::MAX)
-                    .ok_or_else(|| format!("timestamp out of range on interface {}", epb.if_id))?;
-                let len = epb.origlen.max(epb.caplen);
-                let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-                Ok(Some(
-                    parse_frame(ts, len, data, i.linktype)
-                        .map_err(|e| format!("interface {}: {e}", epb.if_id))?,
-                ))
-            }
-            Block::SimplePacket(spb) => {
-                let i = *ifaces
-                    .first()
-                    .ok_or("simple packet block before any interface description")?;
-                let caplen = if i.snaplen > 0 {
-                    spb.origlen.min(i.snaplen)
-                } else {
-                    spb.origlen
-                };
-                let data = &spb.data[..(caplen as usize).min(spb.data.len())];
-                Ok(Some(parse_frame(u64::MAX, spb.origlen, data, i.linktype)?))
-            }
-            _ => Ok(None),
-        },
-        _ => Err("unexpected block type for this file format".into()),
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn short<I>(e: &PcapError<I>) -> String {
-    match e {
-        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => {
-            "unexpected end of file".into()
-        }
-        PcapError::BufferTooSmall => "record too large".into(),
-        PcapError::ReadError => "read error".into(),
-        PcapError::HeaderNotRecognized => "header not recognised".into(),
-        PcapError::NomError(_, k) | PcapError::OwnedNomError(_, k) => {
-            format!("parse error: {}", k.description())
-        }
-    }
-}
-
-/// The fields of an Ethernet frame the replay uses.
-fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<CapturedFrame, String> {
-    if lt != Linktype::ETHERNET {
-        return Err(format!(
-            "unsupported link type {} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)",
-            lt.0
-        ));
-    }
-    let mut f = CapturedFrame {
-        ts_ns,
-        orig_len,
-        tcp: false,
-        flow: 0,
-        dst_mac: [0; 6],
-        dst_ip: None,
-    };
-    if d.len() < 14 {
-        return Ok(f);
-    }
-    f.dst_mac.copy_from_slice(&d[..6]);
-    let mut et = u16::from_be_bytes([d[12], d[13]]);
-    let mut l3 = 14;
-    while (et == 0x8100 || et == 0x88a8) && d.len() >= l3 + 4 {
-        et = u16::from_be_bytes([d[l3 + 2], d[l3 + 3]]);
-        l3 += 4;
-    }
-    let ip = &d[l3.min(d.len())..];
-    // (hash input, protocol, offset of the L4 header) for IPv4 and IPv6.
-    let mut input = [0u8; 36];
-    let (n_addr, proto, l4) = match et {
-        0x0800 if ip.len() >= 20 && ip[0] >> 4 == 4 => {
-            let ihl = (ip[0] & 0x0f) as usize * 4;
-            input[..8].copy_from_slice(&ip[12..20]);
-            f.dst_ip = Some(IpAddr::from([ip[16], ip[17], ip[18], ip[19]]));
-            let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff != 0;
-            (8, if frag { 0 } else { ip[9] }, ihl)
-        }
-        0x86dd if ip.len() >= 40 && ip[0] >> 4 == 6 => {
-            input[..32].copy_from_slice(&ip[8..40]);
-            let mut a = [0u8; 16];
-            a.copy_from_slice(&ip[24..40]);
-            f.dst_ip = Some(IpAddr::from(a));
-            (32, ip[6], 40)
-        }
-        _ => return Ok(f),
-    };
-    f.tcp = proto == 6;
-    let mut n = n_addr;
-    if f.tcp && ip.len() >= l4 + 4 {
-        input[n..n + 4].copy_from_slice(&ip[l4..l4 + 4]);
-        n += 4;
-    }
-    f.flow = (toeplitz(&input[..n]) & 0x7f) as u16;
-    Ok(f)
-}
-
-/// The RSS verification key of the Microsoft RSS specification (40 bytes).
-pub const RSS_KEY: [u8; 40] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-];
-
-/// Toeplitz hash of `input` with `RSS_KEY`: for every set bit of the input,
-/// XOR in the 32-bit window of the key starting at that bit.
-pub fn toeplitz(input: &[u8]) -> u32 {
-    let mut result = 0u32;
-    let mut window = u32::from_be_bytes([RSS_KEY[0], RSS_KEY[1], RSS_KEY[2], RSS_KEY[3]]);
-    for (i, &byte) in input.iter().enumerate() {
-        for bit in 0..8 {
-            if byte & (0x80 >> bit) != 0 {
-                result ^= window;
-            }
-            let next = RSS_KEY.get(i + 4).copied().unwrap_or(0);
-            window = (window << 1) | ((next >> (7 - bit)) & 1) as u32;
-        }
-    }
-    result
-}
 
 /// What a replay read from its capture (first pass only; later loops repeat it).
 #[derive(Clone, Debug, Default)]
@@ -595,40 +75,8 @@ pub struct CaptureStats {
     pub last_ts_ns: Option<u64>,
     /// The whole file was read at least once.
     pub complete: bool,
-}
-
-/// Filter: frames to this IPv4/IPv6 address or MAC address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnlyTo {
-    Ip(IpAddr),
-    Mac([u8; 6]),
-}
-
-impl OnlyTo {
-    /// Parse "10.0.0.2", "fe80::1" or "00:1b:21:aa:bb:cc".
-    pub fn parse(s: &str) -> Option<OnlyTo> {
-        if let Ok(ip) = s.parse::<IpAddr>() {
-            return Some(OnlyTo::Ip(ip));
-        }
-        let parts: Vec<&str> = s.split([':', '-']).collect();
-        if parts.len() != 6 {
-            return None;
-        }
-        let mut m = [0u8; 6];
-        for (i, p) in parts.iter().enumerate() {
-            if p.len() != 2 {
-                return None;
-            }
-            m[i] = u8::from_str_radix(p, 16).ok()?;
-        }
-        Some(OnlyTo::Mac(m))
-    }
-    fn keeps(&self, f: &CapturedFrame) -> bool {
-        match self {
-            OnlyTo::Ip(ip) => f.dst_ip == Some(*ip),
-            OnlyTo::Mac(m) => f.dst_mac == *m,
-        }
-    }
+    /// Frames read in the first pass that match `latency_of` (0 without one).
+    pub selected: u64,
 }
 
 /// Replay settings (from a validated `GeneratorCfg`).
@@ -641,6 +89,8 @@ pub struct ReplaySettings {
     /// Capture time skipped at the start [ns].
     pub skip_ns: u64,
     pub only_to: Option<OnlyTo>,
+    /// Frames whose latency is also measured apart (`latency_of`).
+    pub latency_of: Option<Selector>,
     /// Largest frame accepted, with FCS [bytes] (MTU + 18).
     pub max_frame_bytes: u32,
 }
@@ -746,6 +196,7 @@ impl Replay {
                     .position(|(hi, _)| b <= *hi)
                     .unwrap_or(6);
                 s.size_hist[k] += 1;
+                s.selected += self.set.latency_of.as_ref().is_some_and(|l| l.matches(&f)) as u64;
                 s.first_ts_ns.get_or_insert(f.ts_ns);
                 s.last_ts_ns = Some(f.ts_ns);
             }
@@ -780,54 +231,17 @@ impl Replay {
         }
     }
 
+    /// The `latency_of` selector, if any.
+    pub fn selector(&self) -> Option<&Selector> {
+        self.set.latency_of.as_ref()
+    }
+
+    /// The frame matches `latency_of` (false without a selector).
+    pub fn selects(&self, f: &CapturedFrame) -> bool {
+        self.set.latency_of.as_ref().is_some_and(|l| l.matches(f))
+    }
+
     pub fn max_frame_bytes(&self) -> u32 {
         self.set.max_frame_bytes
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn toeplitz_matches_the_rss_verification_suite() {
-        // Microsoft RSS specification, "Verifying the RSS Hash Calculation",
-        // IPv4 table, first row: destination 161.142.100.80:1766, source
-        // 66.9.149.187:2794. Input order: source address, destination
-        // address, source port, destination port.
-        let ip = [66, 9, 149, 187, 161, 142, 100, 80];
-        assert_eq!(toeplitz(&ip), 0x323e_8fc2);
-        let mut tcp = ip.to_vec();
-        tcp.extend_from_slice(&2794u16.to_be_bytes());
-        tcp.extend_from_slice(&1766u16.to_be_bytes());
-        assert_eq!(toeplitz(&tcp), 0x51cc_c178);
-        // Second row: destination 65.69.140.83:4739, source 199.92.111.2:14230.
-        let ip2 = [199, 92, 111, 2, 65, 69, 140, 83];
-        assert_eq!(toeplitz(&ip2), 0xd718_262a);
-        let mut tcp2 = ip2.to_vec();
-        tcp2.extend_from_slice(&14230u16.to_be_bytes());
-        tcp2.extend_from_slice(&4739u16.to_be_bytes());
-        assert_eq!(toeplitz(&tcp2), 0xc626_b0ea);
-    }
-
-    #[test]
-    fn tsresol_power_of_ten_and_two() {
-        assert_eq!(ts_units_per_s(6), Some(1_000_000));
-        assert_eq!(ts_units_per_s(9), Some(1_000_000_000));
-        assert_eq!(ts_units_per_s(0x80 | 10), Some(1024));
-        assert_eq!(ts_units_per_s(20), None);
-    }
-
-    #[test]
-    fn only_to_parses_ip_and_mac() {
-        assert_eq!(
-            OnlyTo::parse("10.0.0.2"),
-            Some(OnlyTo::Ip("10.0.0.2".parse().unwrap()))
-        );
-        assert_eq!(
-            OnlyTo::parse("00:1b:21:aa:bb:cc"),
-            Some(OnlyTo::Mac([0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc]))
-        );
-        assert_eq!(OnlyTo::parse("host"), None);
     }
 }

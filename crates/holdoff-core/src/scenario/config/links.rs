@@ -10,7 +10,7 @@ use crate::apps::generator::{
     GeneratorCfg, Pattern, MAX_FRAME, MAX_LOOPS, MAX_RATE_PPS, MAX_SPEED, MAX_TIME_US, MIN_FRAME,
     MIN_SPEED,
 };
-use crate::apps::replay::{resolve, CaptureReader, OnlyTo, ReplaySettings};
+use crate::apps::replay::{resolve, CaptureReader, OnlyTo, ReplaySettings, Selector};
 use crate::error::Error;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,7 @@ pub fn validate_generator(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
         ("speed", g.speed.is_some()),
         ("loops", g.loops.is_some()),
         ("only_to", g.only_to.is_some()),
+        ("latency_of", g.latency_of.is_some()),
         ("mtu_bytes", g.mtu_bytes.is_some()),
     ] {
         if set {
@@ -251,6 +252,16 @@ fn validate_replay(g: &GeneratorCfg, path: &str) -> Result<(), Error> {
             ));
         }
     }
+    if let Some(l) = &g.latency_of {
+        Selector::from_cfg(l).map_err(|(key, what)| {
+            let field = if key.is_empty() {
+                f("latency_of")
+            } else {
+                f(&format!("latency_of.{key}"))
+            };
+            cfg_err(field, what)
+        })?;
+    }
     range(f("start_us"), g.start_us, 0, MAX_TIME_US, " us (1 hour)")?;
     if let Some(stop) = g.stop_us {
         range(f("stop_us"), stop, 1, MAX_TIME_US, " us (1 hour)")?;
@@ -270,6 +281,10 @@ pub fn replay_settings(g: &GeneratorCfg, base: Option<&Path>) -> Option<ReplaySe
         loops: g.loops.unwrap_or(1),
         skip_ns: g.start_us * 1000,
         only_to: g.only_to.as_deref().and_then(OnlyTo::parse),
+        latency_of: g
+            .latency_of
+            .as_ref()
+            .and_then(|l| Selector::from_cfg(l).ok()),
         max_frame_bytes: g.mtu_bytes.unwrap_or(1500) + 18,
     })
 }

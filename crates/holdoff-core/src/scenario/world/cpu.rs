@@ -237,12 +237,16 @@ impl World {
         let (cost, wait) = match &mut apps[app as usize].kind {
             AppKind::UdpSink(s) => {
                 let mut cost = cost;
-                while let Some((created, frame_bytes)) = s.queue.pop_front() {
+                while let Some((created, frame_bytes, selected)) = s.queue.pop_front() {
                     cost += prof.copy_ns(frame_bytes);
                     s.queued_bytes -= frame_bytes;
                     s.received += 1;
                     s.rx_bytes += frame_bytes as u64;
-                    s.latency.record(((now + cost) - created).as_ns());
+                    let lat_ns = ((now + cost) - created).as_ns();
+                    s.latency.record(lat_ns);
+                    if selected {
+                        s.latency_selected.record(lat_ns);
+                    }
                     io.ledger.delivered += 1;
                 }
                 (cost, None)

@@ -996,6 +996,7 @@ rate = "1G"
             flow: 0,
             kind: PktKind::IcmpEchoReply,
             tso_more: false,
+            selected: false,
         };
         let before = w.ledger.dropped[DropReason::SocketFull.index()];
         let mut st = Stack {
