@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
-from holdoff import _core
+from holdoff import _core, stats
 from holdoff.cli.common import (
     _check_file,
     _Command,
@@ -94,9 +93,37 @@ def tune_command(
     duration_ms: Annotated[
         int | None,
         typer.Option(
-            "--duration-ms", min=1, help="Simulated time per point (default: the workload's)."
+            "--duration-ms",
+            min=1,
+            help="Simulated time per point (default: the workload's; a capture's whole span).",
         ),
     ] = None,
+    span: Annotated[
+        str | None,
+        typer.Option(
+            "--span",
+            help="With --capture: simulate only this part, START:END after its first frame, "
+            "in ms or with units (2000:5000, 2s:5s).",
+            show_default=False,
+        ),
+    ] = None,
+    latency_of: Annotated[
+        str | None,
+        typer.Option(
+            "--latency-of",
+            help="With --capture: the frames whose latency the objective counts: port:5000, "
+            "addr:10.0.0.2, dscp:46 or size:64-300 (join several with ,).",
+            show_default=False,
+        ),
+    ] = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Runs per setting (seeds: the scenario's, +1, ...); the choice treats settings "
+            "within each other's 95 % interval as ties.",
+        ),
+    ] = 3,
     only: Annotated[
         list[str] | None,
         typer.Option(
@@ -109,7 +136,12 @@ def tune_command(
         str, typer.Option("--search", help="auto (grid when small), grid or optuna.")
     ] = "auto",
     trials: Annotated[
-        int, typer.Option("--trials", min=1, help="Points of an Optuna search.")
+        int,
+        typer.Option(
+            "--trials",
+            help="Points of an Optuna search (at most 100 000; it stops once every distinct "
+            "setting is tried).",
+        ),
     ] = 96,
     seed: Annotated[int, typer.Option("--seed", min=0, help="The Optuna sampler's seed.")] = 1,
     store: Annotated[
@@ -149,6 +181,13 @@ def tune_command(
         _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
     if executor not in sw.EXECUTORS:
         _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
+    if (span is not None or latency_of is not None) and capture is None:
+        flag = "--span" if span is not None else "--latency-of"
+        _fail(f"{flag} applies to a --capture workload", 2)
+    try:
+        stats.parse_seeds(seeds)
+    except ValueError as err:
+        _fail(str(err), 2)
     if scenario is not None:
         _check_file(scenario, "scenario file")
     if capture is not None:
@@ -168,6 +207,8 @@ def tune_command(
                 chip=chip_name or "",
                 profile=profile,
                 duration_ms=duration_ms,
+                span=span,
+                latency_of=latency_of,
             )
         else:
             work = tn.mix_workload(
@@ -213,6 +254,7 @@ def tune_command(
                 progress=on_progress,
                 iface=iface,
                 only=only or (),
+                seeds=seeds,
             )
     except KeyboardInterrupt:
         kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
@@ -240,47 +282,13 @@ def tune_command(
 
 
 def _print_tune(data: dict[str, Any]) -> None:
+    from holdoff.tune import view
+
     console = _stdout()
-    console.print(
-        Text(
-            f"tune {data['driver']} ({data['chip']}) on {data['workload_description']}; "
-            f"objective {data['objective']}; {data['settings_tried']} settings tried "
-            f"({data['search']}), {data['evaluated']} distinct runs ({data['computed']} run "
-            f"now, {data['cached']} from the store)"
-        )
-    )
-    table = Table(title="expected, by the model")
-    for col in ("", "setting", "p50 us", "p99 us", "CPU %", "int/s", "Mb/s", "drops"):
-        table.add_column(col, justify="left" if col in ("", "setting") else "right")
-
-    def add(label: str, p: dict[str, Any]) -> None:
-        def f(v: Any, fmt: str, scale: float = 1.0) -> str:
-            return "-" if v is None else fmt.format(v * scale)
-
-        changed = ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
-        table.add_row(
-            label,
-            changed,
-            f(p["p50_us"], "{:.1f}"),
-            f(p["p99_us"], "{:.1f}"),
-            f(p["cpu_util"], "{:.2f}", 100),
-            f(p["interrupts_per_s"], "{:,.0f}"),
-            f(p["throughput_bps"], "{:.1f}", 1e-6),
-            str(p["drops"]),
-        )
-
-    add("default", data["default"])
-    rec = data["recommended"]
-    if rec is not None:
-        add("recommended", rec)
-    _print_wide(table)
-    console.print(Text(data["reason"]))
-    if rec is None:
-        return
-    if rec["settings"] == data["default"]["settings"]:
-        console.print(Text("The driver's default is the recommendation: nothing to change."))
-    console.print(Text("Paste:"))
-    for line in rec["commands"]:
-        console.print(Text("  " + line), soft_wrap=True)
+    for line in view.header_lines(data):
+        console.print(Text(line), soft_wrap=True)
+    _print_wide(view.table(data))
+    for line in view.footer_lines(data):
+        console.print(Text(line), soft_wrap=True)
     for note in data["not_searched"] + data["notes"]:
         console.print(Text("note: " + note), style="dim", soft_wrap=True)

@@ -54,11 +54,14 @@ from holdoff.tune.choose import (
     choose,
     pareto_front,
 )
+from holdoff.tune.decide import Decision, settle
 from holdoff.tune.search import TuneProgress, TuneResult, tune
 from holdoff.tune.search import _Evaluator as _Evaluator  # the tests drive it
 from holdoff.tune.space import (
+    METRICS,
     Candidate,
     PointMetrics,
+    aggregate,
     candidate,
     canonical_settings,
     grid_points,
@@ -67,10 +70,12 @@ from holdoff.tune.space import (
     space,
 )
 from holdoff.tune.workloads import (
+    DEFAULT_SEEDS,
     DEFAULT_TRIALS,
     GRID_MAX,
     HOST_DRIVER,
     LATENCY_APPS,
+    MAX_TRIALS,
     MIXES,
     STATIC_DROPS,
     THROUGHPUT_FLOOR,
@@ -81,11 +86,21 @@ from holdoff.tune.workloads import (
     capture_workload,
     check_driver,
     mix_workload,
+    parse_latency_of,
     parse_objective,
+    parse_span,
     scenario_workload,
 )
 
 __all__ = [
+    "DEFAULT_SEEDS",
+    "MAX_TRIALS",
+    "METRICS",
+    "Decision",
+    "aggregate",
+    "parse_latency_of",
+    "parse_span",
+    "settle",
     "DEFAULT_TRIALS",
     "FRONT_THROUGHPUT_RESOLUTION",
     "GRID_MAX",

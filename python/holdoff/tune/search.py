@@ -12,13 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from holdoff import knobs
+from holdoff import knobs, stats
 from holdoff.store import DEFAULT_STORE, ResultStore
 from holdoff.sweeps import Executor, SweepError, run_sweep
 from holdoff.tune.choose import Point, _score, _settings_text, choose, pareto_front
+from holdoff.tune.decide import Decision, disruption, settle
 from holdoff.tune.space import (
     Candidate,
     _check_host_drivers,
+    aggregate,
     candidate,
     grid_points,
     grid_size,
@@ -26,8 +28,10 @@ from holdoff.tune.space import (
     space,
 )
 from holdoff.tune.workloads import (
+    DEFAULT_SEEDS,
     DEFAULT_TRIALS,
     GRID_MAX,
+    MAX_TRIALS,
     Objective,
     TuneError,
     Workload,
@@ -58,8 +62,14 @@ class TuneResult:
     #: Knob settings tried (several may share one run: same registers).
     tried: int = 0
     iface: str = "eth0"
+    #: Runs per setting: the scenario's seed, seed + 1, ...
+    seeds: int = 1
+    first_seed: int = 1
+    decision: Decision | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        cov = self.workload.coverage
+        dec = self.decision
         return {
             "driver": self.driver,
             "chip": self.chip,
@@ -70,13 +80,13 @@ class TuneResult:
             "grid_size": self.grid_size,
             "settings_tried": self.tried,
             "evaluated": len(self.points),
+            # Runs: every distinct setting once per seed (computed + cached).
+            "runs": len(self.points) * self.seeds,
             "computed": self.computed,
             "cached": self.cached,
-            "recommended": None
-            if self.recommended is None
-            else self.recommended.to_dict(self.iface),
+            "recommended": None if self.recommended is None else self._point(self.recommended),
             "reason": self.reason,
-            "default": self.default.to_dict(self.iface),
+            "default": self._point(self.default),
             "front": [p.to_dict(self.iface) for p in self.front],
             # The front in the report's plane: p99 (or throughput) against CPU.
             "front_2d": [
@@ -88,10 +98,24 @@ class TuneResult:
                     else ("thr", "cpu"),
                 )
             ],
-            "points": [p.to_dict(self.iface) for p in self.points],
+            "points": [self._point(p) for p in self.points],
             "not_searched": self.skipped,
             "notes": self.notes,
+            "seeds": self.seeds,
+            "seed_list": f"{self.first_seed} to {self.first_seed + self.seeds - 1}"
+            if self.seeds > 1
+            else str(self.first_seed),
+            "capture": None if cov is None else cov.to_dict(),
+            "latency_of": self.workload.latency_of,
+            "current_meets_objective": dec.current_meets if dec else None,
+            "ties": dec.ties if dec else 0,
+            "difference": dec.difference if dec else "",
+            "needs": dec.needs if dec else None,
+            "paste": dec.paste if dec else [],
         }
+
+    def _point(self, p: Point) -> dict[str, Any]:
+        return {**p.to_dict(self.iface), "needs": disruption(p)}
 
 
 #: (points done, points planned, best so far as text) -> None.
@@ -113,15 +137,27 @@ def tune(
     progress: TuneProgress | None = None,
     iface: str = "eth0",
     only: Sequence[str] = (),
+    seeds: int = DEFAULT_SEEDS,
 ) -> TuneResult:
     """Search ``driver``'s knobs on ``workload`` for ``objective``; ``only``
     restricts the search to those knobs (the others stay at the driver's
-    defaults)."""
+    defaults). Each setting runs ``seeds`` times (the scenario's seed,
+    seed + 1, ...) and is scored by its means, with 95 % intervals; the
+    choice treats settings within each other's interval as ties
+    (:func:`holdoff.tune.decide.settle`)."""
     check_driver(driver)
     if search not in ("auto", "grid", "optuna"):
         raise TuneError("--search", f"unknown search {search!r}; use auto, grid or optuna")
-    if trials < 1:
-        raise TuneError("--trials", f"must be at least 1, got {trials}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_TRIALS:
+        raise TuneError(
+            "--trials",
+            f"must be a whole number from 1 to {MAX_TRIALS:,} (the sampler also stops once "
+            f"every distinct setting is tried), got {trials!r}",
+        )
+    try:
+        stats.parse_seeds(seeds)
+    except ValueError as err:
+        raise TuneError("--seeds", str(err).removeprefix("--seeds ")) from err
     if chip is not None:
         knobs.chip_for(driver, chip)
     needs_latency = objective.kind in ("latency", "cpu")
@@ -147,7 +183,7 @@ def tune(
     notes = _check_host_drivers(driver, workload)
     n = grid_size(grid)
     mode = search if search != "auto" else ("grid" if n <= GRID_MAX else "optuna")
-    evaluator = _Evaluator(workload, driver, chip, store, executor, workers)
+    evaluator = _Evaluator(workload, driver, chip, store, executor, workers, seeds)
     default_settings = {k: v[0] for k, v in grid.items()}
     if mode == "grid":
         planned = grid_points(grid)
@@ -162,7 +198,7 @@ def tune(
         _optuna_search(evaluator, grid, default_settings, objective, trials, seed, progress)
     points = evaluator.points()
     default = evaluator.point_of(default_settings)
-    recommended, reason = choose(points, objective)
+    decision = settle(points, objective, default, iface)
     if needs_latency and all(math.isnan(p.metrics.p99_us) for p in points):
         raise TuneError(
             "--objective",
@@ -178,8 +214,8 @@ def tune(
         grid_size=n,
         points=points,
         default=default,
-        recommended=recommended,
-        reason=reason,
+        recommended=decision.pick,
+        reason=decision.reason,
         front=pareto_front(points),
         skipped=skipped,
         notes=notes,
@@ -187,6 +223,9 @@ def tune(
         cached=evaluator.cached,
         tried=len(evaluator.tried),
         iface=iface,
+        seeds=seeds,
+        first_seed=int(workload.scenario.get("seed", 1)),
+        decision=decision,
     )
 
 
@@ -202,7 +241,9 @@ class _Evaluator:
         store: str | os.PathLike[str] | ResultStore | None,
         executor: Executor,
         workers: int | None,
+        seeds: int = 1,
     ) -> None:
+        self.seeds = seeds
         self.workload = workload
         self.driver = driver
         self.chip = chip
@@ -259,16 +300,20 @@ class _Evaluator:
     def _run(self, new: Mapping[str, Candidate]) -> None:
         base = copy.deepcopy(self.workload.scenario)
         seed = int(base.get("seed", 1))
+        seeds = [seed + k for k in range(self.seeds)]
         sweep = {
             "name": f"tune-{self.workload.name}",
             "base": base,
             "seed": seed,
-            "points": [{**c.changes, "seed": seed} for c in new.values()],
+            # Every setting runs the same seeds (common random numbers), so
+            # two settings' per-seed differences are paired.
+            "points": [{**c.changes, "seed": s} for c in new.values() for s in seeds],
         }
         start = self.done
+        per = len(seeds)
 
         def step(done: int, total: int) -> None:
-            self.done = start + done
+            self.done = start + done // per
             if self.progress is not None:
                 self.progress(self.done)
 
@@ -276,7 +321,7 @@ class _Evaluator:
             result = run_sweep(
                 sweep,
                 store=self.store,
-                executor=self.executor if len(new) > 1 else "serial",
+                executor=self.executor if len(new) * per > 1 else "serial",
                 workers=self.workers,
                 progress=step,
             )
@@ -287,9 +332,10 @@ class _Evaluator:
         self.done = start + len(new)
         if self.progress is not None:
             self.progress(self.done)
-        for (cid, cand), sp in zip(new.items(), result.points, strict=True):
-            metrics = point_metrics(result.records[sp.key], self.workload)
-            point = Point(cand, metrics, sp.key)
+        for i, (cid, cand) in enumerate(new.items()):
+            sps = result.points[i * per : (i + 1) * per]
+            runs = [point_metrics(result.records[sp.key], self.workload) for sp in sps]
+            point = Point(cand, aggregate(runs), sps[0].key)
             self.by_changes[cid] = point
             self.by_settings[self._id(cand.settings)] = point
             self.order.append(cid)
@@ -339,7 +385,8 @@ def _optuna_search(
     study.enqueue_trial(dict(default))
     batch = max(2, (ev.workers or os.cpu_count() or 1) * 2)
     done = 0
-    while done < trials:
+    distinct = grid_size(grid)
+    while done < trials and len(ev.tried) < distinct:
         n = min(batch, trials - done)
         asked = [study.ask() for _ in range(n)]
         settings = [

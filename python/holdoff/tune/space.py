@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from holdoff import knobs
+from holdoff import knobs, stats
 from holdoff.store import Scalar
 from holdoff.tune.workloads import HOST_DRIVER, STATIC_DROPS, TuneError, Workload, check_driver
 
@@ -212,24 +212,82 @@ def _check_host_drivers(driver: str, workload: Workload) -> list[str]:
 # -- metrics of one point ----------------------------------------------------------------
 
 
+#: The metrics a point reports (means over seeds), in table order.
+METRICS = (
+    "p50_us",
+    "p99_us",
+    "p50_all_us",
+    "p99_all_us",
+    "cpu_util",
+    "interrupts_per_s",
+    "throughput_bps",
+    "drops",
+)
+
+
 @dataclass
 class PointMetrics:
+    """One setting's quantities: the mean over ``seeds`` runs, with each
+    metric's 95 % interval (:func:`holdoff.stats.ci95`) in ``intervals`` and
+    the runs' own values in ``per_seed`` (one seed: no intervals).
+
+    With ``--latency-of``, ``p50_us``/``p99_us`` are the selected traffic's
+    and ``p50_all_us``/``p99_all_us`` all traffic's (NaN otherwise)."""
+
     p50_us: float
     p99_us: float
     cpu_util: float
     interrupts_per_s: float
     throughput_bps: float
-    drops: int
+    drops: float
+    p50_all_us: float = math.nan
+    p99_all_us: float = math.nan
+    seeds: int = 1
+    intervals: dict[str, stats.Interval] = field(default_factory=dict)
+    per_seed: list[dict[str, float]] = field(default_factory=list)
+
+    def value(self, name: str) -> float:
+        return float(getattr(self, name))
+
+    def interval(self, name: str) -> stats.Interval:
+        """``name``'s interval (a point without an interval for one seed)."""
+        iv = self.intervals.get(name)
+        return iv if iv is not None else stats.Interval(self.value(name), None, None, self.seeds)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "p50_us": _clean(self.p50_us),
-            "p99_us": _clean(self.p99_us),
-            "cpu_util": _clean(self.cpu_util),
-            "interrupts_per_s": _clean(self.interrupts_per_s),
-            "throughput_bps": _clean(self.throughput_bps),
-            "drops": self.drops,
-        }
+        out: dict[str, Any] = {}
+        for name in METRICS:
+            v = self.value(name)
+            if name in ("p50_all_us", "p99_all_us") and math.isnan(v):
+                continue
+            out[name] = int(v) if name == "drops" and v == int(v) else _clean(v)
+            iv = self.intervals.get(name)
+            lohi = None if iv is None else iv.as_list()
+            out[f"{name}_ci95"] = None if lohi is None else [_clean(x) for x in lohi]
+        out["seeds"] = self.seeds
+        return out
+
+
+def aggregate(runs: Sequence[PointMetrics]) -> PointMetrics:
+    """The mean of one setting's runs over seeds, with 95 % intervals (a
+    bootstrap for the percentiles, a t interval for the rest; a metric NaN
+    in any run stays NaN)."""
+    if len(runs) == 1:
+        one = runs[0]
+        one.per_seed = [{n: one.value(n) for n in METRICS}]
+        return one
+    per_seed = [{n: r.value(n) for n in METRICS} for r in runs]
+    means: dict[str, float] = {}
+    intervals: dict[str, stats.Interval] = {}
+    for name in METRICS:
+        values = [row[name] for row in per_seed]
+        if any(math.isnan(v) for v in values):
+            means[name] = math.nan
+            continue
+        iv = stats.ci95(values, percentile=stats.is_percentile(name))
+        means[name] = iv.mean
+        intervals[name] = iv
+    return PointMetrics(**means, seeds=len(runs), intervals=intervals, per_seed=per_seed)
 
 
 def _clean(x: float) -> float | None:
@@ -253,7 +311,7 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
         for nic in h.get("nics", []):
             irqs += _num(rec, f"{h.get('name')}.{nic.get('name')}/interrupts_per_s") or 0.0
     apps = [a for a in workload.scenario.get("apps", []) if isinstance(a, dict)]
-    p50 = p99 = math.nan
+    p50 = p99 = p50_all = p99_all = math.nan
     latency_apps = [workload.app] if workload.app else [str(a.get("name")) for a in apps]
     for name in latency_apps:
         if not math.isnan(_num(rec, f"{name}/netpipe_latency_us")):
@@ -263,6 +321,11 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
         if not math.isnan(_num(rec, f"{name}/latency_us_p99")):
             p50 = _num(rec, f"{name}/latency_us_p50")
             p99 = _num(rec, f"{name}/latency_us_p99")
+            if workload.latency_of is not None:
+                # The objective counts the selected frames; all traffic's beside.
+                p50_all, p99_all = p50, p99
+                p50 = _num(rec, f"{name}/latency_selected_us_p50")
+                p99 = _num(rec, f"{name}/latency_selected_us_p99")
             break
     # Every application of the report (a bulk sender's receiving side
     # included), plus NetPIPE's own mean, which its app row does not carry.
@@ -272,6 +335,13 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
         mean = _num(rec, f"{a.get('name')}/netpipe_mbit_mean")
         if not math.isnan(mean):
             thr += mean * 1e6
+    cov = workload.coverage
+    secs = _num(rec, "sim_time_ns") / 1e9
+    if cov is not None and cov.traffic_ns > 0 and secs > 0:
+        # The sink's rate is over the whole simulated time, which includes
+        # the drain after the last frame: state it over the time the
+        # replayed frames span, as the capture's mean rate is.
+        thr = thr * secs / (cov.traffic_ns / 1e9)
     if workload.forward_sink is not None:
         gen, frame = workload.forward_sink
         secs = _num(rec, "sim_time_ns") / 1e9
@@ -280,4 +350,4 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
     for key, value in rec.items():
         if key.startswith("drops_") and key.removeprefix("drops_") not in STATIC_DROPS:
             drops += int(value or 0)
-    return PointMetrics(p50, p99, cpu, irqs, thr, drops)
+    return PointMetrics(p50, p99, cpu, irqs, thr, drops, p50_all, p99_all)

@@ -6,7 +6,7 @@ Units: latency budgets [us], CPU [fraction of the cores], times [ms] where named
 
 from __future__ import annotations
 
-import copy
+import ipaddress
 import math
 import os
 import re
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from holdoff import capture as cap
 from holdoff import knobs
 
 #: Relative throughput a budget objective may give up against the best
@@ -27,6 +28,12 @@ THROUGHPUT_TIE = 0.995
 GRID_MAX = 400
 #: Trials of an Optuna search by default.
 DEFAULT_TRIALS = 96
+#: The most trials an Optuna search accepts; it also stops once every
+#: distinct setting of the grid has been tried (a trial asks for one).
+MAX_TRIALS = 100_000
+#: Runs per setting by default (seed, seed + 1, ...): see docs/tune.md for
+#: how often the choice changed with 1, 3 and 5.
+DEFAULT_SEEDS = 3
 
 #: The host driver architecture the simulator runs for each tuned driver.
 HOST_DRIVER: dict[str, str] = {
@@ -134,6 +141,10 @@ class Workload:
     #: generator's received count, with this frame size [B].
     forward_sink: tuple[str, int] | None = None
     description: str = ""
+    #: A capture workload: what of the capture is simulated.
+    coverage: cap.Coverage | None = None
+    #: ``--latency-of`` as given (the table shows that traffic's latency first).
+    latency_of: str | None = None
 
 
 def _host(name: str, profile: str, driver: str, chip: str, nics: Sequence[str]) -> dict[str, Any]:
@@ -173,53 +184,136 @@ def capture_workload(
     chip: str,
     profile: str,
     duration_ms: int | None = None,
+    span: str | None = None,
     speed: float = 1.0,
+    latency_of: str | None = None,
 ) -> Workload:
     """The capture replayed at its own times into one host (a UDP sink takes
-    every frame and measures its latency from the wire to the application)."""
+    every frame and measures its latency from the wire to the application).
+
+    What is simulated is read from the file (:func:`holdoff.capture.plan`):
+    its whole span plus a drain allowance, or exactly the window asked
+    (``span``, ``"START:END"``) or the first ``duration_ms``. A capture with
+    no frames is refused."""
     path = Path(capture)
-    if not path.is_file():
-        raise TuneError("--capture", f"file {capture} not found")
+    if duration_ms is not None and span is not None:
+        raise TuneError("--span", "give --span or --duration-ms, not both")
+    window = parse_span(span) if span is not None else None
+    selector = parse_latency_of(latency_of) if latency_of is not None else None
+    try:
+        cov = cap.plan(
+            path,
+            speed=speed,
+            span_ns=window,
+            duration_ns=None if duration_ms is None else duration_ms * 1_000_000,
+        )
+    except cap.CaptureFileError as err:
+        raise TuneError("--capture", str(err)) from err
+    except ValueError as err:
+        raise TuneError("--span", f"{span!r} {err}") from err
+    if cov.info.frames == 0:
+        raise TuneError("--capture", f"{capture} has no frames: there is no traffic to tune on")
+    if cov.info.window_frames == 0:
+        flag = "--span" if window is not None else "--duration-ms"
+        raise TuneError(flag, f"no frame of {path.name} falls inside the simulated window")
     host = _host("host", _profile_value(profile), driver, chip, ["eth0"])
     host["cores"] = 4
+    gen: dict[str, Any] = {
+        "name": "capture",
+        "pattern": "replay",
+        "capture": str(path.resolve()),
+        "speed": speed,
+        "loops": 1,
+    }
+    if cov.start_ns:
+        gen["start_us"] = cov.start_ns // 1000
+    if selector is not None:
+        gen["latency_of"] = selector
     scen = {
         "name": f"tune-{path.stem}",
         "seed": 1,
-        "duration_ms": duration_ms or 0,
+        "duration_ms": max(1, math.ceil(cov.simulated_ns / 1e6)),
         "hosts": [host],
-        "generators": [
-            {
-                "name": "capture",
-                "pattern": "replay",
-                "capture": str(path.resolve()),
-                "speed": speed,
-                "loops": 1,
-            }
-        ],
+        "generators": [gen],
         "links": [{"a": "capture", "b": "host.eth0", "rate": "1G"}],
         "apps": [{"kind": "udp_sink", "name": "sink", "host": "host"}],
     }
-    if not duration_ms:
-        scen["duration_ms"] = _capture_duration_ms(scen, speed)
     return Workload(
         f"capture {path.name}",
         scen,
         [0],
         "sink",
         description=f"{path.name} replayed at its captured times into one host",
+        coverage=cov,
+        latency_of=latency_of,
     )
 
 
-def _capture_duration_ms(scen: dict[str, Any], speed: float) -> int:
-    """The capture's span (read by the core) plus 10 ms for the last frames."""
-    from holdoff.api import run
+#: ``--span`` time units [ns].
+_SPAN_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
-    probe = copy.deepcopy(scen)
-    probe["duration_ms"] = 1
-    report = run(probe).report
-    cap = report["summary"]["generators"][0].get("capture") or {}
-    span_ns = float(cap.get("duration_ns") or 0) / max(speed, 1e-9)
-    return int(math.ceil(span_ns / 1e6)) + 10
+
+def parse_span(text: str) -> tuple[int, int]:
+    """``START:END`` in ms (``2000:5000``) or with units (``2s:5s``,
+    ``1500ms:3.5s``), capture time after the capture's first record, as [ns]."""
+    parts = text.strip().split(":")
+    if len(parts) != 2:
+        raise TuneError("--span", f"{text!r} is not START:END (e.g. 2000:5000 in ms, or 2s:5s)")
+    out = []
+    for part in parts:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)?\s*", part)
+        if not m:
+            raise TuneError(
+                "--span", f"{part!r} in {text!r} is not a time (a number of ms, or 2s, 500ms)"
+            )
+        value = float(m.group(1)) * _SPAN_UNITS[m.group(2) or "ms"]
+        if not math.isfinite(value) or value > 86_400e9:
+            raise TuneError("--span", f"{part!r} is over a day")
+        out.append(int(round(value)))
+    if out[1] <= out[0]:
+        raise TuneError("--span", f"{text!r}: the end must be after the start")
+    return out[0], out[1]
+
+
+#: ``--latency-of`` kinds and the replay's ``latency_of`` key each sets.
+LATENCY_OF_KINDS = {"port": "port", "addr": "address", "dscp": "dscp", "size": "size"}
+
+
+def parse_latency_of(text: str) -> dict[str, Any]:
+    """``port:5000``, ``addr:10.0.0.2``, ``dscp:46``, ``size:64-300`` (several
+    joined by ``,`` must all match) as the replay's ``latency_of`` table."""
+    out: dict[str, Any] = {}
+    usage = "use port:5000, addr:10.0.0.2, dscp:46 or size:64-300 (several joined by ,)"
+    for item in text.split(","):
+        kind, sep, value = item.strip().partition(":")
+        kind, value = kind.strip().lower(), value.strip()
+        if not sep or kind not in LATENCY_OF_KINDS or not value:
+            raise TuneError("--latency-of", f"cannot read {item.strip()!r}: {usage}")
+        key = LATENCY_OF_KINDS[kind]
+        if key in out:
+            raise TuneError("--latency-of", f"{kind} is given twice in {text!r}")
+        if kind in ("port", "dscp"):
+            top = 65_535 if kind == "port" else 63
+            if not value.isdigit() or int(value) > top:
+                raise TuneError("--latency-of", f"{kind} {value!r}: a whole number from 0 to {top}")
+            out[key] = int(value)
+        elif kind == "addr":
+            try:
+                out[key] = str(ipaddress.ip_address(value))
+            except ValueError:
+                raise TuneError(
+                    "--latency-of", f"addr {value!r} is not an IPv4 or IPv6 address"
+                ) from None
+        else:
+            m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", value)
+            if not m or int(m.group(1)) > int(m.group(2)) or int(m.group(2)) > 65_535:
+                raise TuneError(
+                    "--latency-of",
+                    f"size {value!r}: LOW-HIGH frame lengths in bytes, LOW <= HIGH <= 65535 "
+                    "(as the capture records them, without FCS)",
+                )
+            out[key] = [int(m.group(1)), int(m.group(2))]
+    return out
 
 
 def mix_workload(

@@ -1,0 +1,236 @@
+"""The tuner's answer over seeds: ties within the interval, the default first,
+what a change costs to apply, and only the lines that change something.
+
+:func:`holdoff.tune.choose.choose` finds the best point by the objective's
+means. :func:`settle` then treats as ties every setting the objective
+accepts whose 95 % interval on the objective's quantity overlaps the best's
+(or whose mean is within :data:`RESOLUTION` of it) and takes, among them, the
+one closest to the driver's default: the default itself, else a setting that
+needs no reboot or interface reset, else the fewest knobs changed. So a
+change is recommended only when it buys a difference larger than the
+interval, and a change that needs a reboot only when no setting without one
+is tied with it.
+
+The difference a change buys is stated from the per-seed differences between
+the recommendation and the current setting (every setting runs the same
+seeds, so the differences are paired), each with its 95 % interval
+(:func:`holdoff.stats.ci95`).
+
+Simplifies: "current setting" is the driver's default; the resolution
+floor is the model's, not the machine's (a replayed capture's arrivals do not
+depend on the seed, so its intervals can be zero wide; the floor keeps a
+0.01-point CPU difference from counting as a gain).
+
+Units: CPU in points of percent of the tuned host's cores, latency [us],
+throughput [Mb/s], interrupts [1/s].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from holdoff import knobs, stats
+from holdoff.tune.choose import Point, _changed, _simplicity, _valid, choose, pareto_front
+from holdoff.tune.workloads import THROUGHPUT_FLOOR, THROUGHPUT_TIE, Objective
+
+#: Differences of means at or below these are ties whatever the intervals:
+#: CPU [fraction] (0.1 point of percent), latency [us], throughput [fraction
+#: of the larger].
+RESOLUTION = {"cpu_util": 0.001, "p50_us": 1.0, "p99_us": 1.0, "throughput_bps": 0.005}
+
+_WORDS = {"cpu_util": "CPU", "p99_us": "p99", "p50_us": "p50", "throughput_bps": "throughput"}
+
+#: Where a knob is set -> what applying it needs (None: takes effect at once).
+DISRUPTION = {
+    "loader.conf": "a reboot",
+    "#define (kernel rebuild)": "a kernel rebuild and a reboot",
+    "module parameter": "a driver reload (the interface resets)",
+}
+
+
+def objective_metric(objective: Objective) -> str | None:
+    """The quantity the objective optimises (None for the Pareto front)."""
+    if objective.kind == "latency":
+        return "cpu_util"
+    if objective.kind == "cpu":
+        return "p99_us" if objective.metric == "p99" else "p50_us"
+    if objective.kind == "throughput":
+        return "throughput_bps"
+    return None
+
+
+def disruption(point: Point) -> str | None:
+    """What applying ``point`` needs beyond a runtime command (the worst of its
+    changed knobs), or None."""
+    where = {k.key: k.where for k in knobs.knobs(point.candidate.decoded.driver)}
+    needs = [
+        DISRUPTION[where[k]]
+        for k in _changed(point.candidate.decoded)
+        if where.get(k) in DISRUPTION
+    ]
+    order = list(DISRUPTION.values())
+    return max(needs, key=order.index) if needs else None
+
+
+def eligible(points: Sequence[Point], objective: Objective) -> list[Point]:
+    """The settings the objective chooses among (as :func:`choose` filters)."""
+    valid = [p for p in points if _valid(p)]
+    if not valid:
+        return []
+    if objective.kind == "throughput":
+        best = max(p.metrics.throughput_bps for p in valid)
+        return [p for p in valid if p.metrics.throughput_bps >= THROUGHPUT_TIE * best]
+    if objective.kind == "pareto":
+        front = pareto_front(valid)
+        return [p for p in front if not math.isnan(p.metrics.p99_us)] or front
+    if objective.kind == "latency":
+        name = "p99_us" if objective.metric == "p99" else "p50_us"
+        ok = [p for p in valid if p.metrics.value(name) <= objective.bound]
+    else:
+        ok = [p for p in valid if p.metrics.cpu_util <= objective.bound]
+    if not ok:
+        return []
+    top = max(p.metrics.throughput_bps for p in ok)
+    return [p for p in ok if p.metrics.throughput_bps >= THROUGHPUT_FLOOR * top]
+
+
+def tied(a: Point, b: Point, metric: str) -> bool:
+    """Whether ``a`` and ``b`` cannot be told apart on ``metric``: their
+    intervals overlap, or their means differ by no more than the resolution."""
+    ia, ib = a.metrics.interval(metric), b.metrics.interval(metric)
+    if math.isnan(ia.mean) or math.isnan(ib.mean):
+        return math.isnan(ia.mean) and math.isnan(ib.mean)
+    if ia.overlaps(ib):
+        return True
+    res = RESOLUTION.get(metric, 0.0)
+    if metric == "throughput_bps":
+        res *= max(abs(ia.mean), abs(ib.mean))
+    return abs(ia.mean - ib.mean) <= res
+
+
+@dataclass
+class Decision:
+    """The recommendation and what the output says first."""
+
+    pick: Point | None
+    reason: str
+    #: Whether the current setting (the default) meets the objective.
+    current_meets: bool
+    #: Settings tied with the best on the objective (the pick among them).
+    ties: int
+    #: "saves 0.9 ± 0.2 points of CPU, costs 21 ± 4 us of p99" (empty: no change).
+    difference: str
+    #: What applying the pick needs (None: a runtime command).
+    needs: str | None
+    #: The lines to paste: only those that change the current setting.
+    paste: list[str]
+
+
+def settle(
+    points: Sequence[Point], objective: Objective, current: Point, iface: str = "eth0"
+) -> Decision:
+    """Choose with ties and the default first (see the module doc)."""
+    best, reason = choose(points, objective)
+    pool = eligible(points, objective)
+    meets = any(p.key == current.key for p in pool)
+    if best is None:
+        return Decision(None, reason, False, 0, "", None, [])
+    metric = objective_metric(objective)
+    if metric is None:
+        ties = [p for p in pool if tied(p, best, "p99_us") and tied(p, best, "cpu_util")]
+    else:
+        ties = [p for p in pool if tied(p, best, metric)]
+    ties = ties or [best]
+
+    def closeness(p: Point) -> tuple[bool, bool, int, float]:
+        v = p.metrics.value(metric) if metric else 0.0
+        v = -v if metric == "throughput_bps" else v
+        return (p.key != current.key, disruption(p) is not None, _simplicity(p), v)
+
+    pick = min(ties, key=closeness)
+    if pick is not best and len(ties) > 1:
+        what = _WORDS.get(metric, metric) if metric else "p99 and CPU"
+        reason += (
+            f"; {len(ties)} settings are within the interval of the best on {what}, and "
+            "this one is the closest to the driver's default"
+        )
+    if pick.key == current.key:
+        return Decision(pick, reason, meets, len(ties), "", None, [])
+    return Decision(
+        pick,
+        reason,
+        meets,
+        len(ties),
+        difference(pick, current),
+        disruption(pick),
+        paste_lines(pick, current, iface),
+    )
+
+
+def _paired(pick: Point, current: Point, name: str, scale: float = 1.0) -> stats.Interval | None:
+    a, b = pick.metrics.per_seed, current.metrics.per_seed
+    if not a or len(a) != len(b):
+        return None
+    diffs = [(x[name] - y[name]) * scale for x, y in zip(a, b, strict=True)]
+    if any(math.isnan(d) for d in diffs):
+        return None
+    return stats.ci95(diffs, percentile=stats.is_percentile(name))
+
+
+def difference(pick: Point, current: Point) -> str:
+    """What ``pick`` buys and costs against ``current``: CPU, p99, interrupt
+    rate and throughput, each a paired mean difference ± its half-interval;
+    differences within the resolution are left out."""
+    parts = []
+    for name, scale, unit, fmt in (
+        ("cpu_util", 100.0, "points of CPU", "{:.2f}"),
+        ("p99_us", 1.0, "us of p99", "{:.1f}"),
+        ("interrupts_per_s", 1.0, "interrupts/s", "{:,.0f}"),
+        ("throughput_bps", 1e-6, "Mb/s of throughput", "{:.2f}"),
+    ):
+        iv = _paired(pick, current, name, scale)
+        if iv is None:
+            continue
+        res = RESOLUTION.get(name, 0.0) * scale
+        if name == "throughput_bps":
+            res *= max(pick.metrics.throughput_bps, current.metrics.throughput_bps)
+        if name == "interrupts_per_s":
+            res = 0.005 * max(pick.metrics.interrupts_per_s, current.metrics.interrupts_per_s)
+        if abs(iv.mean) <= res:
+            continue
+        lower_is_better = name != "throughput_bps"
+        gain = (iv.mean < 0) == lower_is_better
+        size = stats.Interval(abs(iv.mean), iv.lo, iv.hi, iv.n)
+        parts.append(f"{'saves' if gain else 'costs'} {stats.format_pm(size, fmt)} {unit}")
+    return ", ".join(parts)
+
+
+#: Commands that set one value; a line of these the current setting already
+#: prints sets nothing new.
+_SETTERS = ("sysctl ", "ethtool ", "echo ", "#define ")
+
+
+def paste_lines(pick: Point, current: Point, iface: str = "eth0") -> list[str]:
+    """``pick``'s lines without those that set what ``current`` already has."""
+    have = set(knobs.commands(current.candidate.decoded, iface))
+    return [
+        line
+        for line in knobs.commands(pick.candidate.decoded, iface)
+        if not (line in have and line.startswith(_SETTERS))
+    ]
+
+
+__all__ = [
+    "DISRUPTION",
+    "RESOLUTION",
+    "Decision",
+    "difference",
+    "disruption",
+    "eligible",
+    "objective_metric",
+    "paste_lines",
+    "settle",
+    "tied",
+]

@@ -1,0 +1,153 @@
+"""A tune's answer as terminal text: what was simulated, whether the default
+already meets the objective, the table (mean ± 95 % interval per metric over
+the seeds), the difference a change buys, and only the lines that change
+something.
+
+Works on the dict of ``holdoff tune --json`` (:meth:`TuneResult.to_dict`), so
+the printed answer and the JSON cannot disagree.
+
+Units as printed: latency [us], CPU [% of the tuned host's cores],
+interrupts [1/s], throughput [Mb/s].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from rich.table import Table
+
+from holdoff import capture as cap
+
+
+def _pm(p: Mapping[str, Any], name: str, fmt: str, scale: float = 1.0) -> str:
+    """``12.3 ± 0.4`` from a point's ``name`` and ``name_ci95``; ``-`` without a value."""
+    v = p.get(name)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    text = fmt.format(v * scale)
+    ci = p.get(f"{name}_ci95")
+    if ci and int(p.get("seeds") or 1) > 1:
+        half = (ci[1] - ci[0]) / 2 * scale
+        text += f" ± {fmt.format(half)}"
+    return text
+
+
+def coverage_line(data: Mapping[str, Any]) -> str | None:
+    """The capture's span, frames and bytes and what was simulated (None without a capture)."""
+    c = data.get("capture")
+    if not c:
+        return None
+    what = (
+        "the whole capture"
+        if c["whole"]
+        else f"{cap.pct(c['share_covered'])} of the capture's span (asked by {c['chosen_by']})"
+    )
+    mtu_note = ""
+    if c["over_mtu_frames"]:
+        mtu_note = (
+            f"; {c['deliverable_rate_bps'] / 1e6:,.2f} Mb/s in frames within the 1500-byte MTU "
+            f"({c['over_mtu_frames']} longer frames are dropped by any setting)"
+        )
+    return (
+        f"capture {c['file']}: span {c['span_ns'] / 1e6:,.3f} ms, {c['frames']:,} frames, "
+        f"{c['orig_bytes']:,} bytes ({c['captured_bytes']:,} captured), mean "
+        f"{c['mean_rate_bps'] / 1e6:,.2f} Mb/s{mtu_note}.\nSimulated: {what}, capture time "
+        f"{c['window_ms'][0]:,.3f} to {c['window_ms'][1]:,.3f} ms ({c['frames_simulated']:,} "
+        f"frames), in {c['simulated_ns'] / 1e6:,.3f} ms of simulated time"
+    )
+
+
+def header_lines(data: Mapping[str, Any]) -> list[str]:
+    """What was tuned and how, the capture's coverage, and the default's verdict (first)."""
+    seeds = int(data.get("seeds") or 1)
+    runs = (
+        f"each setting run with {seeds} seeds ({data.get('seed_list')}); figures are the mean "
+        "± the 95 % interval"
+        if seeds > 1
+        else f"each setting run once (seed {data.get('seed_list')}): no interval"
+    )
+    out = [
+        f"tune {data['driver']} ({data['chip']}) on {data['workload_description']}; "
+        f"objective {data['objective']}; {data['settings_tried']} settings tried "
+        f"({data['search']}), {data['evaluated']} distinct settings run ({data['computed']} "
+        f"runs now, {data['cached']} from the store); {runs}"
+    ]
+    line = coverage_line(data)
+    if line:
+        out.extend(line.split("\n"))
+    if data.get("latency_of"):
+        out.append(
+            f"latency of: {data['latency_of']} (the objective counts these frames; the "
+            "second line of each row is all traffic's)"
+        )
+    if data.get("current_meets_objective"):
+        d = data["default"]
+        out.append(
+            f"The driver's default meets {data['objective']}: p99 {_pm(d, 'p99_us', '{:.1f}')} "
+            f"us, CPU {_pm(d, 'cpu_util', '{:.2f}', 100)} %."
+        )
+    return out
+
+
+def table(data: Mapping[str, Any]) -> Table:
+    """Default and recommendation, with the selected and all traffic's latency."""
+    t = Table(title="expected, by the model")
+    cols = ("", "setting", "applies", "p50 us", "p99 us", "CPU %", "int/s", "Mb/s", "drops")
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("", "setting", "applies") else "right")
+    selected = bool(data.get("latency_of"))
+
+    def add(label: str, p: Mapping[str, Any]) -> None:
+        changed = ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
+        t.add_row(
+            label + (" (selected)" if selected else ""),
+            changed,
+            p.get("needs") or "at once",
+            _pm(p, "p50_us", "{:.1f}"),
+            _pm(p, "p99_us", "{:.1f}"),
+            _pm(p, "cpu_util", "{:.2f}", 100),
+            _pm(p, "interrupts_per_s", "{:,.0f}"),
+            _pm(p, "throughput_bps", "{:.2f}", 1e-6),
+            _pm(p, "drops", "{:g}"),
+        )
+        if selected:
+            t.add_row(
+                "  all traffic",
+                "",
+                "",
+                _pm(p, "p50_all_us", "{:.1f}"),
+                _pm(p, "p99_all_us", "{:.1f}"),
+                "",
+                "",
+                "",
+                "",
+            )
+
+    add("default", data["default"])
+    rec = data.get("recommended")
+    if rec is not None and rec["settings"] != data["default"]["settings"]:
+        add("recommended", rec)
+    return t
+
+
+def footer_lines(data: Mapping[str, Any]) -> list[str]:
+    """Why, what the change buys and needs, and the lines to paste."""
+    out = [str(data["reason"])]
+    rec = data.get("recommended")
+    if rec is None:
+        return out
+    if rec["settings"] == data["default"]["settings"]:
+        out.append("Nothing to change: the driver's default is the recommendation.")
+        return out
+    if data.get("difference"):
+        out.append(f"Against the default it {data['difference']}.")
+    if data.get("needs"):
+        out.append(f"Applying it needs {data['needs']}.")
+    out.append("Paste (only what changes from the current setting):")
+    out.extend("  " + line for line in data.get("paste") or [])
+    return out
+
+
+__all__ = ["coverage_line", "footer_lines", "header_lines", "table"]
