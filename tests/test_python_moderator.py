@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +152,81 @@ def test_a_sweep_runs_an_importable_class_in_worker_processes() -> None:
     for itr, want in {195: 20000.0, 488: 1e9 / (488 * 256), 976: 1e9 / (976 * 256)}.items():
         assert abs(got[itr] - want) / want < 0.01, (itr, got[itr], want)
     assert table["scenario_hash"].nunique() == 3
+
+
+# -- classes found without PYTHONPATH ---------------------------------------------------
+
+ALGOS = """
+import holdoff
+
+
+class Fixed(holdoff.Moderator):
+    invocation = "never"
+
+    def __init__(self, itr_256ns: int) -> None:
+        self.itr = itr_256ns
+
+    def initial(self):
+        return {"itr_256ns": self.itr}
+"""
+
+
+def _package(folder: Path, name: str) -> None:
+    """A package ``name`` with a module ``algos`` holding the class ``Fixed``."""
+    (folder / name).mkdir(parents=True)
+    (folder / name / "__init__.py").write_text("")
+    (folder / name / "algos.py").write_text(ALGOS)
+
+
+@pytest.fixture
+def own_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a test adds to sys.path is taken away after it."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+def _interval_ns(result: holdoff.RunResult) -> int:
+    interval: int = result.summary["ports"][0]["vectors"][0]["throttle_interval_ns"]
+    return interval
+
+
+@pytest.mark.usefixtures("own_path")
+def test_a_class_next_to_the_scenario_file_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(tmp_path / "scenarios", "pkg_beside_scenario")
+    file = tmp_path / "scenarios" / "s.toml"
+    file.write_text(scenario("pkg_beside_scenario.algos:Fixed", "params = { itr_256ns = 488 }"))
+    monkeypatch.chdir(tmp_path)  # elsewhere: only the scenario's folder has the package
+    assert _interval_ns(holdoff.run(file)) == 488 * 256
+
+
+@pytest.mark.usefixtures("own_path")
+def test_a_class_in_the_working_directory_is_found_by_a_sweeps_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(tmp_path, "pkg_in_cwd")
+    monkeypatch.chdir(tmp_path)
+    path = "hosts[0].nics[0].moderation.params.itr_256ns"
+    base = tomllib.loads(scenario("pkg_in_cwd.algos:Fixed", "params = { itr_256ns = 1 }"))
+    spec = {"name": "cwd-sweep", "base": base, "seed": 1, "grid": {path: [488, 976]}}
+    table = holdoff.sweep(spec, store=None, executor="process", workers=2)
+    # The class each worker imported wrote ITR: interrupts come exactly
+    # itr * 256 ns apart (frames every 50 us; see the sweep test above).
+    got = dict(zip(table[path], table["dut.eth0/interrupts_per_s"], strict=True))
+    for itr in (488, 976):
+        want = 1e9 / (itr * 256)
+        assert abs(got[itr] - want) / want < 0.01, (itr, got[itr], want)
+
+
+def test_a_missing_module_names_the_field_and_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "s.toml"
+    file.write_text(scenario("pkg_nowhere_at_all.algos:Fixed"))
+    monkeypatch.chdir("/")
+    with pytest.raises(ScenarioError) as info:
+        holdoff.run(file)
+    message = str(info.value)
+    assert info.value.field == "hosts[0].nics[0].moderation.class"
+    assert "hosts[0].nics[0].moderation.class" in message and "'pkg_nowhere_at_all'" in message
+    assert str(tmp_path) in message and "working directory /" in message

@@ -156,6 +156,7 @@ def _import(module: str, field: str, folders: list[Path]) -> Any:
     except ModuleNotFoundError as err:
         if not _missing(module, err):
             raise failed(err) from err
+        absent = err.name or module
     except Exception as err:  # the module's own code failed
         raise failed(err) from err
     for folder in folders:
@@ -171,13 +172,12 @@ def _import(module: str, field: str, folders: list[Path]) -> Any:
                 raise failed(err) from err
         except Exception as err:
             raise failed(err) from err
-    places = ", ".join(
-        [f"the scenario's folder {folders[0]}"] * (len(folders) > 1)
-        + [f"the working directory {folders[-1]}", "Python's path (installed packages)"]
-    )
+    places = [f"in the scenario's folder {folders[0]}"] * (len(folders) > 1)
+    places.append(f"in the working directory {folders[-1]}")
     error = ScenarioError(
-        f"invalid scenario field `{field}`: no module {module!r} (looked in {places}); "
-        f"put {module.split('.')[0]!r} in the scenario's folder or install it"
+        f"invalid scenario field `{field}`: cannot import {module!r}: no module {absent!r} "
+        f"on Python's path (installed packages), {' or '.join(places)}; "
+        f"put {absent!r} in one of those folders or install it"
     )
     error.field = field
     raise error
