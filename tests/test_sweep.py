@@ -261,6 +261,7 @@ def test_cli_sweep_results_and_dry_run(capsys: pytest.CaptureFixture[str], tmp_p
         "table": str(out),
         "executor": "process",
         "wall_time_s": 0,
+        "replicates": 1,
     }
     table = pd.read_parquet(out)
     assert table[RATE].tolist() == [1000, 3000]

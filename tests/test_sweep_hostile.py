@@ -8,15 +8,18 @@ ran; a name with ../ wrote its table outside runs/sweeps/).
 
 from __future__ import annotations
 
+import json
 import time
 import tomllib
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from holdoff import sweeps as sw
+from holdoff.cli import main
 from holdoff.sweep_paths import overlap
 from scenarios import inline_scenario
 
@@ -149,3 +152,94 @@ def test_a_sweep_file_that_is_not_a_file_is_refused(tmp_path: Path) -> None:
     deep.write_text('name = "d"\n[base]\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(sw.SweepError, match="deep"):
         sw.load_sweep(deep)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, " ".join(captured.err.split())
+
+
+def sweep_file(folder: Path, body: str, name: str = "s.toml") -> Path:
+    (folder / "base.toml").write_text(inline_scenario(duration_ms=5), encoding="utf-8")
+    path = folder / name
+    path.write_text('base = "base.toml"\n' + body, encoding="utf-8")
+    return path
+
+
+GRID = f'[grid]\n"{RATE}" = [1000, 2000]\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "words"),
+    [
+        ('name = "two"\n' + GRID + '"generators[*].rate_pps" = [3000, 4000]\n', [], ["same field"]),
+        ('name = "../escape"\n' + GRID, [], ["`name`", "`/`"]),
+        ('name = "a\\u0000b"\n' + GRID, ["--dry-run"], ["`name`", "\\x00"]),
+        (
+            'name = "big"\n[grid]\n'
+            + "".join(f'"generators[0].x{i}" = [0,1,2,3,4,5,6,7,8,9]\n' for i in range(9)),
+            ["--dry-run"],
+            ["1,000,000,000 runs", "the limit is 100,000"],
+        ),
+        ('name = "r"\nreplicates = 1000000000\n' + GRID, ["--dry-run"], ["`replicates`"]),
+        ('name = "s"\n' + GRID, ["--seeds", "0"], ["--seeds", "between 1 and 1000"]),
+        ('name = "s"\n' + GRID, ["--seeds", "1001"], ["--seeds", "between 1 and 1000"]),
+        ('name = "s"\n' + GRID, ["--seeds", "many"], ["--seeds", "integer"]),
+        ('name = "s"\n' + GRID, ["--workers", "0"], ["--workers"]),
+        ('name = "s"\n' + GRID, ["--workers", "100000"], ["--workers 100000", "four per core"]),
+        ('name = "s"\n' + GRID, ["--executor", "cluster"], ["serial, process, ray"]),
+    ],
+)
+def test_cli_refuses_bad_sweeps_and_flags_with_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    body: str,
+    args: list[str],
+    words: list[str],
+) -> None:
+    path = sweep_file(tmp_path, body)
+    code, out, err = cli(capsys, "sweep", path, "--store", tmp_path / "store", *args)
+    assert (code, out) == (2, ""), err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err, f"{word!r} not in {err!r}"
+    assert not (tmp_path / "store").exists()
+    assert not (tmp_path.parent / "escape.parquet").exists()
+
+
+def test_cli_refuses_a_store_that_is_a_file_and_an_out_that_is_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = sweep_file(tmp_path, 'name = "s"\n' + GRID)
+    (tmp_path / "file").write_text("x")
+    code, _, err = cli(capsys, "sweep", path, "--store", tmp_path / "file")
+    assert code == 2 and "--store" in err and "not a folder" in err
+    (tmp_path / "t.parquet").mkdir()
+    code, _, err = cli(capsys, "sweep", path, "--no-store", "-o", tmp_path / "t.parquet")
+    assert code == 2 and "--out" in err and "is a folder" in err
+
+
+def test_cli_seeds_writes_means_and_the_per_replicate_rows(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = sweep_file(tmp_path, 'name = "s"\n' + GRID)
+    out = tmp_path / "t.parquet"
+    code, stdout, err = cli(
+        capsys, "sweep", path, "--no-store", "-o", out, "--seeds", "3", "--json"
+    )
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["replicates"] == 3 and summary["points"] == 6
+    assert summary["replicates_table"] == str(tmp_path / "t.replicates.parquet")
+    assert [p["params"] for p in summary["point_means"]] == [{RATE: 1000}, {RATE: 2000}]
+    assert all(p["seeds"] == 3 for p in summary["point_means"])
+    assert "sink/received_ci95" in summary["point_means"][0]
+    means, per_run = pd.read_parquet(out), pd.read_parquet(tmp_path / "t.replicates.parquet")
+    assert len(means) == 2 and len(per_run) == 6
+    assert {"sink/received", "sink/received_ci95_lo", "sink/received_ci95_hi", "seeds"} <= set(
+        means.columns
+    )
+    for i, rate in enumerate((1000, 2000)):
+        runs = per_run.loc[per_run[RATE] == rate, "sink/received"].astype(float)
+        assert means["sink/received"][i] == pytest.approx(runs.mean())

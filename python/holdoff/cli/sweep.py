@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -28,6 +29,9 @@ from holdoff.cli.common import (
     _WorkersOption,
     app,
 )
+from holdoff.inputs import printable
+from holdoff.stats import parse_seeds
+from holdoff.sweep_table import replicate_records
 
 
 @app.command("sweep", cls=_Command)
@@ -57,11 +61,24 @@ def sweep_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Validate and list the points; run nothing.")
     ] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            help="Replicates (seeds) per point, replacing the file's `replicates`. With more "
+            "than one, the table holds each point's mean and 95 % interval.",
+            show_default="the file's replicates, else 1",
+        ),
+    ] = None,
 ) -> None:
     """Run a sweep: a base scenario over a grid of fields; write one table (Parquet).
 
     Points already in the store are not run again, so a sweep that was
-    stopped resumes where it stopped. Progress goes to stderr.
+    stopped resumes where it stopped (Ctrl-C or SIGTERM keep every finished
+    point). Progress goes to stderr. With replicates, the table has one row
+    per point: each metric's mean over the seeds and its 95 % interval (m,
+    m_ci95_lo, m_ci95_hi, seeds); the per-replicate rows go to
+    NAME.replicates.parquet beside it.
     """
     from rich.progress import (
         BarColumn,
@@ -76,11 +93,22 @@ def sweep_command(
 
     if executor not in sw.EXECUTORS:
         _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
+    if workers is not None and workers > sw.max_workers():
+        _fail(f"--workers {workers}: at most {sw.max_workers()} (four per core)", 2)
+    if seeds is not None:
+        try:
+            parse_seeds(seeds)
+        except ValueError as err:
+            _fail(str(err), 2)
     spec = _load_sweep_or_exit(file)
+    if seeds is not None:
+        spec = dataclasses.replace(spec, replicates=seeds)
     try:
+        table_path = out if out is not None else sw.table_path(spec.name)
         points = sw.expand(spec)
     except sw.SweepError as err:
         _fail(f"{file}: {err}", 2)
+    _check_outputs(store if not no_store and not dry_run else None, table_path)
     if dry_run:
         listing: list[dict[str, Any]] = [
             {
@@ -99,12 +127,15 @@ def sweep_command(
             names = sw.short_names(list(dict.fromkeys(k for p in points for k in p.params)))
             for item in listing:
                 out_console.print(
-                    f"{item['point']:>4}  seed {item['seed']:<20} {item['hash'][:12]}  "
-                    + "; ".join(f"{names.get(k, k)}={v}" for k, v in item["params"].items())
+                    Text(
+                        f"{item['point']:>4}  seed {item['seed']:<20} {item['hash'][:12]}  "
+                        + "; ".join(
+                            printable(f"{names.get(k, k)}={v}") for k, v in item["params"].items()
+                        )
+                    )
                 )
             out_console.print(f"{len(listing)} points, all valid")
         return
-    table_path = out if out is not None else Path("runs/sweeps") / f"{spec.name}.parquet"
     err_console = _stderr()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -155,11 +186,16 @@ def sweep_command(
         _fail(str(err), 1)
     except OSError as err:
         _fail(f"cannot write to the result store {store}: {err}", 1)
+    per_run = sw.replicates_path(table_path) if result.summary is not None else None
     try:
-        sw.write_table(result.table, table_path)
+        if result.summary is not None and per_run is not None:
+            sw.write_table(result.table, per_run)
+            sw.write_table(result.summary, table_path)
+        else:
+            sw.write_table(result.table, table_path)
     except OSError as err:
         _fail(f"cannot write the table to {table_path}: {err}", 1)
-    summary = {
+    summary: dict[str, Any] = {
         "sweep": spec.name,
         "points": len(result.points),
         "computed": result.computed,
@@ -168,16 +204,31 @@ def sweep_command(
         "table": str(table_path),
         "executor": executor,
         "wall_time_s": result.wall_time_s,
+        "replicates": result.spec.replicates,
     }
+    if result.summary is not None:
+        summary["replicates_table"] = str(per_run)
+        summary["point_means"] = replicate_records(result.summary)
     if json_output:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
-    _print_wide(_sweep_rich_table(result.table))
+    _print_wide(_sweep_rich_table(result.summary if result.summary is not None else result.table))
     console = _stdout()
     console.print(
-        f"{summary['points']} points: {result.computed} computed, {result.cached} from the "
-        f"store; table written to {table_path}"
+        Text(
+            f"{summary['points']} runs: {result.computed} computed, {result.cached} from the "
+            f"store; table written to {table_path}"
+            + (f" (per-replicate rows: {per_run})" if per_run is not None else "")
+        )
     )
+
+
+def _check_outputs(store: Path | None, table: Path) -> None:
+    """Refuses (exit 2) a store that is not a folder or a table path that is a folder."""
+    if store is not None and store.exists() and not store.is_dir():
+        _fail(f"--store {printable(str(store))}: is not a folder; give a folder for the store", 2)
+    if table.is_dir():
+        _fail(f"--out {printable(str(table))}: is a folder; give a file name (NAME.parquet)", 2)
 
 
 def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
@@ -185,18 +236,33 @@ def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
 
     params = param_columns(table)
     names = short_names(params)
-    t = Table(title="sweep points", title_justify="left", header_style="bold")
+    means = "seeds" in table.columns
+    title = "sweep points (mean ± 95 % interval over seeds)" if means else "sweep points"
+    t = Table(title=title, title_justify="left", header_style="bold")
     t.add_column("point", justify="right")
     for p in params:
-        t.add_column(names[p], overflow="fold")
+        t.add_column(printable(names[p]), overflow="fold")
+    if means:
+        t.add_column("seeds", justify="right")
     for _, label, _fmt in _LIST_TOTALS:
         t.add_column(label, justify="right")
     for record in table.head(limit).to_dict("records"):
         t.add_row(
             str(record["point"]),
-            *(Text(str(record[p])) for p in params),
-            *(_fmt_cell(record.get(col), fmt) for col, _, fmt in _LIST_TOTALS),
+            *(Text(printable(str(record[p]))) for p in params),
+            *([str(record["seeds"])] if means else []),
+            *(_cell(record, col, fmt) for col, _, fmt in _LIST_TOTALS),
         )
     if len(table) > limit:
         t.caption = f"first {limit} of {len(table)} points"
     return t
+
+
+def _cell(record: dict[str, Any], col: str, fmt: str) -> str:
+    """A total's cell: the value, and ``± half-width`` when the row has an interval."""
+    text = _fmt_cell(record.get(col), fmt)
+    lo, hi = record.get(f"{col}_ci95_lo"), record.get(f"{col}_ci95_hi")
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return text
+    half = _fmt_cell((hi - lo) / 2, fmt)
+    return f"{text} ± {half}"
