@@ -33,8 +33,8 @@ Modules: ``base`` (types, register constants, unit conversions),
 ``tables`` (each driver's knobs), ``linux`` and ``bsd`` (the per-driver
 decoders), ``decode`` (the entry point), ``encode`` (registers -> knobs and
 the lines to paste), ``check`` (the warnings), ``ethtool_text`` (ethtool
-output of every version), ``parse`` (operator text and :func:`explain`).
-Import from ``holdoff.knobs``.
+output of every version), ``parse`` (operator text and :func:`explain`),
+``persist`` (the forms that survive a reboot). Import from ``holdoff.knobs``.
 
 Units: intervals in ns (``*_ns``) inside, shown in us; rates per second;
 register values in their hardware units (names end in the unit).
@@ -93,6 +93,11 @@ from holdoff.knobs.parse import (
     parse,
     parse_ring,
 )
+from holdoff.knobs.persist import (
+    Form,
+    emit,
+    persistent_forms,
+)
 from holdoff.knobs.tables import (
     chip_for,
     defaults,
@@ -108,6 +113,7 @@ __all__ = [
     "DRIVERS",
     "DRIVER_CHIPS",
     "Decoded",
+    "Form",
     "ETHTOOL_COALESCE_KEYS",
     "IGB_EITR_MASK",
     "IXGBE_MAX_EITR",
@@ -131,6 +137,7 @@ __all__ = [
     "defaults",
     "em_ticks_to_usecs",
     "em_usecs_to_ticks",
+    "emit",
     "encode",
     "explain",
     "igb_eitr_us",
@@ -140,6 +147,7 @@ __all__ = [
     "knobs",
     "parse",
     "parse_ring",
+    "persistent_forms",
     "ticks_ns",
     "wire_ns",
 ]

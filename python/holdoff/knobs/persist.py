@@ -1,0 +1,420 @@
+"""Settings that survive a reboot: the persistent form of each runtime line.
+
+``ethtool -C``, ``sysctl`` and ``echo > /sys/...`` last until the next reboot
+(or driver reload); operators keep settings where their system reads them at
+boot. For a driver, an interface and knob values (the same values
+:func:`holdoff.knobs.commands` prints as runtime lines), :func:`persistent_forms`
+returns every form that applies, each a :class:`Form` (kind, target file,
+text, what it needs before it takes effect):
+
+- ``networkd``: a systemd ``.link`` file (``[Match] OriginalName=``, ``[Link]``
+  coalescing keys of systemd 250 and later: ``UseAdaptiveRxCoalesce=``,
+  ``RxCoalesceSec=`` ... as systemd.link(5) names them; times carry ``us``,
+  since a bare number there means seconds);
+- ``nm``: ``nmcli connection modify`` with NetworkManager's ``ethtool.coalesce-*``
+  properties (NetworkManager 1.26 and later);
+- ``tuned``: a TuneD profile with a ``[net]`` section (``devices=``,
+  ``coalesce=`` in ``ethtool -C`` syntax);
+- ``udev``: a rule writing the NAPI sysfs attributes (``gro_flush_timeout``,
+  ``napi_defer_hard_irqs``) when the interface appears;
+- ``modprobe``: ``/etc/modprobe.d/MODULE.conf`` ``options`` lines for module
+  parameters (read when the module loads);
+- ``sysctl``: FreeBSD ``/etc/sysctl.conf`` lines for runtime sysctls;
+- ``loader``: FreeBSD ``/boot/loader.conf`` tunables (read at boot only);
+- ``openbsd-kernel``: OpenBSD's ``#define`` values, which need a kernel rebuild.
+
+Simplifies: one interface per form (a ``.link`` file matches it by its current
+name); only the knobs that differ from the driver's default, plus the main
+throttle knob, are written, as :func:`holdoff.knobs.commands` does.
+
+Sources: systemd.link(5) (systemd 250); NetworkManager ``nm-setting-ethtool``
+option names (``NM_ETHTOOL_OPTNAME_COALESCE_*``); TuneD ``plugin_net``
+(``coalesce`` option); FreeBSD loader.conf(5), sysctl.conf(5), em(4);
+OpenBSD ``sys/dev/pci/if_em.h`` and the kernel build steps of config(8).
+Units: as the knobs (us, frames, int/s); networkd times are written in us.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from holdoff.knobs.base import Decoded, KnobError
+from holdoff.knobs.decode import decode
+from holdoff.knobs.tables import _E1000_TIMER_KNOBS, defaults, knobs
+
+#: Every kind of form, in the order they are printed.
+KINDS: tuple[str, ...] = (
+    "networkd",
+    "nm",
+    "tuned",
+    "udev",
+    "modprobe",
+    "sysctl",
+    "loader",
+    "openbsd-kernel",
+)
+
+#: ethtool -C keys -> systemd.link(5) [Link] keys (systemd 250 and later).
+NETWORKD_KEYS: dict[str, str] = {
+    "adaptive-rx": "UseAdaptiveRxCoalesce",
+    "adaptive-tx": "UseAdaptiveTxCoalesce",
+    "rx-usecs": "RxCoalesceSec",
+    "rx-usecs-irq": "RxCoalesceIrqSec",
+    "rx-usecs-low": "RxCoalesceLowSec",
+    "rx-usecs-high": "RxCoalesceHighSec",
+    "tx-usecs": "TxCoalesceSec",
+    "tx-usecs-irq": "TxCoalesceIrqSec",
+    "tx-usecs-low": "TxCoalesceLowSec",
+    "tx-usecs-high": "TxCoalesceHighSec",
+    "rx-frames": "RxMaxCoalescedFrames",
+    "rx-frames-irq": "RxMaxCoalescedIrqFrames",
+    "rx-frames-low": "RxMaxCoalescedLowFrames",
+    "rx-frames-high": "RxMaxCoalescedHighFrames",
+    "tx-frames": "TxMaxCoalescedFrames",
+    "tx-frames-irq": "TxMaxCoalescedIrqFrames",
+    "tx-frames-low": "TxMaxCoalescedLowFrames",
+    "tx-frames-high": "TxMaxCoalescedHighFrames",
+    "pkt-rate-low": "CoalescePacketRateLow",
+    "pkt-rate-high": "CoalescePacketRateHigh",
+}
+
+#: The ethtool -C keys NetworkManager has an ``ethtool.coalesce-KEY`` property for.
+NM_KEYS = frozenset(
+    {
+        "adaptive-rx",
+        "adaptive-tx",
+        "pkt-rate-high",
+        "pkt-rate-low",
+        "rx-frames",
+        "rx-frames-high",
+        "rx-frames-irq",
+        "rx-frames-low",
+        "rx-usecs",
+        "rx-usecs-high",
+        "rx-usecs-irq",
+        "rx-usecs-low",
+        "sample-interval",
+        "stats-block-usecs",
+        "tx-frames",
+        "tx-frames-high",
+        "tx-frames-irq",
+        "tx-frames-low",
+        "tx-usecs",
+        "tx-usecs-high",
+        "tx-usecs-irq",
+        "tx-usecs-low",
+    }
+)
+
+_BOOLEAN = frozenset({"adaptive-rx", "adaptive-tx", "cqe-mode-rx", "cqe-mode-tx"})
+_SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs")
+_FREEBSD_DELAYS = ("rx_int_delay", "rx_abs_int_delay", "tx_int_delay", "tx_abs_int_delay")
+
+
+@dataclass(frozen=True)
+class Form:
+    """One persistent form of a setting."""
+
+    #: One of :data:`KINDS`.
+    kind: str
+    #: The file to write (absolute path), or "" when the form is a command.
+    path: str
+    #: The file's text, or the command lines.
+    text: str
+    #: What must happen before it takes effect: "nothing", "interface reset",
+    #: "module reload", "connection re-activation", "reboot", "kernel rebuild and reboot".
+    needs: str
+    #: How to apply it now, in words or commands.
+    apply: str
+    #: What it leaves out, or what else to know.
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "text": self.text,
+            "needs": self.needs,
+            "apply": self.apply,
+            "note": self.note,
+        }
+
+
+def _written(d: Decoded) -> dict[str, int]:
+    """The knobs a form writes: those given or differing from the default, in table order."""
+    dflt = defaults(d.driver)
+    return {k: v for k, v in d.settings.items() if k in d.given or v != dflt[k]}
+
+
+def _ethtool_keys(d: Decoded) -> dict[str, int]:
+    """The written knobs that ``ethtool -C`` sets (plus the main one, always)."""
+    where = {k.key: k.where for k in knobs(d.driver)}
+    out = {k: v for k, v in _written(d).items() if where[k] == "ethtool -C"}
+    main = where.get("rx-usecs") == "ethtool -C" and not _module_params(d)
+    if not out and main:
+        out["rx-usecs"] = d.settings["rx-usecs"]
+    if d.driver == "linux-dim" and "adaptive-rx" not in out:
+        out = {"adaptive-rx": d.settings["adaptive-rx"], **out}
+    return out
+
+
+def _module_params(d: Decoded) -> dict[str, int]:
+    where = {k.key: k.where for k in knobs(d.driver)}
+    written = _written(d)
+    out = {k: v for k, v in written.items() if where[k] == "module parameter"}
+    if d.driver == "linux-e1000-5x":
+        out = {"InterruptThrottleRate": d.settings["InterruptThrottleRate"], **out}
+    return out
+
+
+def persistent_forms(
+    driver: str,
+    iface: str,
+    settings: Mapping[str, int],
+    *,
+    chip: str | None = None,
+    unit: int = 0,
+) -> list[Form]:
+    """Every persistent form of ``settings`` for ``driver`` on ``iface``
+    (FreeBSD: unit ``unit``), in :data:`KINDS` order. Raises
+    :class:`KnobError` for a knob or value the driver refuses."""
+    d = decode(driver, settings, chip)
+    out: list[Form] = []
+    for kind in KINDS:
+        form = _form(kind, d, iface, unit)
+        if form is not None:
+            out.append(form)
+    return out
+
+
+def emit(
+    kind: str,
+    driver: str,
+    iface: str,
+    settings: Mapping[str, int],
+    *,
+    chip: str | None = None,
+    unit: int = 0,
+    flag: str = "--emit",
+) -> Form:
+    """The one form of ``kind``; :class:`KnobError` naming ``flag`` for an
+    unknown kind, or a kind that does not apply to this driver and setting."""
+    if kind not in KINDS:
+        raise KnobError(flag, f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+    forms = persistent_forms(driver, iface, settings, chip=chip, unit=unit)
+    for form in forms:
+        if form.kind == kind:
+            return form
+    have = ", ".join(f.kind for f in forms) or "none"
+    raise KnobError(
+        flag, f"{kind} does not apply to {driver} with these settings; the forms that do: {have}"
+    )
+
+
+def _form(kind: str, d: Decoded, iface: str, unit: int) -> Form | None:
+    linux = d.driver.startswith("linux-")
+    if kind == "networkd" and linux:
+        return _networkd(d, iface)
+    if kind == "nm" and linux:
+        return _nm(d, iface)
+    if kind == "tuned" and linux:
+        return _tuned(d, iface)
+    if kind == "udev" and linux:
+        return _udev(d, iface)
+    if kind == "modprobe" and linux:
+        return _modprobe(d)
+    if kind == "sysctl" and d.driver.startswith("freebsd-"):
+        return _sysctl(d, unit)
+    if kind == "loader" and d.driver.startswith("freebsd-"):
+        return _loader(d)
+    if kind == "openbsd-kernel" and d.driver == "openbsd-em":
+        return _openbsd(d)
+    return None
+
+
+def _networkd(d: Decoded, iface: str) -> Form | None:
+    keys = _ethtool_keys(d)
+    if not keys:
+        return None
+    lines = ["[Match]", f"OriginalName={iface}", "", "[Link]"]
+    left_out = []
+    for key, value in keys.items():
+        name = NETWORKD_KEYS.get(key)
+        if name is None:
+            left_out.append(key)
+        elif key in _BOOLEAN:
+            lines.append(f"{name}={'yes' if value else 'no'}")
+        elif key.endswith(("-usecs", "-usecs-irq", "-usecs-low", "-usecs-high")):
+            lines.append(f"{name}={value}us")
+        else:
+            lines.append(f"{name}={value}")
+    note = "A .link file sets these when the interface appears (boot, hotplug, driver reload). "
+    note += "A .link file also needs the other [Link] settings of the file it replaces: "
+    note += "with the default 99-default.link, add NamePolicy= and MACAddressPolicy= lines "
+    note += "if you rely on them."
+    if left_out:
+        note += f" systemd.link has no key for {', '.join(left_out)}: keep it with the udev form."
+    return Form(
+        "networkd",
+        f"/etc/systemd/network/50-holdoff-{iface}.link",
+        "\n".join(lines) + "\n",
+        "interface reset",
+        f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",
+        note,
+    )
+
+
+def _nm(d: Decoded, iface: str) -> Form | None:
+    keys = {k: v for k, v in _ethtool_keys(d).items() if k in NM_KEYS}
+    if not keys:
+        return None
+    conn = f'"$(nmcli -g GENERAL.CONNECTION device show {iface})"'
+    props = " ".join(f"ethtool.coalesce-{k} {v}" for k, v in keys.items())
+    text = f"nmcli connection modify {conn} {props}\n"
+    left = [k for k in _ethtool_keys(d) if k not in NM_KEYS]
+    note = "NetworkManager 1.26 or later keeps these in the connection profile."
+    if left:
+        note += f" NetworkManager has no property for {', '.join(left)}."
+    return Form(
+        "nm",
+        "",
+        text,
+        "connection re-activation",
+        f"nmcli device reapply {iface}",
+        note,
+    )
+
+
+def _tuned(d: Decoded, iface: str) -> Form | None:
+    keys = _ethtool_keys(d)
+    if not keys:
+        return None
+    args = " ".join(
+        f"{k} {('on' if v else 'off') if k in _BOOLEAN else v}" for k, v in keys.items()
+    )
+    text = (
+        "[main]\n"
+        f"summary=interrupt moderation of {iface} (holdoff)\n"
+        "\n"
+        "[net]\n"
+        f"devices={iface}\n"
+        f"coalesce={args}\n"
+    )
+    return Form(
+        "tuned",
+        f"/etc/tuned/holdoff-{iface}/tuned.conf",
+        text,
+        "nothing",
+        f"tuned-adm profile $(tuned-adm active | sed -n 's/^Current active profile: //p') "
+        f"holdoff-{iface}",
+        "tuned-adm merges the listed profiles: the current one keeps its other settings.",
+    )
+
+
+def _udev(d: Decoded, iface: str) -> Form | None:
+    written = _written(d)
+    attrs = [f'ATTR{{{k}}}="{written[k]}"' for k in _SYSFS if k in written]
+    if not attrs:
+        return None
+    text = f'ACTION=="add", SUBSYSTEM=="net", KERNEL=="{iface}", {", ".join(attrs)}\n'
+    note = ""
+    if "irq_suspend_timeout" in written:
+        note = (
+            "irq_suspend_timeout is set over netlink per NAPI instance; no file keeps it: run the "
+            "ynl line from a unit after the interface is up."
+        )
+    return Form(
+        "udev",
+        f"/etc/udev/rules.d/60-holdoff-{iface}.rules",
+        text,
+        "interface reset",
+        f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",
+        note,
+    )
+
+
+def _modprobe(d: Decoded) -> Form | None:
+    params = _module_params(d)
+    if not params:
+        return None
+    mod = "e1000" if d.driver in ("linux-e1000", "linux-e1000-5x") else d.driver[len("linux-") :]
+    opts = " ".join(f"{k}={v}" for k, v in params.items())
+    note = (
+        "One value per port: 'InterruptThrottleRate=3000,3000' sets two ports. If the driver "
+        "is in the initramfs, rebuild it (update-initramfs -u, or dracut -f) so early boot "
+        "reads the file too."
+    )
+    if d.driver == "linux-e1000-5x":
+        note += " The 2004 driver's systems read /etc/modprobe.conf: put the line there."
+    if any(k in params for k, _, _ in _E1000_TIMER_KNOBS):
+        note += " The delay timers have no ethtool -C form: this file is their only setting."
+    return Form(
+        "modprobe",
+        f"/etc/modprobe.d/{mod}.conf",
+        f"options {mod} {opts}\n",
+        "module reload",
+        f"modprobe -r {mod} && modprobe {mod}  # the interfaces go down; or reboot",
+        note,
+    )
+
+
+def _dev(d: Decoded) -> str:
+    return "em" if d.driver == "freebsd-em" else "igb"
+
+
+def _sysctl(d: Decoded, unit: int) -> Form | None:
+    written = _written(d)
+    keys = ["enable_aim"] + [k for k in _FREEBSD_DELAYS if k in written]
+    if "itr" in written:
+        keys.append("itr")
+    lines = [f"dev.{_dev(d)}.{unit}.{k}={d.settings[k]}" for k in keys if k in d.settings]
+    return Form(
+        "sysctl",
+        "/etc/sysctl.conf",
+        "\n".join(lines) + "\n",
+        "nothing",
+        "service sysctl restart",
+        "Runtime sysctls: /etc/rc.d/sysctl applies them at boot after the driver attached.",
+    )
+
+
+def _loader(d: Decoded) -> Form | None:
+    written = _written(d)
+    keys = [k for k in ("max_interrupt_rate", *_FREEBSD_DELAYS) if k in written]
+    if not keys:
+        return None
+    lines = [f'hw.em.{k}="{d.settings[k]}"' for k in keys]
+    return Form(
+        "loader",
+        "/boot/loader.conf",
+        "\n".join(lines) + "\n",
+        "reboot",
+        "shutdown -r now",
+        "Boot-time tunables (CTLFLAG_RDTUN): the kernel reads them only at boot; they apply to "
+        "every em/igb port.",
+    )
+
+
+def _openbsd(d: Decoded) -> Form:
+    written = _written(d)
+    defines = [f"#define {k} {d.settings[k]}" for k in d.settings if k in written]
+    if not defines:
+        defines = [f"#define MAX_INTS_PER_SEC {d.settings['MAX_INTS_PER_SEC']}"]
+    steps = (
+        "# 1. edit sys/dev/pci/if_em.h (OpenBSD source tree in /usr/src) to read:\n"
+        + "\n".join(defines)
+        + "\n# 2. rebuild and install the kernel, then reboot:\n"
+        "cd /sys/arch/$(machine)/compile/GENERIC.MP && make obj && make config && make "
+        "&& make install && reboot\n"
+    )
+    return Form(
+        "openbsd-kernel",
+        "/usr/src/sys/dev/pci/if_em.h",
+        steps,
+        "kernel rebuild and reboot",
+        "the steps in the text",
+        "OpenBSD's em(4) has no sysctl or loader tunable for these: they are compile-time "
+        "constants. syspatch and release upgrades install a stock kernel: redo this after each.",
+    )
