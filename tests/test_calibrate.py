@@ -287,6 +287,14 @@ GOOD_HEAD = f"scenario,{RATE},cpu_pct\n"
         ),
         ("scenario,cpu_pct\nrx.toml,3\n", ["--start", "rx_packet_ns"], ["--start", "cost=value"]),
         ("scenario,cpu_pct\nrx.toml,3\n", ["--profile", "pentium"], ["--profile", "pentium"]),
+        ("scenario,cpu_pct\nrx.toml,3\n", ["--seeds", "0"], ["--seeds", "between 1 and"]),
+        ("scenario,cpu_pct\nrx.toml,3\n", ["--seeds", "x"], ["--seeds", "integer"]),
+        (
+            "scenario,cpu_pct\nrx.toml,3\n",
+            ["--set", 'name="x"\nseed=7'],
+            ["--set", "text after the value"],
+        ),
+        ("scenario,cpu_pct\nrx.toml,3\n", ["-o", "."], ["--output", "is a folder"]),
         ("scenario,cpu_pct\n", [], ["header but no rows"]),
         ("", [], ["has no rows"]),
         (

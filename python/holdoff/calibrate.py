@@ -82,7 +82,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 import numpy as np
 import tomli_w
@@ -426,7 +426,7 @@ class ProgressLines:
 
     def __init__(
         self,
-        stream: TextIO,
+        stream: IO[str],
         *,
         terminal: bool,
         every_s: float = PROGRESS_EVERY_S,

@@ -20,6 +20,8 @@ from holdoff.cli.common import (
     _WorkersOption,
     app,
 )
+from holdoff.inputs import printable
+from holdoff.stats import parse_seeds
 
 _CALIBRATE_HELP = """Fit a host profile's costs to measurements of your machine.
 
@@ -53,13 +55,19 @@ def _calibration_table(cal: Any) -> tuple[Table, Table]:
         rows.add_column(col, justify="right")
     for r in cal.rows:
         for i, v in enumerate(r["values"]):
+            model, residual = _calibration_number(v["model"]), f"{v['residual_pct']:+.2f} %"
+            if v.get("model_ci95"):
+                lo, hi = v["model_ci95"]
+                model += f" ± {_calibration_number((hi - lo) / 2)}"
+                rlo, rhi = v["residual_pct_ci95"]
+                residual = f"{v['residual_pct']:+.2f} ± {(rhi - rlo) / 2:.2f} %"
             rows.add_row(
                 str(r["row"]) if i == 0 else "",
-                r["label"] if i == 0 else "",
+                Text(printable(r["label"])) if i == 0 else "",
                 v["column"],
                 _calibration_number(v["measured"]),
-                _calibration_number(v["model"]),
-                f"{v['residual_pct']:+.2f} %",
+                model,
+                residual,
             )
     costs = Table(title=f"costs of {cal.name} (base {cal.base})")
     costs.add_column("cost")
@@ -146,6 +154,15 @@ def calibrate_command(
         ),
     ] = None,
     workers: _WorkersOption = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Run the fitted costs at N seeds per row: each model value is then the mean "
+            "with its 95 % interval, and so is the residual (the fit itself uses each row's "
+            "seed).",
+        ),
+    ] = 1,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the fit as JSON on stdout, nothing else.")
     ] = False,
@@ -153,16 +170,13 @@ def calibrate_command(
     from holdoff import calibrate as cb
 
     err_console = _stderr()
-    shown = False
-
-    def progress(message: str) -> None:
-        # One line rewritten in place on a terminal (no thread: the fit
-        # forks its worker processes).
-        nonlocal shown
-        err_console.file.write(f"\rcalibrating: {message}\x1b[K")
-        err_console.file.flush()
-        shown = True
-
+    progress = cb.ProgressLines(err_console.file, terminal=err_console.is_terminal)
+    if output is not None and output.is_dir():
+        _fail(f"--output {printable(str(output))}: is a folder; give a file name (.toml)", 2)
+    try:
+        parse_seeds(seeds)
+    except ValueError as err:
+        _fail(str(err), 2)
     _check_file(rows_file, "calibration CSV")
     if scenario is not None:
         _check_file(scenario, "scenario file")
@@ -184,15 +198,18 @@ def calibrate_command(
             assignments=assignments or [],
             name=name or (output.stem if output is not None else None),
             jobs=workers,
-            progress=progress if err_console.is_terminal else None,
+            progress=progress,
+            seeds=seeds,
         )
     except cb.CalibrationError as err:
-        if shown:
-            err_console.file.write("\r\x1b[K")
+        progress.clear()
         _fail(str(err), 2)
-    if shown:
-        err_console.file.write("\r\x1b[K")
-        err_console.file.flush()
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the workers are ended; nothing was written.
+        progress.clear()
+        err_console.print(Text("interrupted: the fit was stopped; no profile written"))
+        raise typer.Exit(130) from None
+    progress.clear()
     if output is not None:
         try:
             output.write_text(cal.to_toml(), encoding="utf-8")
