@@ -242,7 +242,8 @@ def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
         rng = (itr_ns(ints_to_itr(8000)), itr_ns(ints_to_itr(2000)))
         adaptive = (
             "dynamic: every 2 s e1000_watchdog sets 2000..8000 interrupts/s (ITR 1953..488) "
-            "from the good-octet counts; ITR holds 8000/s (488) until its first run"
+            "from the good-octet counts; ITR 0 (unthrottled) until its first run, "
+            "at the port's own phase within 2 s; an idle first window gives 8000/s (488)"
         )
         ctx.note("adaptive", "InterruptThrottleRate", f"{knob} selects the dynamic mode")
     else:
