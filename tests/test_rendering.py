@@ -371,13 +371,16 @@ def test_tune_prints_every_number_whole(
     argv = ["tune", "--mix", "rr", "-d", "linux-igb", "--knob", "rx-usecs", "--duration-ms", 5]
     argv += ["--no-store", "--executor", "serial"]
     data = json.loads(_cli(capsys, monkeypatch, "pipe", *argv, "--json"))
-    numbers = set()
+    values = []
     for point in (data["default"], data["recommended"]):
-        numbers |= {f"{point['p50_us']:.1f}", f"{point['p99_us']:.1f}"}
-        numbers |= {f"{100 * point['cpu_util']:.2f}", f"{point['interrupts_per_s']:,.0f}"}
-        numbers.add(f"{point['throughput_bps'] / 1e6:.1f}")
+        values += [point["p50_us"], point["p99_us"], 100 * point["cpu_util"]]
+        values += [point["interrupts_per_s"], point["throughput_bps"] / 1e6]
     for width in WIDTHS:
-        _assert_whole(numbers, _cli(capsys, monkeypatch, width, *argv))
+        out = _cli(capsys, monkeypatch, width, *argv)
+        # Each value whole at one of the precisions the table prints (0 to 2 decimals).
+        shown = [v for v in values if any(_whole(f"{v:,.{d}f}", out) for d in (0, 1, 2))]
+        assert shown == values, out
+        _assert_whole([], out)
 
 
 def test_explain_prints_every_number_whole(
@@ -436,3 +439,15 @@ def test_fitted_table_wraps_names_then_stacks() -> None:
     assert "┃" in _fit_text(table, 20)
     stacked = " ".join(_fit_text(table, 18).split())
     assert "packets: 149,024,117" in stacked and "name: a rather long" in stacked
+
+
+def test_names_from_the_scenario_are_printed_with_control_characters_escaped() -> None:
+    data = tomllib.loads(QUICKSTART.read_text())
+    data["duration_ms"] = 5
+    data["name"] = "q\x07s"
+    data["apps"][0]["name"] = "si\x1b[2Jnk\nforged line"
+    text = holdoff.summary_text(holdoff.run(data))
+    # No bell, no escape sequence, and the newline cannot start a line of its own.
+    assert "\x07" not in text and "\x1b" not in text
+    assert "scenario q\\x07s" in text and "si\\x1b[2Jnk\\nforged line" in text
+    assert not any(line.startswith("forged line") for line in text.splitlines())

@@ -30,6 +30,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from holdoff.inputs import printable
+
 #: The text of a value that is missing (no latency measured, no such register).
 MISSING = "–"
 #: The text of a register the chip does not have.
@@ -84,7 +86,9 @@ def is_missing(value: Any) -> bool:
 
 
 def text(value: Any) -> str:
-    return MISSING if is_missing(value) else str(value)
+    """A name as it is shown: control characters escaped (a scenario's names
+    can neither forge a line nor send an escape sequence)."""
+    return MISSING if is_missing(value) else printable(str(value))
 
 
 def count(value: Any) -> str:
@@ -350,7 +354,7 @@ def _latency(apps: pd.DataFrame) -> pd.DataFrame:
 def _netpipe(points: pd.DataFrame) -> list[Table]:
     """One table of points per NetPIPE application."""
     return [
-        make_table("netpipe", f"NetPIPE points ({app})", NETPIPE_TABLE, group, NETPIPE_NOTE)
+        make_table("netpipe", f"NetPIPE points ({text(app)})", NETPIPE_TABLE, group, NETPIPE_NOTE)
         for app, group in points.groupby("app", sort=False)
     ]
 
@@ -402,7 +406,7 @@ def _registers(registers: pd.DataFrame) -> Table:
         port = cells.setdefault(record["port"], {})
         port.setdefault(record["register"], []).append((record["vector"], shown))
     rows = [
-        [str(name), *(_register_cell(port.get(c.key, [])) for c in REGISTER_TABLE[1:])]
+        [text(name), *(_register_cell(port.get(c.key, [])) for c in REGISTER_TABLE[1:])]
         for name, port in cells.items()
     ]
     return Table("registers", "Registers in effect", REGISTER_TABLE, rows, REGISTER_NOTE)
@@ -420,7 +424,7 @@ def _napi(vectors: pd.DataFrame) -> Table:
     """Busy polling, IRQ suspension and deferral counters of the vectors that used any."""
     keys = [c.key for c in NAPI_TABLE[1:] if c.key in vectors]
     used = vectors[vectors[keys].fillna(0).astype(bool).any(axis=1)] if keys else vectors[:0]
-    names = [f"{p} v{v}" for p, v in zip(used["port"], used["vector"], strict=True)]
+    names = [f"{printable(p)} v{v}" for p, v in zip(used["port"], used["vector"], strict=True)]
     frame = used.assign(vector=names)
     return make_table("napi", "NAPI (busy polling, IRQ suspension, deferral)", NAPI_TABLE, frame)
 
@@ -432,7 +436,7 @@ def header_text(run: RunView) -> list[tuple[str, str]]:
     """The run's identity as (label, value) pairs."""
     return [
         ("holdoff", run.version or "?"),
-        ("scenario", run.scenario),
+        ("scenario", text(run.scenario)),
         ("seed", str(run.seed)),
         ("simulated", f"{run.sim_time_ns / 1e6:,.3f} ms"),
     ]
@@ -454,4 +458,4 @@ def ledger_text(ledger: Mapping[str, Any]) -> str:
 
 def warning_lines(warnings: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """Each warning as (field, message)."""
-    return [(str(w.get("field", "")), str(w.get("message", ""))) for w in warnings]
+    return [(text(w.get("field", "")), text(w.get("message", ""))) for w in warnings]

@@ -153,14 +153,15 @@ def _as_text(console: Console, cell: RenderableType) -> Text | None:
 
 
 def stacked(console: Console, table: Table) -> Iterator[RenderableType]:
-    """``table`` as blocks: the title, then per row its first cell, and
-    ``header: value`` for the others, indented; a blank line between rows."""
+    """``table`` as blocks: the title, then per row ``header: value`` for its
+    first cell and, indented, for the others; a blank line between rows."""
     if table.title:
         title = _as_text(console, table.title)
         yield Text(title.plain, style="bold") if title is not None else table.title
+    # A column without a header (a row label) shows its value alone.
     headers = [
-        " ".join((_as_text(console, c.header) or Text(str(c.header))).plain.split()) or f"#{i + 1}"
-        for i, c in enumerate(table.columns)
+        " ".join((_as_text(console, c.header) or Text(str(c.header))).plain.split())
+        for c in table.columns
     ]
     for r in range(table.row_count):
         if r:
@@ -169,7 +170,8 @@ def stacked(console: Console, table: Table) -> Iterator[RenderableType]:
             cell = column._cells[r] if r < len(column._cells) else ""
             value = _as_text(console, cell)
             line = Text("  " if i else "")
-            line.append(f"{headers[i]}: ", style="bold")
+            if headers[i]:
+                line.append(f"{headers[i]}: ", style="bold")
             if value is None:
                 yield line
                 yield cell
