@@ -10,7 +10,7 @@ services it, and reports latency, throughput, CPU, interrupt rate and drops.
 """
 
 from holdoff._core import HoldoffError, ScenarioError, SimulationError, __version__
-from holdoff.api import examples_dir, run, schema, validate
+from holdoff.api import SeedsResult, examples_dir, run, run_seeds, schema, validate
 from holdoff.moderator import Moderator, ModeratorError, Sample
 from holdoff.result import RunResult
 from holdoff.summary import summary_text
@@ -21,12 +21,14 @@ __all__ = [
     "Moderator",
     "ModeratorError",
     "RunResult",
+    "SeedsResult",
     "Sample",
     "ScenarioError",
     "SimulationError",
     "__version__",
     "examples_dir",
     "run",
+    "run_seeds",
     "schema",
     "summary_text",
     "sweep",
