@@ -313,6 +313,7 @@ def _curve_published(case: CaseResult, curve: Any) -> tuple[list[tuple[float, An
     for c in case.case.checks:
         if (
             c.metric != "generator.rx_pps"
+            or c.unit != "packets/s"
             or c.generator != curve.delivered
             or c.divide_by_run is not None
             or c.per is not None

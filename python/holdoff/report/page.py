@@ -198,6 +198,7 @@ def plural(n: int, noun: str) -> str:
 
 
 _INDEX = re.compile(r"\[\d+\]")
+_INDEX_SPLIT = re.compile(r"(\[\d+\])")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -213,13 +214,22 @@ def fold_warnings(
         key = (_INDEX.sub("[*]", field), _NUMBER.sub("#", message))
         groups.setdefault(key, []).append((where, field, message))
     out = []
-    for (pattern, _), members in groups.items():
-        fields = {f for _, f, _ in members}
+    for members in groups.values():
         wheres = list(dict.fromkeys(w for w, _, _ in members if w))
         messages = {m for _, _, m in members}
-        field = members[0][1] if len(fields) == 1 else pattern
+        field = _common_field([f for _, f, _ in members])
         out.append((len(members), wheres, field, members[0][2], len(messages) > 1))
     return out
+
+
+def _common_field(fields: list[str]) -> str:
+    """The field path with ``[*]`` for each list index that differs among
+    ``fields`` (which differ only in their indices): ``hosts[0].nics[*].x``."""
+    pieces = [_INDEX_SPLIT.split(f) for f in fields]
+    first = pieces[0]
+    return "".join(
+        part if all(p[i] == part for p in pieces) else "[*]" for i, part in enumerate(first)
+    )
 
 
 def warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:

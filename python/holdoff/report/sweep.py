@@ -77,17 +77,20 @@ def display_unit(kind: str, values: pd.Series) -> tuple[float, str]:
 
 def short_labels(values: Sequence[Any]) -> dict[Any, str]:
     """A short label for each category: the ``, ``-separated parts that every
-    category shares are left out (``ping, name=w, host=a, interval_us=1000``
-    and ``rpc, name=w, host=a`` read ``ping, interval_us=1000`` and ``rpc``)."""
+    category shares are left out, except a leading kind (a part without
+    ``=``): ``ping, name=w, host=a, interval_us=1000`` and ``rpc, name=w,
+    host=a`` read ``ping, interval_us=1000`` and ``rpc``. Labels stay whole
+    when leaving parts out would empty one or make two alike."""
     parts = {v: str(v).split(", ") for v in values}
     if len(parts) < 2:
         return {v: str(v) for v in parts}
     shared = set.intersection(*(set(p) for p in parts.values()))
     out = {}
     for v, p in parts.items():
-        kept = [x for x in p if x not in shared]
-        out[v] = ", ".join(kept) if kept else p[0]
-    if len(set(out.values())) < len(out):  # leaving parts out made two alike
+        kind = p[:1] if "=" not in p[0] else []
+        kept = kind + [x for x in p[len(kind) :] if x not in shared]
+        out[v] = ", ".join(kept)
+    if "" in out.values() or len(set(out.values())) < len(out):
         return {v: str(v) for v in parts}
     return out
 
