@@ -297,3 +297,88 @@ def test_every_corpus_file_is_read_and_explained(
             assert f" {name_used} " in line or f"/{name_used}/" in line, line
         if driver == "freebsd-em" and line.startswith("sysctl"):
             assert line.startswith(f"sysctl dev.em.{parsed.unit}."), line
+
+
+def test_enp3s0_input_gives_enp3s0_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    # The case: the input named enp3s0, the commands said eth0.
+    report = explain_json(
+        capsys, "-d", "linux-igb", CORPUS_DIR / "igb-enp3s0-c-ethtool5-constructed.txt"
+    )
+    assert report["commands"] == ["ethtool -C enp3s0 rx-usecs 50"]
+
+
+def test_emit_one_persistent_form(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    import configparser
+
+    source = CORPUS_DIR / "igb-enp3s0-c-ethtool5-constructed.txt"
+    code, out, err = run(capsys, "explain", "-d", "linux-igb", source, "--emit", "networkd")
+    assert code == 0, err
+    link = configparser.ConfigParser()
+    link.optionxform = str  # type: ignore[assignment,method-assign]
+    link.read_string(out)
+    assert dict(link["Match"]) == {"OriginalName": "enp3s0"}
+    assert dict(link["Link"]) == {"RxCoalesceSec": "50us"}
+    target = tmp_path / "50-enp3s0.link"
+    code, out, err = run(
+        capsys, "explain", "-d", "linux-igb", source, "--emit", "nm", "--emit-to", target
+    )
+    assert code == 0 and out == "", err
+    assert "ethtool.coalesce-rx-usecs 50" in target.read_text()
+    assert "needs: connection re-activation" in err
+    report = explain_json(
+        capsys, "-d", "freebsd-em", CORPUS_DIR / "freebsd-em1-sysctl-a-grep-constructed.txt"
+    )
+    assert [f["kind"] for f in report["persistent"]] == ["sysctl"]
+    assert report["commands"][0] == "sysctl dev.em.1.enable_aim=0"
+
+
+def test_explain_from_a_host_file(capsys: pytest.CaptureFixture[str]) -> None:
+    host = REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json"
+    # The host file names its driver (ixgbe), chip (PCI 8086:1563, an X550 of the
+    # 82599 class), interface and rings: no other flag is needed.
+    report = explain_json(capsys, "--from", host)
+    assert (report["driver"], report["chip"], report["iface"]) == ("linux-ixgbe", "82599", "eno1")
+    assert report["settings"]["rx-usecs"] == 3
+    assert report["assumptions"]["rx_ring"] == 256
+    assert report["commands"] == ["ethtool -C eno1 rx-usecs 3"]
+
+
+BAD_NEW: list[tuple[list[object], str]] = [
+    (["-d", "linux-igb", "--emit", "netplan", "-s", "rx-usecs=50"], "--emit: unknown kind"),
+    (["-d", "linux-igb", "--emit", "loader", "-s", "rx-usecs=50"], "--emit: loader does not apply"),
+    (["-d", "linux-igb", "--emit-to", "x.link", "-s", "rx-usecs=50"], "--emit-to needs --emit"),
+    (["-d", "linux-igb", "--rx-ring", "-8"], "--rx-ring: -8 descriptors is outside"),
+    (["-d", "linux-igb", "--tx-ring", str(10**21)], "range 64 to 4096"),
+    (["--from", "missing-host.json"], "--from host file not found"),
+    (["--from", REPO / "tests" / "data"], "is a directory"),
+    (["--from", REPO / "tests" / "data" / "collect" / "tg3-eth0.json"], "driver tg3: holdoff"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_NEW)
+def test_bad_new_flags_exit_2_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[object], message: str
+) -> None:
+    code, out, err = run(capsys, "explain", *argv)
+    assert code == 2 and out == "", err
+    assert message in " ".join(err.split())
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json {", "is not valid JSON"),
+        ("[1, 2, 3]", "not a holdoff collect file"),
+        ("[" * 5000 + "]" * 5000, "levels deep"),
+        ('{"schema": "holdoff-collect/1", "iface": "eth0", "ethtool": 5}', "wrong type"),
+    ],
+)
+def test_bad_host_files_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any, content: str, message: str
+) -> None:
+    host = tmp_path / "host.json"
+    host.write_text(content)
+    code, out, err = run(capsys, "explain", "--from", host)
+    assert code == 2 and out == ""
+    assert "--from" in err and message in " ".join(err.split())

@@ -149,13 +149,14 @@ def test_freebsd_em_sysctl_conf_and_loader_conf_lines() -> None:
 
 
 def test_module_parameters_go_to_modprobe_d_only() -> None:
-    got = forms("linux-e1000e", {"InterruptThrottleRate": 3000, "RxIntDelay": 0})
+    # RxIntDelay 8 differs from e1000e's default 0 (param.c DEFAULT_RDTR): it is written.
+    got = forms("linux-e1000e", {"InterruptThrottleRate": 3000, "RxIntDelay": 8})
     # An InterruptThrottleRate setting has no ethtool -C line of its own.
     assert set(got) == {"modprobe"}
     form = got["modprobe"]
     assert form.path == "/etc/modprobe.d/e1000e.conf"
     assert re.fullmatch(r"options \S+( \w+=\d+(,\d+)*)+\n", form.text)
-    assert form.text == "options e1000e InterruptThrottleRate=3000 RxIntDelay=0\n"
+    assert form.text == "options e1000e InterruptThrottleRate=3000 RxIntDelay=8\n"
     assert form.needs == "module reload"
 
 

@@ -5,7 +5,8 @@ Renders the dict :func:`holdoff.knobs.explain` returns (the same the
 the knob values, the registers with their units and intervals, the effective
 interval and highest interrupt rate per vector, the notes (keys ignored,
 rounded, refused, values that select an adaptive mode), the warnings with
-their numbers, the commands and the simulator's moderation table.
+their numbers, the commands (for the interface the input named), the forms
+that keep the setting after a reboot and the simulator's moderation table.
 """
 
 from __future__ import annotations
@@ -95,9 +96,24 @@ def render_explain(report: dict[str, Any]) -> Group:
         parts.append(
             Text(f"not moderation knobs, skipped: {len(report['skipped'])} lines", style="dim")
         )
+    if report.get("unsupported"):
+        parts.append(
+            Text(
+                f"the driver does not report (ethtool n/a): {', '.join(report['unsupported'])}",
+                style="dim",
+            )
+        )
     if report["commands"]:
-        parts.append(Text("to set it:", style="bold"))
+        where = {"input": "named in the input", "--iface": "from --iface"}.get(
+            report.get("iface_from", ""), "not named in the input: give --iface"
+        )
+        parts.append(Text(f"to set it now (interface {report['iface']}, {where}):", style="bold"))
         parts.extend(Text("  " + c) for c in report["commands"])
+    if report.get("persistent"):
+        parts.append(Text("to keep it after a reboot (--emit KIND prints one):", style="bold"))
+        for form in report["persistent"]:
+            where = form["path"] or "a command"
+            parts.append(Text(f"  {form['kind']}: {where}; needs: {form['needs']}"))
     if report["scenario"] is not None:
         mod = report["scenario"]["moderation"]
         body = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in mod.items())

@@ -1,4 +1,4 @@
-"""`holdoff explain`: what the NIC applies for a driver's settings."""
+"""`holdoff explain`: what the NIC applies for a driver's settings, and how to keep them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from holdoff.cli.common import (
     _Command,
     _fail,
     _read_input,
+    _stderr,
     _stdout,
     app,
 )
@@ -23,8 +24,9 @@ def explain_command(
     files: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="What the host shows: ethtool --json -c or ethtool -c output, sysctl lines "
-            "(dev.em.0.enable_aim: 1), module-parameter, sysfs or #define lines; - reads stdin.",
+            help="What the host shows: ethtool -c / --json -c / -g output (any version), "
+            "sysctl dumps (sysctl dev.em.0), module-parameter lines, /sys/module listings, "
+            "sysfs or #define lines; - reads stdin.",
             show_default=False,
         ),
     ] = None,
@@ -34,7 +36,7 @@ def explain_command(
             "--driver",
             "-d",
             help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe, "
-            "linux-dim, freebsd-em, freebsd-igb, openbsd-em.",
+            "linux-dim, freebsd-em, freebsd-igb, openbsd-em (default: the --from file's).",
             show_default=False,
         ),
     ] = "",
@@ -42,6 +44,14 @@ def explain_command(
         str | None,
         typer.Option(
             "--chip", help="Controller, e.g. 82546, 82574, i210 (default: the driver's usual one)."
+        ),
+    ] = None,
+    host_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="A host file from holdoff collect: driver, chip, settings, rings and interface.",
+            show_default=False,
         ),
     ] = None,
     assignments: Annotated[
@@ -64,11 +74,11 @@ def explain_command(
     ] = None,
     rx_ring: Annotated[
         int | None,
-        typer.Option("--rx-ring", min=8, help="RX descriptors in use (default: the driver's)."),
+        typer.Option("--rx-ring", help="RX descriptors in use (default: the driver's)."),
     ] = None,
     tx_ring: Annotated[
         int | None,
-        typer.Option("--tx-ring", min=8, help="TX descriptors in use (default: the driver's)."),
+        typer.Option("--tx-ring", help="TX descriptors in use (default: the driver's)."),
     ] = None,
     ring_file: Annotated[
         Path | None,
@@ -81,56 +91,101 @@ def explain_command(
         ),
     ] = 1 << 20,
     iface: Annotated[
-        str, typer.Option("--iface", help="Interface name in the printed commands.")
-    ] = "eth0",
+        str | None,
+        typer.Option(
+            "--iface",
+            help="Interface name in the printed commands.",
+            show_default="the input's, else eth0",
+        ),
+    ] = None,
+    emit_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--emit",
+            help="Print only the persistent form of this kind: networkd, nm, tuned, udev, "
+            "modprobe, sysctl, loader, openbsd-kernel.",
+            show_default=False,
+        ),
+    ] = None,
+    emit_to: Annotated[
+        Path | None,
+        typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
+    ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the explanation as JSON.")
     ] = False,
 ) -> None:
     """Say what the NIC applies for a driver's settings: registers and units, the
     interval and highest interrupt rate per vector, the keys the driver ignores or
-    rounds, the values that select an adaptive mode, and warnings with numbers."""
+    rounds, the values that select an adaptive mode, warnings with numbers, the
+    commands to set it now and the forms that keep it after a reboot."""
     from holdoff import knobs
+    from holdoff.hostinfo import HostInfoError, read_host
+    from holdoff.knobs.gather import gather, report
 
+    if emit_to is not None and emit_kind is None:
+        _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)
+    host = None
+    if host_file is not None:
+        try:
+            host = read_host(host_file)
+        except HostInfoError as err:
+            _fail(str(err), 2)
+    driver = driver or (host.driver if host and host.driver else "")
     if not driver:
-        _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}", 2)
+        why = f" ({'; '.join(host.messages[-2:])})" if host else ""
+        _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}{why}", 2)
+    chip = chip or (host.chip if host else None)
     try:
         knobs.chip_for(driver, chip)
-        parsed = knobs.Parsed()
-        for file in files or []:
-            text = _read_input(file)
-            one = knobs.parse(text, driver)
-            parsed.settings.update(one.settings)
-            parsed.skipped += one.skipped
-            parsed.notes += one.notes
-        for item in assignments or []:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                _fail(f"--set {item!r}: expected KEY=VALUE, e.g. rx-usecs=50", 2)
-            parsed.settings.update(knobs.parse(f"{key.strip()}={value}", driver).settings)
+        texts = [_read_input(file) for file in files or []]
+        parsed = gather(driver, texts, assignments or [], host)
         if ring_file is not None:
-            ring_rx, ring_tx = knobs.parse_ring(_read_input(ring_file))
-            rx_ring = rx_ring or ring_rx
-            tx_ring = tx_ring or ring_tx
-        report = knobs.explain(
+            ring_rx, ring_tx = knobs.parse_ring(_read_input(ring_file, "ring file"))
+            rx_ring = rx_ring if rx_ring is not None else ring_rx
+            tx_ring = tx_ring if tx_ring is not None else ring_tx
+        speed = speed or (host.speed_mbps if host else None)
+        out = report(
             driver,
-            parsed.settings,
+            parsed,
             chip=chip,
-            extra_notes=parsed.notes,
             speed_mbps=speed,
             rx_ring=rx_ring,
             tx_ring=tx_ring,
             tsq_bytes=tsq_bytes,
             iface=iface,
         )
+        form = None
+        if emit_kind is not None:
+            form = knobs.emit(
+                emit_kind, driver, out["iface"], parsed.settings, chip=chip, unit=parsed.unit or 0
+            )
     except knobs.KnobError as err:
         _fail(f"{err.key}: {err.message}", 2)
-    except (ValueError, KeyError, IndexError) as err:
-        _fail(f"cannot read the input: {err}", 2)
-    report["skipped"] = parsed.skipped
+    if form is not None:
+        _write_form(form, emit_to)
+        return
     if json_output:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return
     from holdoff.explain_view import render_explain
 
-    _stdout().print(render_explain(report))
+    _stdout().print(render_explain(out))
+
+
+def _write_form(form: object, emit_to: Path | None) -> None:
+    """One persistent form to stdout, or to ``--emit-to`` with where it belongs on stderr."""
+    from holdoff.knobs import Form
+
+    assert isinstance(form, Form)
+    if emit_to is None:
+        sys.stdout.write(form.text)
+        return
+    if emit_to.exists() and not emit_to.is_file():
+        _fail(f"--emit-to {emit_to}: not a regular file; give a file name", 2)
+    try:
+        emit_to.write_text(form.text, encoding="utf-8")
+    except OSError as err:
+        _fail(f"--emit-to {emit_to}: {err.strerror or err}", 2)
+    target = f"; it belongs in {form.path}" if form.path else ""
+    _stderr().print(f"wrote {emit_to} ({form.kind}{target}; needs: {form.needs})")

@@ -143,9 +143,10 @@ class Form:
 
 
 def _written(d: Decoded) -> dict[str, int]:
-    """The knobs a form writes: those given or differing from the default, in table order."""
+    """The knobs a form writes: those differing from the driver's default (a
+    default written again can be refused: igb's tx-usecs with queue pairs)."""
     dflt = defaults(d.driver)
-    return {k: v for k, v in d.settings.items() if k in d.given or v != dflt[k]}
+    return {k: v for k, v in d.settings.items() if v != dflt[k]}
 
 
 def _ethtool_keys(d: Decoded) -> dict[str, int]:
@@ -155,8 +156,15 @@ def _ethtool_keys(d: Decoded) -> dict[str, int]:
     main = where.get("rx-usecs") == "ethtool -C" and not _module_params(d)
     if not out and main:
         out["rx-usecs"] = d.settings["rx-usecs"]
-    if d.driver == "linux-dim" and "adaptive-rx" not in out:
-        out = {"adaptive-rx": d.settings["adaptive-rx"], **out}
+    if d.driver == "linux-dim":
+        # The DIM model's defaults are a reference, not every driver's: with the
+        # adaptive mode off, the static period and count are written explicitly.
+        fixed = ("rx-usecs", "rx-frames") if not d.settings["adaptive-rx"] else ()
+        out = {
+            "adaptive-rx": d.settings["adaptive-rx"],
+            **{k: d.settings[k] for k in fixed},
+            **out,
+        }
     return out
 
 

@@ -1,0 +1,111 @@
+"""Everything ``holdoff explain`` reads, gathered into one setting.
+
+The command hands over what the operator gave: a host file from ``holdoff
+collect`` (:class:`holdoff.hostinfo.HostInfo`), any number of texts
+(ethtool output, sysctl dumps, module-parameter lines ...) and ``--set``
+assignments, in that order (later values win). :func:`gather` returns the
+merged :class:`Parsed` (settings, interface, unit, rings, notes);
+:func:`report` turns it into the explanation with the persistent forms.
+
+Simplifies: a ring size read from an input that lies outside the driver's
+range (a CAN controller's 20 descriptors explained as ``linux-dim``) is noted
+and not used; a ring size given as a flag is checked and refused.
+Units: ring sizes in descriptors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from holdoff.knobs.base import TSQ_BYTES_DEFAULT, KnobError, Note
+from holdoff.knobs.ethtool_text import Parsed
+from holdoff.knobs.parse import RING_RANGE, explain, parse
+from holdoff.knobs.persist import persistent_forms
+
+if TYPE_CHECKING:
+    from holdoff.hostinfo import HostInfo
+
+
+def gather(
+    driver: str,
+    texts: Iterable[str],
+    assignments: Iterable[str] = (),
+    host: HostInfo | None = None,
+) -> Parsed:
+    """The merged reading of a host file, input texts and ``KEY=VALUE`` assignments."""
+    out = Parsed()
+    if host is not None:
+        if host.parsed is not None:
+            out.merge(host.parsed)
+        out.settings.update(host.settings)
+        out.iface = host.iface
+        for name in ("rx_ring", "tx_ring", "rx_ring_max", "tx_ring_max"):
+            setattr(out, name, getattr(host, name))
+        out.formats.append("holdoff collect host file")
+    for text in texts:
+        out.merge(parse(text, driver))
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise KnobError("--set", f"{item!r}: expected KEY=VALUE, e.g. rx-usecs=50")
+        one = parse(f"{key.strip()}={value}", driver)
+        if not one.settings:
+            raise KnobError(key.strip(), f"is not a knob of {driver}; see holdoff explain -h")
+        out.settings.update(one.settings)
+    _drop_rings_out_of_range(driver, out)
+    return out
+
+
+def _drop_rings_out_of_range(driver: str, parsed: Parsed) -> None:
+    lo, hi, _ = RING_RANGE[driver]
+    for name in ("rx_ring", "tx_ring"):
+        value = getattr(parsed, name)
+        if value is not None and not lo <= value <= hi:
+            parsed.notes.append(
+                Note(
+                    "info",
+                    name.replace("_", "-"),
+                    f"the input's {value} descriptors are outside {driver}'s range {lo} to {hi}; "
+                    "the driver's default is assumed",
+                )
+            )
+            setattr(parsed, name, None)
+
+
+def report(
+    driver: str,
+    parsed: Parsed,
+    *,
+    chip: str | None = None,
+    speed_mbps: int | None = None,
+    rx_ring: int | None = None,
+    tx_ring: int | None = None,
+    tsq_bytes: int = TSQ_BYTES_DEFAULT,
+    iface: str | None = None,
+) -> dict[str, Any]:
+    """The explanation of ``parsed`` (flags win over what the inputs said),
+    with what was skipped, what the driver does not report, and the
+    persistent forms of the setting."""
+    name = iface or parsed.iface
+    out = explain(
+        driver,
+        parsed.settings,
+        chip=chip,
+        extra_notes=parsed.notes,
+        speed_mbps=speed_mbps,
+        rx_ring=rx_ring if rx_ring is not None else parsed.rx_ring,
+        tx_ring=tx_ring if tx_ring is not None else parsed.tx_ring,
+        tsq_bytes=tsq_bytes,
+        iface=name,
+        unit=parsed.unit,
+    )
+    out["iface_from"] = "--iface" if iface else ("input" if parsed.iface else "default")
+    out["skipped"] = parsed.skipped
+    out["unsupported"] = parsed.unsupported
+    out["inputs"] = parsed.formats
+    forms = persistent_forms(
+        driver, out["iface"], parsed.settings, chip=chip, unit=parsed.unit or 0
+    )
+    out["persistent"] = [f.to_dict() for f in forms]
+    return out
