@@ -179,20 +179,24 @@ def run_seeds(
     seeds: int,
     seed: int | None = None,
     moderators: Mapping[str, type] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> SeedsResult:
     """Runs ``scenario`` with ``seeds`` seeds and summarises each metric's
     mean and 95 % interval (:mod:`holdoff.stats`).
 
     The seeds are ``seed`` (default: the scenario's own) and the next
-    ``seeds - 1`` integers. Raises ``ValueError`` for a seed count outside
-    1..:data:`holdoff.stats.MAX_SEEDS`, and what :func:`run` raises.
+    ``seeds - 1`` integers. ``base_dir``: where relative capture paths are
+    resolved (default: the scenario file's directory). Raises ``ValueError``
+    for a seed count outside 1..:data:`holdoff.stats.MAX_SEEDS`, and what
+    :func:`run` raises.
     """
     from holdoff import stats
     from holdoff.sweeps import metrics_record
 
     stats.parse_seeds(seeds, "seeds")
     text = scenario_text(scenario)
-    base_dir = scenario_dir(scenario)
+    if base_dir is None:
+        base_dir = scenario_dir(scenario)
     first = run_text(text, seed=seed, moderators=moderators, base_dir=base_dir)
     base = int(first.report.get("seed", seed or 0))
     if base + seeds - 1 > _MAX_SEED:

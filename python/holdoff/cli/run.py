@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -9,19 +10,23 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from holdoff import stats
 from holdoff.cli.common import (
     SeedOption,
     _apply_assignments,
     _Command,
     _fail,
     _interrupted_run,
+    _print_wide,
     _ProgressLine,
     _read,
     _refuse_other_kind,
     _run,
+    _stderr,
     _stdout,
     app,
 )
+from holdoff.seeds_view import scenario_replay_warnings, seeds_header, seeds_table
 from holdoff.summary import render_summary
 
 
@@ -50,6 +55,14 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Run the scenario's seed (or --seed) and the next N-1, and print each "
+            "metric's mean ± its 95 % interval (--json: m and m_ci95 per metric).",
+        ),
+    ] = 1,
     show_progress: Annotated[
         bool | None,
         typer.Option(
@@ -65,6 +78,15 @@ def run_command(
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
+    try:
+        stats.parse_seeds(seeds)
+    except ValueError as err:
+        _fail(str(err), 2)
+    for warning in scenario_replay_warnings(text, file.resolve().parent):
+        _stderr().print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
+    if seeds > 1:
+        _run_seeds(text, seeds, seed, file.resolve().parent, json_output, out)
+        return
     if show_progress is None:
         show_progress = sys.stderr.isatty() and not json_output
     progress = _ProgressLine(sys.stderr.isatty()) if show_progress else None
@@ -85,3 +107,34 @@ def run_command(
         console.print(render_summary(result))
         if out is not None:
             console.print(Text(f"wrote {out}/", style="dim"))
+
+
+def _run_seeds(
+    text: str, seeds: int, seed: int | None, base: Path, json_output: bool, out: Path | None
+) -> None:
+    """``run --seeds N``: N runs, then each metric's mean ± half its 95 % interval."""
+    from holdoff import _core
+    from holdoff.api import run_seeds
+
+    try:
+        res = run_seeds(text, seeds=seeds, seed=seed, base_dir=base)
+    except _core.ScenarioError as err:
+        _fail(str(err), 2)
+    except _core.SimulationError as err:
+        _fail(str(err), 1)
+    except KeyboardInterrupt:
+        _stderr().print(Text("interrupted"))
+        raise typer.Exit(130) from None
+    data = res.to_dict()
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "seeds.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        except OSError as err:
+            _fail(f"cannot write the results to {out}: {err}", 1)
+    if json_output:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    console = _stdout()
+    console.print(Text(seeds_header(res)), soft_wrap=True)
+    _print_wide(seeds_table(res))
