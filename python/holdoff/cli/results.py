@@ -21,6 +21,7 @@ from holdoff.cli.common import (
     _write_report,
     app,
 )
+from holdoff.inputs import printable
 
 
 @app.command("results", cls=_Command)
@@ -66,7 +67,7 @@ def results_command(
             _fail("--name needs a `scenario` column in the rows", 2)
         frame = frame[frame["scenario"] == name].reset_index(drop=True)
         if frame.empty:
-            _fail(f"no stored run of scenario {name!r} in {store}", 2)
+            _fail(f"no stored run of scenario {printable(name)!r} in {store}", 2)
     params: dict[str, list[Any]] = {}
     common: list[str] = []
     if query is None:
@@ -100,10 +101,11 @@ def results_command(
     if json_output:
         sys.stdout.write(frame.head(limit).to_json(orient="records", indent=2) + "\n")
         return
+    # Names come from the stored scenarios: control characters are shown escaped.
     t = Table(
         title=f"{len(frame)} row{'s' if len(frame) != 1 else ''}"
-        + ("" if query else f" stored in {store}")
-        + (f"; all {', '.join(common)}" if common else ""),
+        + ("" if query else f" stored in {printable(str(store))}")
+        + (f"; all {printable(', '.join(common))}" if common else ""),
         title_justify="left",
         header_style="bold",
     )
@@ -115,7 +117,7 @@ def results_command(
     for col in frame.columns:
         numeric = frame[col].dtype != object and col not in params
         t.add_column(
-            labels.get(col, str(col)),
+            printable(labels.get(col, str(col))),
             justify="right" if numeric else "left",
             overflow="fold",
             no_wrap=col in ("scenario_hash", "seed"),
@@ -134,11 +136,11 @@ def results_command(
                 cells.append("-")
             else:
                 cells.append(str(value))
-        t.add_row(*(Text(c) for c in cells))
+        t.add_row(*(Text(printable(c)) for c in cells))
     if len(frame) > limit:
         t.caption = f"first {limit} rows"
     elif params and query is None:
-        t.caption = "parameters that differ between these runs: " + ", ".join(params)
+        t.caption = "parameters that differ between these runs: " + printable(", ".join(params))
     _print_wide(t)
 
 
