@@ -212,12 +212,14 @@ def device_info(host: Host, iface: str) -> Dict[str, Any]:
     return info
 
 
-def snapshot(host: Host, iface: str, irqs: List[str]) -> Dict[str, Any]:
+def snapshot(
+    host: Host, iface: str, irqs: List[str], clock: Callable[[], float] = time.time
+) -> Dict[str, Any]:
     """Interrupt counts, CPU times and counters at one instant."""
     interrupts = host.read("/proc/interrupts")
     stat = host.read("/proc/stat")
     return {
-        "unix_s": time.time(),
+        "unix_s": clock(),
         "interrupts": {} if interrupts is None else parse_interrupts(interrupts, irqs, iface),
         "cpu_ticks": {} if stat is None else parse_stat(stat),
         "counters": read_counters(host, iface),
@@ -230,6 +232,7 @@ def collect(
     host: Optional[Host] = None,
     sleep: Callable[[float], None] = time.sleep,
     ethtool: str = "ethtool",
+    clock: Callable[[], float] = time.time,
 ) -> Dict[str, Any]:
     """Everything the collector records for ``iface`` over ``seconds``."""
     host = host or Host()
@@ -240,9 +243,9 @@ def collect(
         commands[name] = result
         if result["error"] is not None:
             host.errors.append("{}: {}".format(" ".join(result["argv"]), result["error"]))
-    before = snapshot(host, iface, device["msi_irqs"])
+    before = snapshot(host, iface, device["msi_irqs"], clock)
     sleep(seconds)
-    after = snapshot(host, iface, device["msi_irqs"])
+    after = snapshot(host, iface, device["msi_irqs"], clock)
     try:
         ticks = os.sysconf("SC_CLK_TCK")
     except (ValueError, OSError, AttributeError):
