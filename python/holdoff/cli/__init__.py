@@ -1,6 +1,6 @@
 """The ``holdoff`` command line: a thin layer over the library.
 
-One module per command group (``run``, ``explain``, ``tune``, ``misc``,
+One module per command group (``run``, ``explain``, ``collect``, ``tune``, ``misc``,
 ``bench``, ``sweep``, ``results``, ``reproduce``, ``experiments``,
 ``examples``, ``calibrate``); what they share is in :mod:`holdoff.cli.common`.
 Importing this package registers every command on :data:`app`, in the order
@@ -26,6 +26,7 @@ from holdoff.interrupt import sigterm_as_interrupt
 COMMAND_MODULES = (
     "run",
     "explain",
+    "collect",
     "tune",
     "misc",
     "bench",
