@@ -22,18 +22,14 @@ shares in percent (``_pct``), rings in descriptors.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from holdoff import knobs
-from holdoff.knobs.ethtool_text import Parsed, check_json_depth, parse_ethtool_text
+from holdoff import inputs, knobs
+from holdoff.knobs.ethtool_text import Parsed, parse_ethtool_text
 
 SCHEMA = "holdoff-collect/1"
-#: The largest host file read [bytes]: a collector file is a few hundred KiB.
-MAX_HOST_FILE_BYTES = 64 * 2**20
 
 #: ethtool's driver name -> holdoff's driver model.
 DRIVER_MAP: dict[str, str] = {
@@ -143,33 +139,11 @@ def read_host(path: str | os.PathLike[str], flag: str = "--from") -> HostInfo:
     """The :class:`HostInfo` of a collector file; :class:`HostInfoError`
     (naming ``flag`` and the file) for a missing, non-regular, oversized,
     non-JSON, too deeply nested or wrong-shaped file."""
-    p = Path(path)
-    where = f"{flag} {p}"
     try:
-        st = p.stat()
-    except OSError as err:
-        raise HostInfoError(f"{where}: {err.strerror or err}") from None
-    if not p.is_file():
-        raise HostInfoError(f"{where}: not a regular file; give the JSON holdoff collect wrote")
-    if st.st_size > MAX_HOST_FILE_BYTES:
-        raise HostInfoError(
-            f"{where}: {st.st_size} bytes, more than the {MAX_HOST_FILE_BYTES} a host file has"
-        )
-    try:
-        with p.open("rb") as f:
-            text = f.read(MAX_HOST_FILE_BYTES + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise HostInfoError(f"{where}: cannot be read: {err}") from None
-    try:
-        check_json_depth(text, where)
-        data = json.loads(text)
-    except knobs.KnobError as err:
-        raise HostInfoError(f"{where}: {err.message}") from None
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise HostInfoError(
-            f"{where}: not JSON ({err}); give the file holdoff collect wrote"
-        ) from None
-    return host_from_dict(data, where)
+        data = inputs.read_json(path, f"{flag} host file")
+    except inputs.InputError as err:
+        raise HostInfoError(str(err)) from None
+    return host_from_dict(data, f"{flag} {inputs.printable(os.fspath(path))}")
 
 
 def host_from_dict(data: Any, where: str = "host file") -> HostInfo:

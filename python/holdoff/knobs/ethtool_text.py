@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from holdoff import inputs
 from holdoff.knobs.base import KnobError, Note
 
 #: Every field ``ethtool -c`` reports (ethtool 6.x), in the JSON spelling.
@@ -381,28 +382,10 @@ class _Pairs(list[tuple[str, Any]]):
         super().__init__(pairs)
 
 
-#: The deepest JSON nesting read [levels]: ethtool prints 2, a collector file 4.
-MAX_JSON_DEPTH = 32
-
-
-def check_json_depth(text: str, what: str, limit: int = MAX_JSON_DEPTH) -> None:
-    """Refuse JSON nested deeper than ``limit`` before a recursive reader sees it."""
-    depth = 0
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                raise KnobError(what, f"JSON nested deeper than {limit} levels; not read")
-        elif ch in "]}":
-            depth -= 1
+def check_json_depth(text: str, what: str) -> None:
+    """Refuse JSON nested deeper than :data:`holdoff.inputs.MAX_DEPTH` before a
+    recursive reader sees it (a :class:`KnobError` naming ``what``)."""
+    try:
+        inputs.check_depth(text, what, None, syntax="json")
+    except inputs.InputError as err:
+        raise KnobError(what, err.message) from None
