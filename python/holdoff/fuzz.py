@@ -21,7 +21,11 @@ that dies or stops answering is replaced and the case is recorded as a
 failure with its TOML, so that it can become a regression test.
 
 Deterministic: the same ``seed`` and ``cases`` give the same cases in the same
-order. ``python -m holdoff.fuzz --cases 300 --seed 1`` runs it from a shell.
+order. ``python -m holdoff.fuzz --cases 300 --seed 1`` runs it from a shell,
+followed by the command-line fuzzer of :mod:`holdoff.fuzz_cli` (``--cli-cases``,
+``--mutations``): special files, sizes, encodings, nesting, ``--set``
+injection, control characters in names and damaged stores, each case a real
+``python -m holdoff`` process.
 """
 
 from __future__ import annotations
@@ -521,6 +525,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=300, help="number of cases (default 300)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the case generator (default 1)")
     ap.add_argument("--out", type=Path, help="folder to write each failing scenario to")
+    ap.add_argument(
+        "--cli-cases",
+        type=int,
+        default=300,
+        help="command-line cases (default 300; 0: none; more than there are: all)",
+    )
+    ap.add_argument(
+        "--mutations",
+        type=int,
+        default=0,
+        help="command-line cases made by changing bytes of valid inputs (default 0)",
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="command-line cases run at once")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -542,7 +559,25 @@ def main(argv: list[str] | None = None) -> int:
             name = f.label.replace(" ", "_").replace("/", "_").replace(":", "")
             (args.out / f"{name}.toml").write_text(f.toml)
     print(rep.line())
-    return 1 if rep.failures else 0
+    failed = bool(rep.failures)
+    if args.cli_cases > 0 or args.mutations > 0:
+        from holdoff import fuzz_cli
+
+        def show_cli(done: int, total: int, r: fuzz_cli.CliReport) -> None:
+            if sys.stderr.isatty():
+                sys.stderr.write(
+                    f"\r{done}/{total} command-line cases, {r.counts['failure']} failures"
+                )
+                sys.stderr.flush()
+
+        cli = fuzz_cli.run(
+            args.cli_cases, args.seed, mutations=args.mutations, jobs=args.jobs, progress=show_cli
+        )
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        fuzz_cli.print_report(cli, args.out)
+        failed = failed or bool(cli.failures)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
