@@ -60,8 +60,8 @@ typecheck: ## mypy --strict on the Python package, stubtest of the native module
 	$(PYTHON) -m mypy
 	$(PYTHON) -m mypy.stubtest holdoff._core
 
-fuzz: ## the scenario fuzzer, longer than CI's 300 cases (CASES=..., SEED=...)
-	$(PYTHON) -m holdoff.fuzz --cases $(or $(CASES),5000) --seed $(or $(SEED),1) --out fuzz-failures
+fuzz: ## the scenario and command-line fuzzers, longer than CI's (CASES=..., MUTATIONS=..., SEED=...)
+	$(PYTHON) -m holdoff.fuzz --cases $(or $(CASES),5000) --cli-cases 100000 --mutations $(or $(MUTATIONS),2000) --seed $(or $(SEED),1) --out fuzz-failures
 
 calibrate: ## re-run every profile fit (scripts/calibrate_*.py); each prints its fit and residuals
 	@set -e; for f in scripts/calibrate_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(PYTHON) "$$f"; done
