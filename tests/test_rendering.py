@@ -341,8 +341,17 @@ def test_run_prints_every_number_whole(
     if example == "netpipe-ditr.toml":
         assert report["summary"]["apps"][0]["netpipe"], "the short NetPIPE run has points"
         numbers.add("NetPIPE points")
+    # What each latency measures, in words (docs/outputs.md).
+    means = {"udp_sink": "one way", "ping": "round trip", "rpc": "transaction"}
+    means["rpc_open"] = "intended send time"
+    said = [means[a["kind"]] for a in report["summary"]["apps"] if a["latency_us"]]
     for width in WIDTHS:
-        _assert_whole(numbers, _cli(capsys, monkeypatch, width, *argv))
+        out = _cli(capsys, monkeypatch, width, *argv)
+        _assert_whole(numbers, out)
+        flat = " ".join(out.split())
+        assert all(words in flat for words in said), out
+        if any(a["transactions"] for a in report["summary"]["apps"]):
+            assert "trans/s" in out
 
 
 def test_reproduce_prints_every_number_whole(
