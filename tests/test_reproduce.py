@@ -288,3 +288,49 @@ def test_freebsd_2006_curve_shapes(fastintr_curve: dict[str, list[tuple[float, f
     for (o, d_it), (_, d_tq) in zip(it, tq, strict=True):
         if o > 900_000:
             assert d_it < d_tq
+
+
+# -- --seed and --seeds ---------------------------------------------------------------
+
+SEED_CASE = "freebsd-2024-aim"
+
+
+def test_seed_runs_every_scenario_with_that_seed() -> None:
+    res = rp.run_case(rp.load_case(SEED_CASE), seed=9)
+    assert all(r.report["seed"] == 9 for r in res.results.values())
+    assert all(s == [9] for s in res.seeds.values())
+
+
+def test_seeds_judge_each_check_on_the_mean_of_the_single_seed_runs() -> None:
+    case = rp.load_case(SEED_CASE)
+    both = rp.run_case(case, seed=4, seeds=2)
+    one = rp.run_case(case, seed=4)
+    two = rp.run_case(case, seed=5)
+    assert all(s == [4, 5] for s in both.seeds.values())
+    for b, x, y in zip(both.checks, one.checks, two.checks, strict=True):
+        assert b.seeds == 2
+        if x.simulated is None or y.simulated is None:
+            assert b.simulated is None
+            continue
+        assert b.simulated == pytest.approx((x.simulated + y.simulated) / 2)
+        assert b.simulated_ci95 is not None
+        lo, hi = b.simulated_ci95
+        assert lo <= b.simulated <= hi
+        assert b.ok == rp.judge(b.op, b.published, b.simulated, b.tolerance_rel)
+
+
+@pytest.mark.parametrize(("value", "says"), [("0", "between 1 and"), ("x", "valid integer")])
+def test_bad_seeds_on_reproduce_exit_2(
+    capsys: pytest.CaptureFixture[str], value: str, says: str
+) -> None:
+    code = main(["reproduce", SEED_CASE, "--seeds", value])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "--seeds" in err and says in err and "Traceback" not in err
+
+
+def test_reproduce_json_carries_the_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["reproduce", SEED_CASE, "--seeds", "2", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for check in data["cases"][0]["checks"]:
+        assert check["seeds"] == 2 and "simulated_ci95" in check

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from holdoff import stats
 from holdoff.api import run
 from holdoff.result import RunResult
 
@@ -126,6 +127,9 @@ class CheckResult:
     note: str | None = None
     op: str = "approx"
     plumbing: str | None = None
+    #: With several seeds: ``simulated`` is their mean, this its 95 % interval.
+    simulated_ci95: list[float] | None = None
+    seeds: int = 1
 
     @property
     def scored(self) -> bool:
@@ -146,6 +150,8 @@ class CaseResult:
     results: dict[str, RunResult] = field(default_factory=dict)
     # Per curve name, per series label: (offered, delivered) [packets/s].
     curves: dict[str, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
+    #: The seeds each run was run with (run id -> seeds); results hold the first's.
+    seeds: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -289,22 +295,51 @@ def metric(report: dict[str, Any], check: Check) -> float | None:
     raise CaseError(f"unknown metric {check.metric!r}")
 
 
-def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> CaseResult:
-    """Run every scenario of ``case`` and evaluate its checks."""
-    results: dict[str, RunResult] = {}
+def run_case(
+    case: Case,
+    *,
+    progress: Callable[[str], None] | None = None,
+    seed: int | None = None,
+    seeds: int = 1,
+) -> CaseResult:
+    """Run every scenario of ``case`` and evaluate its checks.
+
+    ``seed`` runs every scenario with that seed instead of its own;
+    ``seeds`` > 1 runs each scenario with its seed (or ``seed``) and the
+    next ``seeds - 1``, and judges each check on the mean over them, with
+    its 95 % interval (:func:`holdoff.stats.ci95`) beside it. Curves run
+    with the first seed."""
+    all_runs: dict[str, list[RunResult]] = {}
+    seed_lists: dict[str, list[int]] = {}
     for r in case.runs:
-        if progress:
-            progress(f"{case.id}: running {r.id} ({r.label})")
-        results[r.id] = run(r.scenario)
+        runs: list[RunResult] = []
+        base = seed
+        for k in range(seeds):
+            if progress:
+                at = "" if seeds == 1 else f", seed {k + 1} of {seeds}"
+                progress(f"{case.id}: running {r.id} ({r.label}{at})")
+            # The first run takes the scenario's own seed unless one is given.
+            runs.append(run(r.scenario, seed=None if base is None else base + k))
+            if base is None:
+                base = int(runs[0].report.get("seed", 0))
+        all_runs[r.id] = runs
+        seed_lists[r.id] = [int(base or 0) + k for k in range(seeds)]
+    results = {rid: runs[0] for rid, runs in all_runs.items()}
     checks = []
     for c in case.checks:
-        sim = metric(results[c.run].report, c)
-        if c.per is not None and sim is not None:
-            base = metric(results[c.run].report, replace(c, metric=c.per))
-            sim = None if not base else sim / base
-        if c.divide_by_run is not None and sim is not None:
-            base = metric(results[c.divide_by_run].report, c)
-            sim = None if not base else sim / base
+        values = [
+            _check_value(c, {rid: rs[k] for rid, rs in all_runs.items()}) for k in range(seeds)
+        ]
+        sim: float | None = None
+        ci: list[float] | None = None
+        if all(v is not None and math.isfinite(v) for v in values):
+            iv = stats.ci95(
+                [float(v) for v in values if v is not None],
+                percentile=stats.is_percentile(c.metric.replace(".", "_")),
+            )
+            sim, ci = iv.mean, iv.as_list()
+        elif seeds == 1:
+            sim = values[0]
         ok = judge(c.op, c.published, sim, c.tolerance_rel)
         checks.append(
             CheckResult(
@@ -319,10 +354,24 @@ def run_case(case: Case, *, progress: Callable[[str], None] | None = None) -> Ca
                 note=c.note,
                 op=c.op,
                 plumbing=c.plumbing,
+                simulated_ci95=ci if seeds > 1 else None,
+                seeds=seeds,
             )
         )
-    curves = {c.name: run_curve(c, progress=progress) for c in case.curves}
-    return CaseResult(case=case, checks=checks, results=results, curves=curves)
+    curves = {c.name: run_curve(c, progress=progress, seed=seed) for c in case.curves}
+    return CaseResult(case=case, checks=checks, results=results, curves=curves, seeds=seed_lists)
+
+
+def _check_value(c: Check, results: dict[str, RunResult]) -> float | None:
+    """A check's simulated value from one seed's runs."""
+    sim = metric(results[c.run].report, c)
+    if c.per is not None and sim is not None:
+        base = metric(results[c.run].report, replace(c, metric=c.per))
+        sim = None if not base else sim / base
+    if c.divide_by_run is not None and sim is not None:
+        base = metric(results[c.divide_by_run].report, c)
+        sim = None if not base else sim / base
+    return sim
 
 
 def judge(op: str, published: float, simulated: float | None, tolerance_rel: float) -> bool:
@@ -338,7 +387,7 @@ def judge(op: str, published: float, simulated: float | None, tolerance_rel: flo
 
 
 def run_curve(
-    curve: Curve, *, progress: Callable[[str], None] | None = None
+    curve: Curve, *, progress: Callable[[str], None] | None = None, seed: int | None = None
 ) -> dict[str, list[tuple[float, float]]]:
     """Per series label: (offered, delivered) rates [packets/s], one point per load."""
     out: dict[str, list[tuple[float, float]]] = {}
@@ -352,7 +401,7 @@ def run_curve(
             scenario["generators"] = [
                 {**g, "load": load} if g["name"] == curve.offered else g for g in base["generators"]
             ]
-            summary = run(scenario).summary
+            summary = run(scenario, seed=seed).summary
             secs = float(summary["sim_time_ns"]) / 1e9
             gens = {g["generator"]: g for g in summary["generators"]}
             rows.append(
@@ -433,6 +482,27 @@ def display_number(value: float | None, unit: str) -> str:
         return "n/a"
     scale, fmt, _ = _DISPLAY.get(unit, (1.0, "{:,.4g}", unit))
     return fmt.format(value / scale)
+
+
+def simulated_text(check: CheckResult) -> str:
+    """The simulated number; over several seeds ``mean ± half its 95 % interval``."""
+    text = display_number(check.simulated, check.unit)
+    ci = check.simulated_ci95
+    if ci is not None and check.simulated is not None:
+        half = (ci[1] - ci[0]) / 2
+        text += " ± " + display_number(half, check.unit).strip()
+    return text
+
+
+def seeds_text(seed: int | None, seeds: int) -> str:
+    """Which seeds ran, in words."""
+    first = "each scenario's own seed" if seed is None else f"seed {seed}"
+    if seeds == 1:
+        return f"every scenario run with {first}"
+    return (
+        f"every scenario run {seeds} times: {first} and the next {seeds - 1}; each check is "
+        "judged on the mean, shown ± half its 95 % interval"
+    )
 
 
 def display_unit(unit: str) -> str:
@@ -593,9 +663,11 @@ def replace_between_markers(text: str, generated: str) -> str:
     return head + "\n\n" + generated + "\n" + text[end:]
 
 
-def run_all(ids: list[str] | None = None) -> list[CaseResult]:
-    """Run the cases ``ids`` (default: every bundled case)."""
-    return [run_case(load_case(cid)) for cid in (ids or list_cases())]
+def run_all(
+    ids: list[str] | None = None, *, seed: int | None = None, seeds: int = 1
+) -> list[CaseResult]:
+    """Run the cases ``ids`` (default: every bundled case); see :func:`run_case`."""
+    return [run_case(load_case(cid), seed=seed, seeds=seeds) for cid in (ids or list_cases())]
 
 
 def _main(argv: list[str] | None = None) -> int:

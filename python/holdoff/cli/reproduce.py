@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from holdoff import _core
+from holdoff import _core, stats
 from holdoff.cli.common import (
     _Command,
     _fail,
@@ -50,6 +50,24 @@ def reproduce_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with code 1 when any check misses.")
     ] = False,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            max=2**64 - 1,
+            help="Run every scenario with this seed instead of its own.",
+            show_default=False,
+        ),
+    ] = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Run each scenario with its seed (or --seed) and the next N-1; each check "
+            "is judged on the mean, printed ± half its 95 % interval.",
+        ),
+    ] = 1,
 ) -> None:
     """Run bundled reproduction cases and compare with the published numbers.
 
@@ -67,6 +85,10 @@ def reproduce_command(
         for cid in ids:
             _stdout().print(f"{cid}: {rp.load_case(cid).title}")
         return
+    try:
+        stats.parse_seeds(seeds)
+    except ValueError as err:
+        _fail(str(err), 2)
     wanted = cases or ids
     unknown = [c for c in wanted if c not in ids]
     if unknown:
@@ -74,7 +96,7 @@ def reproduce_command(
     err_console = _stderr()
     results = []
     cases_to_run = [rp.load_case(cid) for cid in wanted]
-    total_runs = sum(len(c.runs) for c in cases_to_run)
+    total_runs = sum(len(c.runs) for c in cases_to_run) * seeds
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     progress = Progress(
@@ -95,13 +117,13 @@ def reproduce_command(
 
                 t0 = time.perf_counter()
                 try:
-                    res = rp.run_case(case, progress=on_run)
+                    res = rp.run_case(case, progress=on_run, seed=seed, seeds=seeds)
                 except (_core.ScenarioError, _core.SimulationError) as err:
                     _fail(f"{case.id}: {err}", 1)
                 results.append(res)
                 png = rp.plot_netpipe(res, plots / f"{case.id}-netpipe.png")
                 line = (
-                    f"[{n}/{len(cases_to_run)}] {case.id}: {len(case.runs)} runs in "
+                    f"[{n}/{len(cases_to_run)}] {case.id}: {len(case.runs) * seeds} runs in "
                     f"{time.perf_counter() - t0:.1f} s, {rp.case_score(res)}"
                 )
                 if png is not None:
@@ -122,6 +144,8 @@ def reproduce_command(
         sys.stdout.write(json.dumps(rp.to_json(results), indent=2) + "\n")
     else:
         out = _stdout()
+        if seed is not None or seeds > 1:
+            out.print(Text(rp.seeds_text(seed, seeds)))
         for res in results:
             out.print(_reproduce_table(res))
             out.print(_reproduce_sources(res))
@@ -155,7 +179,7 @@ def _reproduce_table(res: Any) -> Table:
             str(i),
             c.name,
             rp.expected_number(c),
-            rp.display_number(c.simulated, c.unit),
+            rp.simulated_text(c),
             rp.display_unit(c.unit),
             rp.tolerance_text(c),
             Text(rp.verdict_text(c), style="green" if c.ok else "red"),
