@@ -348,6 +348,9 @@ def test_run_prints_every_number_whole(
     for width in WIDTHS:
         out = _cli(capsys, monkeypatch, width, *argv)
         _assert_whole(numbers, out)
+        # The examples' names hold no control characters: an escaped one would
+        # be a cell's own line break (one line per vector) shown as text.
+        assert "\\n" not in out, out
         flat = " ".join(out.split())
         assert all(words in flat for words in said), out
         if any(a["transactions"] for a in report["summary"]["apps"]):

@@ -91,6 +91,11 @@ def text(value: Any) -> str:
     return MISSING if is_missing(value) else printable(str(value))
 
 
+def lines(value: Any) -> str:
+    """A cell this module built, one line per vector (shown as it is, not escaped)."""
+    return MISSING if is_missing(value) else str(value)
+
+
 def count(value: Any) -> str:
     """An integer with thousands separators: ``146,424``."""
     return MISSING if is_missing(value) else f"{round(float(value)):,}"
@@ -211,7 +216,7 @@ PORT_TABLE = columns(
     ("rx_packets", "rx pkts", count),
     ("tx_packets", "tx pkts", count),
     ("interrupts", "interrupts", count),
-    ("vector_rates", "int/s per vector", text),
+    ("vector_rates", "int/s per vector", lines),
     ("rx_ring_max_occupancy", "ring max", count),
 )
 
