@@ -1,6 +1,8 @@
-"""The tune section of the HTML report: every setting tried on the latency
-(or throughput) / CPU plane with the front, the driver default and the choice
-marked, the front as a table, and the lines to paste.
+"""The tune section of the HTML report: what of the capture was simulated,
+whether the default meets the objective, every setting tried on the latency
+(or throughput) / CPU plane with 95 % intervals as error bars, the front, the
+driver default and the choice marked, the front as a table (mean ± half the
+interval), what the change buys and needs, and only the lines that change.
 
 Simplifies: draws what ``holdoff tune --json`` holds; computes nothing.
 Units: latency [us], CPU [%], throughput [Mb/s].
@@ -26,6 +28,31 @@ def _fmt(value: Any, fmt: str, scale: float = 1.0) -> str:
     return fmt.format(float(value) * scale)
 
 
+def _pm(p: Mapping[str, Any], key: str, fmt: str, scale: float = 1.0) -> str:
+    """``mean ± half the 95 % interval`` (just the mean for one seed)."""
+    text = _fmt(p.get(key), fmt, scale)
+    ci = p.get(f"{key}_ci95")
+    if ci and text != "-" and int(p.get("seeds") or 1) > 1:
+        text += " ± " + fmt.format((float(ci[1]) - float(ci[0])) / 2 * scale)
+    return text
+
+
+def _bars(pts: Sequence[Mapping[str, Any]], key: str, scale: float) -> dict[str, Any] | None:
+    """Plotly error bars from each point's ``key_ci95`` (None without intervals)."""
+    plus, minus = [], []
+    for p in pts:
+        v, ci = p.get(key), p.get(f"{key}_ci95")
+        if v is None or not ci:
+            plus.append(0.0)
+            minus.append(0.0)
+            continue
+        plus.append(max(0.0, (float(ci[1]) - float(v)) * scale))
+        minus.append(max(0.0, (float(v) - float(ci[0])) * scale))
+    if not any(plus) and not any(minus):
+        return None
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}
+
+
 def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
     """A tune: the latency/CPU plane of every setting tried, the front, the
     driver default and the choice marked; the front as a table; the lines
@@ -49,10 +76,17 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
 
     def trace(pts: Sequence[Mapping[str, Any]], name: str, **style: Any) -> Any:
         """One group of settings on the latency (or throughput) / CPU plane."""
+        bars = {}
+        ex, ey = _bars(pts, "cpu_util", 100), _bars(pts, y_key, y_scale)
+        if ex is not None:
+            bars["error_x"] = {**ex, "thickness": 1}
+        if ey is not None:
+            bars["error_y"] = {**ey, "thickness": 1}
         return go.Scatter(
             x=[None if p.get("cpu_util") is None else p["cpu_util"] * 100 for p in pts],
             y=[None if p.get(y_key) is None else p[y_key] * y_scale for p in pts],
             name=name,
+            **bars,
             text=[_tune_point_label(p) for p in pts],
             hovertemplate="%{text}<br>CPU %{x:.2f} %<br>%{y:.1f}<extra></extra>",
             **{"mode": "markers", **style},
@@ -93,32 +127,58 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
         "drops",
     ]
 
+    header.insert(2, "applies")
+
     def row(p: Mapping[str, Any], mark: str = "") -> list[str]:
         return [
             esc(mark + _tune_point_label(p)),
             esc(p.get("mode", "")),
-            esc(_fmt(p.get("p50_us"), "{:.1f}")),
-            esc(_fmt(p.get("p99_us"), "{:.1f}")),
-            esc(_fmt(p.get("cpu_util"), "{:.2f}", 100)),
-            esc(_fmt(p.get("interrupts_per_s"), "{:,.0f}")),
-            esc(_fmt(p.get("throughput_bps"), "{:.1f}", 1e-6)),
-            esc(p.get("drops", "")),
+            esc(p.get("needs") or "at once"),
+            esc(_pm(p, "p50_us", "{:.1f}")),
+            esc(_pm(p, "p99_us", "{:.1f}")),
+            esc(_pm(p, "cpu_util", "{:.2f}", 100)),
+            esc(_pm(p, "interrupts_per_s", "{:,.0f}")),
+            esc(_pm(p, "throughput_bps", "{:.2f}", 1e-6)),
+            esc(_pm(p, "drops", "{:g}")),
         ]
 
     compare = [row(default, "default: ")] + ([row(rec, "recommended: ")] if rec else [])
     front_rows = [row(p) for p in front]
-    commands = (
-        '<pre class="commands">' + esc("\n".join(rec.get("commands", []))) + "</pre>"
-        if rec
-        else f'<p class="miss">{esc(tune.get("reason", ""))}</p>'
-    )
+    from holdoff.tune import view
+
+    same = rec is not None and rec.get("settings") == default.get("settings")
+    if rec is None:
+        commands = f'<p class="miss">{esc(tune.get("reason", ""))}</p>'
+    elif same:
+        commands = "<p>Nothing to change: the driver's default is the recommendation.</p>"
+    else:
+        lines = tune.get("paste")
+        if lines is None:  # a tune written before the paste block
+            lines = rec.get("commands", [])
+        commands = (
+            (
+                f"<p>Against the default it {esc(tune['difference'])}.</p>"
+                if tune.get("difference")
+                else ""
+            )
+            + (f"<p>Applying it needs {esc(tune['needs'])}.</p>" if tune.get("needs") else "")
+            + "<p>Paste (only what changes from the current setting):</p>"
+            + '<pre class="commands">'
+            + esc("\n".join(lines))
+            + "</pre>"
+        )
+    try:
+        head = view.header_lines(tune)[1:]
+    except (KeyError, TypeError):  # a tune written before these fields
+        head = []
     notes = list(tune.get("not_searched") or []) + list(tune.get("notes") or [])
     notes_html = "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>" if notes else ""
     body = (
         f"<p>Workload: {esc(tune.get('workload_description') or tune.get('workload'))}; chip "
         f"{esc(tune.get('chip'))}; objective <b>{esc(tune.get('objective'))}</b>; search "
         f"{esc(tune.get('search'))}, {esc(tune.get('evaluated'))} distinct settings run.</p>"
-        f"<p>{esc(tune.get('reason', ''))}</p>"
+        + "".join(f'<p class="tune-head">{esc(line)}</p>' for line in head)
+        + f"<p>{esc(tune.get('reason', ''))}</p>"
         + commands
         + table_html(header, compare, cls="tune-compare")
         + doc.plot(fig)
