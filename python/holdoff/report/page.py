@@ -257,7 +257,7 @@ def warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:
         else:
             items.append(f"<li>{lead}<code>{esc(field)}</code>: {esc(message)}{vary}{where}</li>")
     total = sum(g[0] for g in groups)
-    kinds = f" of {len(groups)} kinds" if len(groups) < total else ""
+    kinds = f" of {plural(len(groups), 'kind')}" if len(groups) < total else ""
     return (
         f'<div class="warnings"><b>{plural(total, "warning")}{kinds}: '
         f"configured values not in effect as written</b><ul>{''.join(items)}</ul></div>"
@@ -338,7 +338,7 @@ table { border-collapse: collapse; margin: 6px 0; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; vertical-align: top; }
 th { background: #f2f2f2; }
 th.l, td.l { text-align: left; }
-table.checks td:nth-child(3) { white-space: nowrap; }
+table.checks td:nth-child(3), table.checks td:last-child { white-space: nowrap; }
 .pass { color: #116611; font-weight: 600; }
 .miss { color: #b00020; font-weight: 700; }
 .plumbing { color: #555; font-style: italic; }

@@ -84,8 +84,8 @@ def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
 class _Styles:
     """One colour per host and per vector, the same in every subplot of a run.
 
-    Vectors are also told apart by dash (so lines whose values coincide stay
-    visible); a port's own series (its ring) take the style of its first
+    Vectors are also told apart by dash and by width, later ones thinner on
+    top (so lines whose values coincide stay visible); a port's own series (its ring) take the style of its first
     vector; a host keeps its colour for all its CPU classes, which the dash
     tells apart.
     """
@@ -96,10 +96,15 @@ class _Styles:
         keys += [str(h) for h in result.hosts["host"]]
         self._index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
 
-    def __call__(self, entity: str, dash: str | None = None) -> dict[str, str]:
+    def __call__(self, entity: str, dash: str | None = None) -> dict[str, Any]:
         key = entity if entity in self._index else f"{entity}.v0"
         i = self._index.setdefault(key, len(self._index))
-        return {"color": PALETTE[i % len(PALETTE)], "dash": dash or DASHES[i % len(DASHES)]}
+        # Later entities are drawn thinner on top: coinciding lines stay visible.
+        return {
+            "color": PALETTE[i % len(PALETTE)],
+            "dash": dash or DASHES[i % len(DASHES)],
+            "width": max(1.2, 3.5 - 0.8 * i),
+        }
 
 
 #: Dash of each CPU class (the host gives the colour).
@@ -162,7 +167,7 @@ def timeline(doc: Doc, result: RunResult, name: str) -> str:
             )
     titles = {
         "rate": "interrupt rate per vector [1/s]",
-        "throttle": "throttle setting as a rate [1/s] (1e9 / interval)"
+        "throttle": "throttle setting as a rate [1/s] (1e9 / interval; a gap: no throttle)"
         + ("; × = the algorithm's decisions" if decisions else ""),
         "ring": "RX ring: descriptors filled and waiting",
         "cpu": "CPU per class [fraction of the host's cores]",
