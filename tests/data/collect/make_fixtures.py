@@ -113,16 +113,25 @@ def _ticks(busy: int, softirq: int) -> list[int]:
     return [a + b for a, b in zip(BASE_TICKS, window, strict=True)]
 
 
+def _device(iface: str, driver: str, bus: str, pci: str, link: str, ncpu: int) -> dict[str, Any]:
+    """The sysfs facts of a fixture: PCI ``vendor:device``, ``link`` as "speed/mtu/kernel"."""
+    vendor, device = pci.split(":")
+    speed, mtu, kernel = link.split("/")
+    return {
+        "iface": iface,
+        "driver": driver,
+        "bus": bus,
+        "sysfs": {"vendor": vendor, "device": device},
+        "speed": speed,
+        "mtu": mtu,
+        "operstate": "up",
+        "kernel": kernel,
+        "ncpu": ncpu,
+    }
+
+
 TG3 = {
-    "iface": "eth0",
-    "driver": "tg3",
-    "bus": "0000:01:00.0",
-    "sysfs": {"vendor": "0x14e4", "device": "0x1686"},
-    "speed": "1000",
-    "mtu": "9000",
-    "operstate": "up",
-    "kernel": "5.3.6-gentoo",
-    "ncpu": 2,
+    **_device("eth0", "tg3", "0000:01:00.0", "0x14e4:0x1686", "1000/9000/5.3.6-gentoo", 2),
     "vectors": [(16, "eth0-0"), (17, "eth0-rx-1"), (18, "eth0-rx-2"), (19, "eth0-rx-3")],
     "irq_counts": [
         [[1000, 0], [5000, 0], [0, 5000], [7000, 0]],
@@ -159,15 +168,7 @@ TG3 = {
 }
 
 IXGBE = {
-    "iface": "eno1",
-    "driver": "ixgbe",
-    "bus": "0000:61:00.0",
-    "sysfs": {"vendor": "0x8086", "device": "0x1563"},
-    "speed": "10000",
-    "mtu": "1500",
-    "operstate": "up",
-    "kernel": "6.5.0-35-generic",
-    "ncpu": 4,
+    **_device("eno1", "ixgbe", "0000:61:00.0", "0x8086:0x1563", "10000/1500/6.5.0-35-generic", 4),
     "vectors": [(100 + i, f"eno1-TxRx-{i}") for i in range(4)] + [(104, "eno1")],
     "irq_counts": [
         [[0] * 4 for _ in range(5)],
