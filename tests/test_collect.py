@@ -133,7 +133,8 @@ def test_collect_bad_input(
 
 
 def test_host_files_of_the_wrong_shape_are_named() -> None:
-    for doc in ([], {"schema": "other"}, {"schema": "holdoff-collect/1"}):
+    docs: list[object] = [[], {"schema": "other"}, {"schema": "holdoff-collect/1"}]
+    for doc in docs:
         with pytest.raises(HostInfoError, match="host"):
             host_from_dict(doc, "--from host.json")
 
