@@ -382,3 +382,32 @@ def test_bad_host_files_exit_2(
     code, out, err = run(capsys, "explain", "--from", host)
     assert code == 2 and out == ""
     assert "--from" in err and message in " ".join(err.split())
+
+
+@pytest.mark.parametrize(("name", "driver", "iface", "expected"), CORPUS)
+def test_the_command_line_accepts_every_corpus_file(
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    driver: str,
+    iface: str | None,
+    expected: dict[str, Any],
+) -> None:
+    report = explain_json(capsys, "-d", driver, CORPUS_DIR / name)
+    assert report["iface"] == (iface or "eth0")
+    assert report["iface_from"] == ("input" if iface else "default")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("ethtool -C eth0 rx-usecs\n", "rx-usecs"),
+        ('{"ifname": "eth0", "rx-usecs": [1]}', "rx-usecs"),
+        ("Adaptive RX: maybe  TX: off\n", "adaptive-rx"),
+    ],
+)
+def test_damaged_ethtool_text_names_the_key(text: str, key: str) -> None:
+    from holdoff import knobs
+
+    with pytest.raises(knobs.KnobError) as err:
+        knobs.parse(text, "linux-igb")
+    assert err.value.key == key

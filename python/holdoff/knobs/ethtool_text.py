@@ -316,7 +316,7 @@ def _set_line(args: str, driver: str, known: Mapping[str, int], out: Parsed) -> 
         if key in known:
             got[key] = value
     if len(words) % 2:
-        out.skipped.append(words[-1])
+        raise KnobError(words[-1], "has no value in the ethtool -C line (KEY VALUE pairs)")
     out.formats.append("ethtool -C line")
     return got
 
@@ -370,6 +370,8 @@ def parse_ethtool_json(text: str, driver: str, known: Mapping[str, int], out: Pa
             _field_note(driver, key, int(value), known, out)
         elif isinstance(value, str):
             _field_note(driver, key, value_of(key, value), known, out)
+        elif key in known:
+            raise KnobError(key, f"value {value!r} is not a number")
         else:
             out.skipped.append(key)
             out.notes.append(Note("info", key, "not a number; skipped"))
