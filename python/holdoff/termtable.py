@@ -8,6 +8,8 @@ narrows it the way a reader can still use it instead:
   full width;
 * the other columns (names) wrap at spaces, never below their longest word,
   so a number inside a name column is never split either;
+* when that does not fit, the outer border goes, then the blanks beside
+  the column rules;
 * when even that does not fit, the table is printed stacked: its title, then
   one block per row, ``header: value`` on a line each.
 
@@ -117,7 +119,7 @@ class Fitted:
         if natural <= width:
             yield self.table
             return
-        for table in (self.table, compact(self.table)):
+        for table in (self.table, compact(self.table), compact(self.table, padding=0)):
             widths = plan_widths(console, options, table, width)
             if widths is not None:
                 yield narrowed(table, widths)
@@ -125,11 +127,13 @@ class Fitted:
         yield from stacked(console, self.table)
 
 
-def compact(table: Table) -> Table:
-    """``table`` without its outer border and edge padding (4 columns fewer)."""
+def compact(table: Table, padding: int = 1) -> Table:
+    """``table`` without its outer border and edge padding (4 columns fewer),
+    with ``padding`` blanks each side of a column rule."""
     lean = copy.copy(table)
     lean.show_edge = False
     lean.pad_edge = False
+    lean.padding = (0, padding)
     return lean
 
 
