@@ -227,3 +227,61 @@ def test_struct_written_capture_has_its_requests_at_5000_per_second(tmp_path: Pa
     data = path.read_bytes()
     sec, usec, caplen, orig = struct.unpack("<IIII", data[24:40])
     assert (orig, caplen) == (200, capture_gen.SNAPLEN)
+
+
+def _igb_host(tmp_path: Path, rx_usecs: int) -> Path:
+    # The tg3 fixture's counters and windows, with the device and driver an
+    # i210 on igb reports (PCI 8086:1533) and its coalescing at rx-usecs N.
+    data = json.loads((REPO / "tests" / "data" / "collect" / "tg3-eth0.json").read_text())
+    data["iface"] = "enp3s0"
+    data["device"].update({"vendor": "0x8086", "device": "0x1533", "driver": "igb"})
+    data["ethtool"]["driver"]["stdout"] = "driver: igb\nversion: 5.15\nbus-info: 0000:03:00.0\n"
+    data["ethtool"]["coalesce"]["stdout"] = (
+        f"Coalesce parameters for enp3s0:\nAdaptive RX: off  TX: off\nrx-usecs: {rx_usecs}\n"
+        "rx-frames: 0\ntx-usecs: 0\ntx-frames-irq: 128\n"
+    )
+    data["ethtool"].pop("coalesce_json", None)
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_from_a_host_file_takes_driver_chip_iface_and_the_current_setting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    host = _igb_host(tmp_path, 500)
+    base = ["tune", "--capture", OFFICE, "--from", host, "--objective", "p99<=100us"]
+    base += ["--knob", "rx-usecs", "--seeds", "1", "--no-store", "--executor", "serial"]
+    code, out, err = cli(capsys, *base, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["driver"] == "linux-igb" and data["chip"] == "i210"
+    assert data["current"]["settings"]["rx-usecs"] == 500 and data["current_source"] == "host.json"
+    rec = data["recommended"]
+    if rec["settings"] != data["current"]["settings"]:
+        # Every printed line names the host's interface, and the persistent
+        # forms come with it.
+        assert data["paste"] and all("enp3s0" in line for line in data["paste"])
+        kinds = [f["kind"] for f in data["persistent"]]
+        assert "networkd" in kinds and "nm" in kinds
+        code, text, err = cli(capsys, *base, "--emit", "networkd")
+        assert code == 0 and "[Link]" in text and "enp3s0" in text, err
+    else:
+        assert data["paste"] == [] and data["persistent"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--emit", "yaml"], "--emit: unknown kind 'yaml'"),
+        (["--emit-to", "x.link"], "--emit-to needs --emit"),
+        (["--from", "nope.json"], "--from"),
+    ],
+)
+def test_bad_emit_and_from_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    code, _, err = cli(
+        capsys, "tune", "--capture", OFFICE, "--driver", "linux-igb", "--no-store", *args
+    )
+    assert code == 2 and says in " ".join(err.split()) and "Traceback" not in err

@@ -151,8 +151,33 @@ def tune_command(
     executor: _ExecutorOption = "process",
     workers: _WorkersOption = None,
     iface: Annotated[
-        str, typer.Option("--iface", help="Interface name in the printed commands.")
-    ] = "eth0",
+        str | None,
+        typer.Option(
+            "--iface", help="Interface name in the printed commands (default: --from's, or eth0)."
+        ),
+    ] = None,
+    host_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="A holdoff collect host file: driver, chip, interface and the settings in "
+            "effect (the paste block changes only what differs from them).",
+            show_default=False,
+        ),
+    ] = None,
+    emit_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--emit",
+            help="Print only the recommendation's persistent form of this kind: networkd, nm, "
+            "tuned, udev, modprobe, sysctl, loader or openbsd-kernel.",
+            show_default=False,
+        ),
+    ] = None,
+    emit_to: Annotated[
+        Path | None,
+        typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
+    ] = None,
     report_file: Annotated[
         Path | None, typer.Option("--report", help="Write an HTML report of the tune here.")
     ] = None,
@@ -173,9 +198,26 @@ def tune_command(
     from holdoff import knobs
     from holdoff import sweeps as sw
     from holdoff import tune as tn
+    from holdoff.hostinfo import HostInfoError, read_host
+    from holdoff.knobs import persist
 
+    if emit_to is not None and emit_kind is None:
+        _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)
+    if emit_kind is not None and emit_kind not in persist.KINDS:
+        _fail(f"--emit: unknown kind {emit_kind!r}; choose one of {', '.join(persist.KINDS)}", 2)
+    host = None
+    if host_file is not None:
+        try:
+            host = read_host(host_file)
+        except HostInfoError as err:
+            _fail(str(err), 2)
+        driver = driver or host.driver or ""
+        chip = chip or host.chip
+        iface = iface or host.iface
+    iface = iface or "eth0"
     if not driver:
-        _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}", 2)
+        why = f" ({'; '.join(host.messages[-2:])})" if host and host.messages else ""
+        _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}{why}", 2)
     given = [x for x in (scenario, capture, mix) if x is not None]
     if len(given) != 1:
         _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
@@ -255,6 +297,8 @@ def tune_command(
                 iface=iface,
                 only=only or (),
                 seeds=seeds,
+                current=None if host is None else dict(host.settings),
+                current_source="the driver's default" if host_file is None else host_file.name,
             )
     except KeyboardInterrupt:
         kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
@@ -271,6 +315,9 @@ def tune_command(
     except _core.SimulationError as err:
         _fail(str(err), 1)
     data = result.to_dict()
+    if emit_kind is not None:
+        _emit(result, emit_kind, emit_to)
+        return
     if report_file is not None:
         from holdoff import report as rp
 
@@ -279,6 +326,25 @@ def tune_command(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     _print_tune(data)
+
+
+def _emit(result: Any, kind: str, emit_to: Path | None) -> None:
+    """``--emit KIND``: the recommendation's persistent form alone."""
+    from holdoff import knobs
+    from holdoff.cli.explain import _write_form
+
+    rec, cur = result.recommended, result.current or result.default
+    if rec is None or rec.key == cur.key:
+        why = result.reason if rec is None else "the current setting is the recommendation"
+        _stderr().print(Text(f"--emit {kind}: nothing to write: {why}"), soft_wrap=True)
+        return
+    try:
+        form = knobs.emit(
+            kind, result.driver, result.iface, rec.candidate.settings, chip=result.chip
+        )
+    except knobs.KnobError as err:
+        _fail(f"{err.key}: {err.message}", 2)
+    _write_form(form, emit_to)
 
 
 def _print_tune(data: dict[str, Any]) -> None:

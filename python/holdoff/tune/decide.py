@@ -129,9 +129,16 @@ class Decision:
 
 
 def settle(
-    points: Sequence[Point], objective: Objective, current: Point, iface: str = "eth0"
+    points: Sequence[Point],
+    objective: Objective,
+    current: Point,
+    iface: str = "eth0",
+    default: Point | None = None,
 ) -> Decision:
-    """Choose with ties and the default first (see the module doc)."""
+    """Choose with ties and the current setting first, then the default (see
+    the module doc); ``current`` is the setting in effect (default: the
+    driver's default)."""
+    dflt = current if default is None else default
     best, reason = choose(points, objective)
     pool = eligible(points, objective)
     meets = any(p.key == current.key for p in pool)
@@ -144,10 +151,16 @@ def settle(
         ties = [p for p in pool if tied(p, best, metric)]
     ties = ties or [best]
 
-    def closeness(p: Point) -> tuple[bool, bool, int, float]:
+    def closeness(p: Point) -> tuple[bool, bool, bool, int, float]:
         v = p.metrics.value(metric) if metric else 0.0
         v = -v if metric == "throughput_bps" else v
-        return (p.key != current.key, disruption(p) is not None, _simplicity(p), v)
+        return (
+            p.key != current.key,
+            p.key != dflt.key,
+            disruption(p) is not None,
+            _simplicity(p),
+            v,
+        )
 
     pick = min(ties, key=closeness)
     if pick is not best and len(ties) > 1:

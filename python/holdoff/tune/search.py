@@ -66,6 +66,9 @@ class TuneResult:
     seeds: int = 1
     first_seed: int = 1
     decision: Decision | None = None
+    #: The setting in effect (a ``--from`` host file), or the default.
+    current: Point | None = None
+    current_source: str = "the driver's default"
 
     def to_dict(self) -> dict[str, Any]:
         cov = self.workload.coverage
@@ -87,6 +90,9 @@ class TuneResult:
             "recommended": None if self.recommended is None else self._point(self.recommended),
             "reason": self.reason,
             "default": self._point(self.default),
+            "current": self._point(self.current or self.default),
+            "current_source": self.current_source,
+            "persistent": self._persistent(),
             "front": [p.to_dict(self.iface) for p in self.front],
             # The front in the report's plane: p99 (or throughput) against CPU.
             "front_2d": [
@@ -114,6 +120,19 @@ class TuneResult:
             "paste": dec.paste if dec else [],
         }
 
+    def _persistent(self) -> list[dict[str, str]]:
+        """The recommendation's forms that survive a reboot (none without a change)."""
+        rec, cur = self.recommended, self.current or self.default
+        if rec is None or rec.key == cur.key:
+            return []
+        try:
+            forms = knobs.persistent_forms(
+                self.driver, self.iface, rec.candidate.settings, chip=self.chip
+            )
+        except knobs.KnobError:
+            return []
+        return [f.to_dict() for f in forms]
+
     def _point(self, p: Point) -> dict[str, Any]:
         return {**p.to_dict(self.iface), "needs": disruption(p)}
 
@@ -138,13 +157,17 @@ def tune(
     iface: str = "eth0",
     only: Sequence[str] = (),
     seeds: int = DEFAULT_SEEDS,
+    current: Mapping[str, int] | None = None,
+    current_source: str = "the driver's default",
 ) -> TuneResult:
     """Search ``driver``'s knobs on ``workload`` for ``objective``; ``only``
     restricts the search to those knobs (the others stay at the driver's
     defaults). Each setting runs ``seeds`` times (the scenario's seed,
     seed + 1, ...) and is scored by its means, with 95 % intervals; the
     choice treats settings within each other's interval as ties
-    (:func:`holdoff.tune.decide.settle`)."""
+    (:func:`holdoff.tune.decide.settle`). ``current``: the knob values in
+    effect (e.g. from a ``holdoff collect`` host file), run beside the
+    candidates; the paste block changes only what differs from them."""
     check_driver(driver)
     if search not in ("auto", "grid", "optuna"):
         raise TuneError("--search", f"unknown search {search!r}; use auto, grid or optuna")
@@ -198,7 +221,9 @@ def tune(
         _optuna_search(evaluator, grid, default_settings, objective, trials, seed, progress)
     points = evaluator.points()
     default = evaluator.point_of(default_settings)
-    decision = settle(points, objective, default, iface)
+    now = default if current is None else evaluator.point_of(current)
+    points = evaluator.points()
+    decision = settle(points, objective, now, iface, default=default)
     if needs_latency and all(math.isnan(p.metrics.p99_us) for p in points):
         raise TuneError(
             "--objective",
@@ -226,6 +251,8 @@ def tune(
         seeds=seeds,
         first_seed=int(workload.scenario.get("seed", 1)),
         decision=decision,
+        current=now,
+        current_source="the driver's default" if current is None else current_source,
     )
 
 

@@ -83,12 +83,23 @@ def header_lines(data: Mapping[str, Any]) -> list[str]:
             "second line of each row is all traffic's)"
         )
     if data.get("current_meets_objective"):
-        d = data["default"]
+        d = data.get("current") or data["default"]
+        who = _current_name(data)
         out.append(
-            f"The driver's default meets {data['objective']}: p99 {_pm(d, 'p99_us', '{:.1f}')} "
-            f"us, CPU {_pm(d, 'cpu_util', '{:.2f}', 100)} %."
+            f"{who[0].upper()}{who[1:]} meets {data['objective']}: p99 "
+            f"{_pm(d, 'p99_us', '{:.1f}')} us, CPU {_pm(d, 'cpu_util', '{:.2f}', 100)} %."
         )
     return out
+
+
+def _current_name(data: Mapping[str, Any]) -> str:
+    src = data.get("current_source") or "the driver's default"
+    return src if src == "the driver's default" else f"the current setting (from {src})"
+
+
+def _is_current(data: Mapping[str, Any], p: Mapping[str, Any]) -> bool:
+    cur = data.get("current") or data["default"]
+    return bool(p["settings"] == cur["settings"])
 
 
 def table(data: Mapping[str, Any]) -> Table:
@@ -125,9 +136,17 @@ def table(data: Mapping[str, Any]) -> Table:
                 "",
             )
 
-    add("default", data["default"])
     rec = data.get("recommended")
-    if rec is not None and rec["settings"] != data["default"]["settings"]:
+    picked = rec is not None and rec["settings"] == data["default"]["settings"]
+    add("default, recommended" if picked else "default", data["default"])
+    cur = data.get("current")
+    if cur is not None and cur["settings"] != data["default"]["settings"]:
+        add("current", cur)
+    if (
+        rec is not None
+        and not _is_current(data, rec)
+        and rec["settings"] != data["default"]["settings"]
+    ):
         add("recommended", rec)
     return t
 
@@ -138,15 +157,22 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
     rec = data.get("recommended")
     if rec is None:
         return out
-    if rec["settings"] == data["default"]["settings"]:
-        out.append("Nothing to change: the driver's default is the recommendation.")
+    if _is_current(data, rec):
+        out.append(f"Nothing to change: {_current_name(data)} is the recommendation.")
         return out
     if data.get("difference"):
-        out.append(f"Against the default it {data['difference']}.")
+        out.append(f"Against {_current_name(data)} it {data['difference']}.")
     if data.get("needs"):
         out.append(f"Applying it needs {data['needs']}.")
     out.append("Paste (only what changes from the current setting):")
     out.extend("  " + line for line in data.get("paste") or [])
+    forms = data.get("persistent") or []
+    if forms:
+        out.append("To keep it after a reboot (one of these, for your system; --emit KIND):")
+        for f in forms:
+            where = f" -> {f['path']}" if f.get("path") else ""
+            out.append(f"  [{f['kind']}{where}; needs {f['needs']}]")
+            out.extend("    " + line for line in str(f["text"]).rstrip("\n").splitlines())
     return out
 
 
