@@ -84,10 +84,10 @@ def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
 class _Styles:
     """One colour per host and per vector, the same in every subplot of a run.
 
-    Vectors are also told apart by dash and by width, later ones thinner on
-    top (so lines whose values coincide stay visible); a port's own series (its ring) take the style of its first
-    vector; a host keeps its colour for all its CPU classes, which the dash
-    tells apart.
+    Vectors are also told apart by dash and by width, later ones thinner and
+    drawn on top (so lines whose values coincide stay visible); a port's own
+    series (its ring) take the style of its first vector; a host keeps its
+    colour for all its CPU classes, which the dash tells apart.
     """
 
     def __init__(self, result: RunResult) -> None:
@@ -186,7 +186,8 @@ def timeline(doc: Doc, result: RunResult, name: str) -> str:
     for row, key in enumerate(shown, start=1):
         legend = "legend" if row == 1 else f"legend{row}"
         drawn: list[float | None] = []
-        for trace in rows[key]:
+        # Thickest first: thinner lines are drawn on top of thicker ones.
+        for trace in sorted(rows[key], key=lambda tr: -(tr.line.width or 0)):
             trace.legend = legend
             fig.add_trace(trace, row=row, col=1)
             drawn.extend(trace.y)
