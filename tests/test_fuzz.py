@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from holdoff import _core, fuzz
+from holdoff import _core, fuzz, fuzz_cli
 
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.toml"))
 
@@ -69,3 +69,82 @@ def test_fuzz_detects_a_crash() -> None:
         assert "worker died" in died["detail"]
     finally:
         pool.close()
+
+
+# -- the command-line fuzzer (holdoff.fuzz_cli) ------------------------------------------
+
+
+def test_cli_fuzz_finds_no_failure() -> None:
+    # A few hundred real command lines: every --set, option, name and store
+    # case, and file kinds spread over every command's file slots. Issue
+    # 29's oversized inputs are left to tests/test_hostile.py (one each).
+    report = fuzz_cli.run(300, seed=1, jobs=2, skip=("size",))
+    fuzz_cli.print_report(report)
+    assert sum(report.counts.values()) == 300
+    assert not report.failures, "\n".join(
+        f"[{f.case.kind}] {f.case.label}: {f.detail}" for f in report.failures
+    )
+    # Both clean outcomes are reached, or the cases test nothing.
+    assert report.counts["refused"] > 100
+    assert report.counts["ran"] > 10
+
+
+def test_cli_cases_are_deterministic(tmp_path: Path) -> None:
+    def shape(root: Path) -> list[tuple[str, list[str]]]:
+        cases = fuzz_cli.all_cases(root, seed=4, mutations=10)
+        return [(c.label, [a.replace(str(root), "ROOT") for a in c.args]) for c in cases]
+
+    a, b = shape(tmp_path / "a"), shape(tmp_path / "b")
+    assert a == b
+    assert len({label for label, _ in a}) == len(a)
+
+
+@pytest.mark.parametrize(
+    ("code", "stdout", "stderr", "timed_out", "rss", "expected"),
+    [
+        (2, b"", b"error: scenario file x: is a FIFO\n", False, 0, "refused"),
+        (2, b"", b"Usage: holdoff run\n Error: Invalid value\n", False, 0, "refused"),
+        (0, b"ok\n", b"", False, 0, "ran"),
+        (1, b"", b"Traceback (most recent call last):\nValueError: x\n", False, 0, "failure"),
+        (2, b"", b"Traceback (most recent call last):\nerror: x\n", False, 0, "failure"),
+        (1, b"", b"error: simulation failed\n", False, 0, "failure"),
+        (-6, b"", b"memory allocation failed\n", False, 0, "failure"),
+        (None, b"", b"", True, 0, "failure"),
+        (0, b"", b"", False, 2 * 2**30, "failure"),
+        (0, b"name \x1b[2J\n", b"", False, 0, "failure"),
+        (0, b"name \xc2\x9b2J\n", b"", False, 0, "failure"),
+        (2, b"", b"error: a\nerror: b\n", False, 0, "failure"),
+    ],
+    ids=[
+        "refusal",
+        "usage",
+        "ran",
+        "traceback",
+        "traceback-exit-2",
+        "exit-1",
+        "abort",
+        "hang",
+        "rss",
+        "escape",
+        "c1",
+        "two-errors",
+    ],
+)
+def test_cli_classify(
+    code: int | None, stdout: bytes, stderr: bytes, timed_out: bool, rss: int, expected: str
+) -> None:
+    result, _ = fuzz_cli.classify(code, stdout, stderr, timed_out=timed_out, peak_rss_bytes=rss)
+    assert result == expected
+
+
+def test_cli_harness_detects_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The harness must be able to fail: a run longer than the time limit is
+    # killed (with its session) and reported as a hang.
+    monkeypatch.setattr(fuzz_cli, "TIMEOUT_S", 1.0)
+    files = fuzz_cli.make_fixtures(tmp_path / "files")
+    case = fuzz_cli.CliCase(
+        "long run", "test", ["run", files["valid scenario"], "--set", "duration_ms=600000"]
+    )
+    out = fuzz_cli.run_case(case, tmp_path / "work")
+    assert out.result == "failure"
+    assert out.detail.startswith("hang")
