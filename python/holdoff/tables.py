@@ -351,9 +351,24 @@ def _apps(apps: pd.DataFrame) -> pd.DataFrame:
 
 
 def _latency(apps: pd.DataFrame) -> pd.DataFrame:
-    """The apps that measured a latency, each with what it measures."""
-    measured = apps[apps["latency_us_count"].notna()] if "latency_us_count" in apps else apps[:0]
-    return measured.assign(measures=[LATENCY_MEANS.get(k, k) for k in measured["kind"]])
+    """The apps that measured a latency, each with what it measures, and
+    below each sink its replay-selected frames (``latency_selected``)."""
+    rows = []
+    for app in apps.to_dict("records"):
+        if not is_missing(app.get("latency_us_count")):
+            rows.append({**app, "measures": LATENCY_MEANS.get(app["kind"], app["kind"])})
+        selector = app.get("latency_selected_selector")
+        if isinstance(selector, str):
+            latency = app.get("latency_selected_latency_us") or {}
+            rows.append(
+                {
+                    "app": app["app"],
+                    "measures": f"one way, only the frames of {selector}",
+                    "latency_us_count": app.get("latency_selected_packets"),
+                    **{f"latency_us_{p}": latency.get(p) for p in ("p50", "p99", "max")},
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def _netpipe(points: pd.DataFrame) -> list[Table]:
