@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,7 +31,7 @@ def png(
     ylabel: str,
     size_in: tuple[float, float] = (8.0, 5.0),
     dpi: int = 110,
-    legend_loc: str = "best",
+    legend_loc: Literal["best", "upper left", "upper right", "lower left", "lower right"] = "best",
 ) -> Iterator[Axes]:
     """Axes to draw on; on leaving the block the figure is finished and saved to ``path``."""
     import matplotlib
@@ -88,30 +88,34 @@ def netpipe_png(
         size_in=(9.0, 5.5),
         legend_loc="upper left",
     ) as ax:
+
+        def draw(label: str, rows: Sequence[tuple[int, float]], kind: str, **look: Any) -> None:
+            i = style[label]
+            xs, ys = [b for b, _ in rows], [v for _, v in rows]
+            colour = COLOURS[i % len(COLOURS)]
+            ax.plot(xs, ys, color=colour, label=f"{kind}: {label}", **look)
+
         for label, rows in curves.items():
             i = style[label]
-            ax.plot(
-                [b for b, _ in rows],
-                [v for _, v in rows],
-                color=COLOURS[i % len(COLOURS)],
+            draw(
+                label,
+                rows,
+                "simulated",
                 marker=MARKERS[i % len(MARKERS)],
                 markersize=3,
                 linestyle=LINESTYLES[i % len(LINESTYLES)],
                 linewidth=1.2,
-                label=f"simulated: {label}",
             )
         for label, points in published.items():
-            i = style[label]
-            ax.plot(
-                [b for b, _ in points],
-                [v for _, v in points],
-                color=COLOURS[i % len(COLOURS)],
+            draw(
+                label,
+                points,
+                "published",
                 marker="X",
                 markersize=10,
                 markeredgecolor="black",
                 markeredgewidth=0.8,
                 linestyle="none",
-                label=f"published: {label}",
             )
         sizes = [b for rows in [*curves.values(), *published.values()] for b, _ in rows]
         ax.set_xscale("log", base=2)
