@@ -411,3 +411,17 @@ def test_damaged_ethtool_text_names_the_key(text: str, key: str) -> None:
     with pytest.raises(knobs.KnobError) as err:
         knobs.parse(text, "linux-igb")
     assert err.value.key == key
+
+
+def test_interface_names_that_cannot_be_pasted_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    # A name from the input lands in a command the operator pastes into a shell.
+    source = tmp_path / "c.txt"
+    source.write_text("Coalesce parameters for eth0;reboot:\nrx-usecs: 50\n")
+    code, out, err = run(capsys, "explain", "-d", "linux-igb", source)
+    assert code == 2 and out == "" and "input: 'eth0;reboot' is not an interface name" in err
+    code, out, err = run(
+        capsys, "explain", "-d", "linux-igb", "-s", "rx-usecs=50", "--iface", "a b"
+    )
+    assert code == 2 and "--iface" in err

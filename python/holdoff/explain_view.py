@@ -17,6 +17,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from holdoff.inputs import printable
+
 _KIND_STYLE = {"ignored": "yellow", "refused": "red", "rounded": "yellow", "adaptive": "cyan"}
 
 
@@ -88,7 +90,8 @@ def render_explain(report: dict[str, Any]) -> Group:
 
     for n in report["notes"]:
         t = Text(f"{n['kind']}: ", style=_KIND_STYLE.get(n["kind"], "dim"))
-        t.append(f"{n['key']}: {n['message']}")
+        # Keys and messages can quote the input: control characters are escaped.
+        t.append(f"{printable(n['key'])}: {printable(n['message'])}")
         parts.append(t)
     for w in report["warnings"]:
         parts.append(Text(f"warning: {w['key']}: {w['message']}", style="yellow"))

@@ -186,6 +186,10 @@ def _host(data: dict[str, Any]) -> HostInfo:
     commands = _obj(data, "ethtool")
     device = _obj(data, "device")
     iface = str(data["iface"])
+    try:
+        knobs.check_iface(iface, "iface")
+    except knobs.KnobError as err:
+        raise ValueError(err.message) from None
     ethtool_driver = device.get("driver")
     info = _stdout(commands, "driver")
     if info:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from holdoff.knobs.base import TSQ_BYTES_DEFAULT, KnobError, Note
 from holdoff.knobs.ethtool_text import Parsed
-from holdoff.knobs.parse import RING_RANGE, explain, parse
+from holdoff.knobs.parse import RING_RANGE, check_iface, explain, parse
 from holdoff.knobs.persist import persistent_forms
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ def report(
     """The explanation of ``parsed`` (flags win over what the inputs said),
     with what was skipped, what the driver does not report, and the
     persistent forms of the setting."""
+    if iface is None and parsed.iface is not None:
+        check_iface(parsed.iface, "input")
     name = iface or parsed.iface
     out = explain(
         driver,

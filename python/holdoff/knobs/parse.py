@@ -40,7 +40,16 @@ from holdoff.knobs.ethtool_text import (
 )
 from holdoff.knobs.tables import _check_driver, defaults, knobs
 
-__all__ = ["ETHTOOL_COALESCE_KEYS", "RING_RANGE", "Parsed", "explain", "parse", "parse_ring"]
+__all__ = [
+    "ETHTOOL_COALESCE_KEYS",
+    "RING_RANGE",
+    "Parsed",
+    "check_iface",
+    "check_ring",
+    "explain",
+    "parse",
+    "parse_ring",
+]
 
 _SYSCTL_PREFIX = re.compile(r"^(?:dev\.(em|igb|lem)\.(\d+)\.|hw\.(?:em|igb)\.)")
 _SYSFS_PREFIX = re.compile(r"^/sys/(?:class/net/[^/]+|module/[^/]+/parameters)/")
@@ -213,6 +222,21 @@ def _opt_int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+#: An interface name safe to print into a command: the kernel's 15 bytes
+#: (IFNAMSIZ - 1), without the shell's special characters.
+_IFACE_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,15}$")
+
+
+def check_iface(name: str, flag: str) -> None:
+    """Refuse an interface name that cannot be pasted safely into a command."""
+    if not _IFACE_NAME.match(name) or name in (".", ".."):
+        raise KnobError(
+            flag,
+            f"{name[:40]!r} is not an interface name (1 to 15 letters, digits, . _ - @ +); "
+            "give --iface NAME",
+        )
+
+
 def check_ring(driver: str, flag: str, value: int | None) -> None:
     """Refuse a ring size outside the driver's descriptor range, naming ``flag``."""
     if value is None:
@@ -245,6 +269,8 @@ def explain(
     _check_driver(driver)
     check_ring(driver, "--rx-ring", rx_ring)
     check_ring(driver, "--tx-ring", tx_ring)
+    name = iface or "eth0"
+    check_iface(name, "--iface")
     d = decode(driver, settings, chip)
     d.notes[:0] = list(extra_notes)
     c = d.chip
@@ -252,7 +278,6 @@ def explain(
         d, speed_mbps=speed_mbps, rx_ring=rx_ring, tx_ring=tx_ring, tsq_bytes=tsq_bytes
     )
     out = d.to_dict()
-    name = iface or "eth0"
     out["iface"] = name
     out["assumptions"] = {
         "speed_mbps": speed_mbps or c.link_mbps,
