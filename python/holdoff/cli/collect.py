@@ -58,6 +58,9 @@ def collect_command(
         data = collect.collect_local(iface, seconds, output)
     except collect.CollectError as err:
         _fail(str(err), 2)
+    except KeyboardInterrupt:
+        _stderr().print("interrupted: nothing written")
+        raise typer.Exit(130) from None
     if output is None:
         sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
         return
