@@ -341,6 +341,8 @@ def test_explain_from_a_host_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["settings"]["rx-usecs"] == 3
     assert report["assumptions"]["rx_ring"] == 256
     assert report["commands"] == ["ethtool -C eno1 rx-usecs 3"]
+    # The window's rates ride along: 1 000 000 RX packets in the fixture's 10 s.
+    assert report["host"]["rx_pps"] == 100_000 and "sysctls" not in report["host"]
 
 
 BAD_NEW: list[tuple[list[object], str]] = [

@@ -26,6 +26,26 @@ def _us(value: float | None) -> str:
     return "–" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
+def _rate(value: float | None, unit: str) -> str:
+    return "–" if value is None else f"{value:,.0f} {unit}"
+
+
+def _host_line(host: dict[str, Any]) -> Text:
+    """What the host file measured over its window, in one line."""
+    size = host["mean_rx_packet_bytes"]
+    irqs = sum(host["interrupts_per_s"].values())
+    line = Text(f"host {printable(host['iface'])} over {host['seconds']:.1f} s: ", style="dim")
+    line.append(
+        f"RX {_rate(host['rx_pps'], 'packets/s')}"
+        + (f" of {size:,.0f} B" if size is not None else "")
+        + f", TX {_rate(host['tx_pps'], 'packets/s')}, "
+        f"{irqs:,.0f} interrupts/s on {len(host['interrupts_per_s'])} vectors, "
+        f"{host['queues'] or '–'} queues",
+        style="dim",
+    )
+    return line
+
+
 def render_explain(report: dict[str, Any]) -> Group:
     """The explanation as a rich renderable."""
     parts: list[RenderableType] = []
@@ -42,6 +62,8 @@ def render_explain(report: dict[str, Any]) -> Group:
     parts.append(head)
     if report["adaptive"]:
         parts.append(Text(report["adaptive"]))
+    if report.get("host"):
+        parts.append(_host_line(report["host"]))
 
     settings = Table(title="settings", title_justify="left", show_edge=False)
     settings.add_column("knob")

@@ -162,6 +162,8 @@ def explain_command(
             )
     except knobs.KnobError as err:
         _fail(f"{err.key}: {err.message}", 2)
+    if host is not None:
+        out["host"] = {k: v for k, v in host.to_dict().items() if k != "sysctls"}
     if form is not None:
         _write_form(form, emit_to)
         return
