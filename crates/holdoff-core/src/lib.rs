@@ -27,6 +27,7 @@ pub mod apps;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod input_file;
 pub mod metrics;
 pub mod moderation;
 pub mod nic;

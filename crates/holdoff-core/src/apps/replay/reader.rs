@@ -16,6 +16,7 @@ use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
 use std::fmt;
 use std::fs::File;
+use std::io::Read;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -148,6 +149,18 @@ impl CaptureReader {
         if meta.is_dir() {
             return Err(err(0, "is a directory, not a pcap or pcapng file".into()));
         }
+        // Devices, FIFOs and sockets: never opened (a FIFO waits for a
+        // writer, /dev/zero never ends). Captures are streamed: no size limit.
+        if !meta.is_file() {
+            let what = crate::input_file::check_regular(path, "capture", None)
+                .err()
+                .and_then(|m| m.rsplit_once(": ").map(|(_, w)| w.to_string()))
+                .unwrap_or_else(|| "is not a regular file; give a regular file".into());
+            return Err(err(
+                0,
+                what.replace("give a regular file", "a capture must be a regular file"),
+            ));
+        }
         if meta.len() == 0 {
             return Err(err(
                 0,
@@ -167,12 +180,14 @@ impl CaptureReader {
                 ))
             }
             Err(_) => {
+                // The first 4 bytes only (the file may be large).
                 let mut magic = [0u8; 4];
-                let n = std::fs::read(path)
-                    .map(|b| {
-                        let n = b.len().min(4);
-                        magic[..n].copy_from_slice(&b[..n]);
-                        n
+                let n = File::open(path)
+                    .and_then(|f| {
+                        let mut got = Vec::with_capacity(4);
+                        f.take(4).read_to_end(&mut got)?;
+                        magic[..got.len()].copy_from_slice(&got);
+                        Ok(got.len())
                     })
                     .unwrap_or(0);
                 return Err(err(

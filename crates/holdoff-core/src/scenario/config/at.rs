@@ -33,7 +33,7 @@
 //!
 //! Units: `t_ms` [ms] of simulated time, as `duration_ms`.
 
-use super::{cfg_err, ModerationCfg, Scenario};
+use super::{cfg_err, traffic, GeneratorCfg, HostCfg, ModerationCfg, Scenario};
 use crate::error::Error;
 use crate::moderation::LiveChange;
 use schemars::JsonSchema;
@@ -54,7 +54,87 @@ pub struct AtCfg {
     pub t_ms: u64,
     /// Field paths (the `--set` syntax) and their new values, e.g.
     /// `{ "hosts[0].nics[0].moderation.enable_aim" = 2 }`.
+    #[serde(deserialize_with = "finite_values")]
     pub set: BTreeMap<String, Value>,
+}
+
+/// The values of a `set` table, refusing NaN and infinities: a JSON value
+/// cannot hold them (they would become "unset", and the field its default).
+fn finite_values<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, Value>, D::Error> {
+    let raw = BTreeMap::<String, Finite>::deserialize(d)?;
+    Ok(raw.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
+/// A value with finite numbers only.
+struct Finite(Value);
+
+impl<'de> Deserialize<'de> for Finite {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(FiniteVisitor).map(Finite)
+    }
+}
+
+struct FiniteVisitor;
+
+impl<'de> serde::de::Visitor<'de> for FiniteVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| {
+                let shown = if v.is_nan() {
+                    "nan".into()
+                } else {
+                    v.to_string()
+                };
+                E::custom(format!(
+                    "the value {shown} is not a number; give a finite number"
+                ))
+            })
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.into()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Finite::deserialize(d).map(|f| f.0)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Finite(v)) = a.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some((k, Finite(v))) = a.next_entry::<String, Finite>()? {
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// What can change during a run, for messages.
@@ -324,6 +404,38 @@ fn seg_text(p: &[Seg]) -> String {
 fn classify(old: &Scenario, new: &Scenario) -> Result<Vec<Edit>, String> {
     let mut places = Vec::new();
     diff(&doc_of(old), &doc_of(new), &mut Vec::new(), &mut places);
+    classify_places(&places, Side::whole(old), Side::whole(new))
+}
+
+/// The hosts and generators of one side of a change: the whole scenario,
+/// or one element (`first` is its index) when only it can differ.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    hosts: &'a [HostCfg],
+    first_host: usize,
+    gens: &'a [GeneratorCfg],
+    first_gen: usize,
+}
+
+impl<'a> Side<'a> {
+    fn whole(s: &'a Scenario) -> Self {
+        Side {
+            hosts: &s.hosts,
+            first_host: 0,
+            gens: &s.generators,
+            first_gen: 0,
+        }
+    }
+    fn host(&self, i: usize) -> &'a HostCfg {
+        &self.hosts[i - self.first_host]
+    }
+    fn gen(&self, i: usize) -> &'a GeneratorCfg {
+        &self.gens[i - self.first_gen]
+    }
+}
+
+/// What the differing `places` do to a running world (see `classify`).
+fn classify_places(places: &[Vec<Seg>], old: Side, new: Side) -> Result<Vec<Edit>, String> {
     let fixed = |p: &[Seg]| {
         format!(
             "`{}` cannot change during a run: the topology (hosts, NICs, links, \
@@ -333,15 +445,15 @@ fn classify(old: &Scenario, new: &Scenario) -> Result<Vec<Edit>, String> {
         )
     };
     let mut edits: Vec<Edit> = Vec::new();
-    for p in &places {
+    for p in places {
         use Seg::{Index as I, Key as K};
         match p.as_slice() {
             [K(h), I(hi), K(n), I(ni), K(m), rest @ ..]
                 if h == "hosts" && n == "nics" && m == "moderation" =>
             {
                 let (old_m, new_m) = (
-                    &old.hosts[*hi].nics[*ni].moderation,
-                    &new.hosts[*hi].nics[*ni].moderation,
+                    &old.host(*hi).nics[*ni].moderation,
+                    &new.host(*hi).nics[*ni].moderation,
                 );
                 let kind = |m: &ModerationCfg| {
                     serde_json::to_value(m)
@@ -386,7 +498,7 @@ fn classify(old: &Scenario, new: &Scenario) -> Result<Vec<Edit>, String> {
             [K(h), I(hi), K(t), K(f)]
                 if h == "hosts" && t == "tcp" && (f == "delack_us" || f == "rto_min_ms") =>
             {
-                let tcp = &new.hosts[*hi].tcp;
+                let tcp = &new.host(*hi).tcp;
                 if !edits
                     .iter()
                     .any(|e| matches!(e, Edit::Tcp { host, .. } if host == hi))
@@ -401,7 +513,7 @@ fn classify(old: &Scenario, new: &Scenario) -> Result<Vec<Edit>, String> {
             [K(g), I(gi), K(f)]
                 if g == "generators" && matches!(f.as_str(), "rate_pps" | "load" | "enabled") =>
             {
-                let cfg = &new.generators[*gi];
+                let cfg = new.gen(*gi);
                 if cfg.pattern == super::Pattern::Replay {
                     return Err(format!(
                         "`{}` cannot change during a run: a replayed capture keeps its own \
@@ -472,24 +584,18 @@ pub fn resolve(s: &Scenario) -> Result<Vec<Step>, Error> {
         for (path, value) in &s.at[i].set {
             let field = format!("at[{i}].set.\"{path}\"");
             set_path(&mut doc, path, value).map_err(|m| cfg_err(field.clone(), m))?;
-            let mut next: Scenario = serde_json::from_value(doc.clone()).map_err(|e| {
-                cfg_err(
-                    field.clone(),
-                    format!("after this change the scenario does not read: {e}"),
-                )
-            })?;
-            next.base_dir = s.base_dir.clone();
-            next.validate().map_err(|e| match e {
-                Error::Config {
-                    field: inner,
-                    message,
-                } => cfg_err(
-                    field.clone(),
-                    format!("after this change, {inner}: {message}"),
-                ),
-                other => cfg_err(field.clone(), other.to_string()),
-            })?;
-            let edits = classify(&cur, &next).map_err(|m| cfg_err(field.clone(), m))?;
+            let edits = match element_of(path, &cur) {
+                Some(one) => apply_local(&mut cur, &doc, one).map_err(|e| after(&field, e))?,
+                None => {
+                    let mut next: Scenario =
+                        serde_json::from_value(doc.clone()).map_err(|e| after(&field, e))?;
+                    next.base_dir = s.base_dir.clone();
+                    next.validate().map_err(|e| after(&field, e))?;
+                    let edits = classify(&cur, &next).map_err(|m| cfg_err(field.clone(), m))?;
+                    cur = next;
+                    edits
+                }
+            };
             steps.push(Step {
                 t_ms: s.at[i].t_ms,
                 at: i,
@@ -497,10 +603,128 @@ pub fn resolve(s: &Scenario) -> Result<Vec<Step>, Error> {
                 value: value.clone(),
                 edits,
             });
-            cur = next;
         }
     }
     Ok(steps)
+}
+
+/// A change's error as `at[i].set."path"`: what the scenario after it breaks.
+fn after(field: &str, e: impl Into<AfterError>) -> Error {
+    match e.into() {
+        AfterError::Read(e) => cfg_err(
+            field,
+            format!("after this change the scenario does not read: {e}"),
+        ),
+        AfterError::Invalid(Error::Config {
+            field: inner,
+            message,
+        }) => cfg_err(field, format!("after this change, {inner}: {message}")),
+        AfterError::Invalid(other) => cfg_err(field, other.to_string()),
+        AfterError::Fixed(m) => cfg_err(field, m),
+    }
+}
+
+/// Why a change's result is refused: it does not read as a scenario, it
+/// breaks a rule, or it changes what cannot change during a run.
+enum AfterError {
+    Read(serde_json::Error),
+    Invalid(Error),
+    Fixed(String),
+}
+
+impl From<serde_json::Error> for AfterError {
+    fn from(e: serde_json::Error) -> Self {
+        AfterError::Read(e)
+    }
+}
+impl From<Error> for AfterError {
+    fn from(e: Error) -> Self {
+        AfterError::Invalid(e)
+    }
+}
+
+/// The elements a path changes inside, when they are all within hosts or
+/// within generators (`hosts[0].tcp.delack_us`, `generators[*].rate_pps`):
+/// the list, and the element indices. None for anything else (the whole
+/// scenario is then read and validated again).
+fn element_of(path: &str, cur: &Scenario) -> Option<(bool, Vec<usize>)> {
+    let tokens = parse_path(path).ok()?;
+    let (Token::Key(list), Some(at)) = (tokens.first()?, tokens.get(1)) else {
+        return None;
+    };
+    // A path that replaces a whole element (or its name) may change what
+    // other parts refer to: checked as a whole.
+    if tokens.len() < 3 || tokens.get(2) == Some(&Token::Key("name".into())) {
+        return None;
+    }
+    let (hosts, len) = match list.as_str() {
+        "hosts" => (true, cur.hosts.len()),
+        "generators" => (false, cur.generators.len()),
+        _ => return None,
+    };
+    match at {
+        Token::Index(i) if *i < len => Some((hosts, vec![*i])),
+        Token::All if len > 0 => Some((hosts, (0..len).collect())),
+        _ => None,
+    }
+}
+
+/// Apply a change inside hosts or generators to `cur`, element by element:
+/// each changed element is read from `doc` and validated alone (its own
+/// rules; what a running system can change has no rule across elements),
+/// and only its differences are classified. Linear in the elements it
+/// touches, not in the scenario.
+fn apply_local(
+    cur: &mut Scenario,
+    doc: &Value,
+    (hosts, indices): (bool, Vec<usize>),
+) -> Result<Vec<Edit>, AfterError> {
+    let base = cur.base_dir.clone();
+    let mut edits = Vec::new();
+    for i in indices {
+        let list = if hosts { "hosts" } else { "generators" };
+        let new_v = doc[list][i].clone();
+        let mut places = Vec::new();
+        let prefix = vec![Seg::Key(list.into()), Seg::Index(i)];
+        if hosts {
+            let new: HostCfg = serde_json::from_value(new_v)?;
+            new.validate(&format!("hosts[{i}]"), base.as_deref())?;
+            let old_v = serde_json::to_value(&cur.hosts[i]).expect("a host serialises");
+            let new_v = serde_json::to_value(&new).expect("a host serialises");
+            diff(&old_v, &new_v, &mut prefix.clone(), &mut places);
+            let one = |h| Side {
+                hosts: std::slice::from_ref(h),
+                first_host: i,
+                gens: &[],
+                first_gen: 0,
+            };
+            edits.extend(
+                classify_places(&places, one(&cur.hosts[i]), one(&new))
+                    .map_err(AfterError::Fixed)?,
+            );
+            cur.hosts[i] = new;
+        } else {
+            let new: GeneratorCfg = serde_json::from_value(new_v)?;
+            let path = format!("generators[{i}]");
+            traffic::validate_generator(&new, &path)?;
+            traffic::validate_capture(&new, &path, base.as_deref())?;
+            let old_v = serde_json::to_value(&cur.generators[i]).expect("serialises");
+            let new_v = serde_json::to_value(&new).expect("serialises");
+            diff(&old_v, &new_v, &mut prefix.clone(), &mut places);
+            let one = |g| Side {
+                hosts: &[],
+                first_host: 0,
+                gens: std::slice::from_ref(g),
+                first_gen: i,
+            };
+            edits.extend(
+                classify_places(&places, one(&cur.generators[i]), one(&new))
+                    .map_err(AfterError::Fixed)?,
+            );
+            cur.generators[i] = new;
+        }
+    }
+    Ok(edits)
 }
 
 /// The scenario in effect after every change (without its `[[at]]`

@@ -35,6 +35,20 @@ pub use traffic::{
 
 /// Longest run [ms]: one hour.
 pub const MAX_DURATION_MS: u64 = 3_600_000;
+/// Most hosts in a scenario. A host costs about 29 KB when built (100 000
+/// took 2.9 GB); a 1-ms run of 16 384 one-NIC hosts, each fed by a
+/// generator, peaks at 536 MB RSS (the whole Python process, measured
+/// with /usr/bin/time -v; 1.9 s).
+pub const MAX_HOSTS: usize = 16_384;
+/// Most ports (NICs and generators together) and most applications: their
+/// indices are 16-bit in the model; half of that leaves room.
+pub const MAX_PORTS: usize = 32_768;
+pub const MAX_APPS: usize = 32_768;
+/// Most time-series values a run keeps: samples (`duration_ms` /
+/// `sample_interval_us` + 1) times columns (per host 3, per NIC 3 + 2 per
+/// queue, an upper bound of its vectors) [values]; 64 Mi values are
+/// 512 MiB of f64 (1 024 hosts sampled every 10 ms for 60 s hold 49 Mi).
+pub const MAX_SERIES_VALUES: u64 = 64 << 20;
 
 /// A complete experiment.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -50,10 +64,14 @@ pub struct Scenario {
     /// Simulated time [ms], 1 to 3600000 (1 hour).
     #[schemars(range(min = 1, max = 3_600_000))]
     pub duration_ms: u64,
-    /// Time-series sampling interval [us], 1 to 3600000000 (1 hour).
+    /// Time-series sampling interval [us], 1 to 3600000000 (1 hour). The
+    /// run keeps at most 67108864 values: samples (duration / interval + 1)
+    /// times series (per host 3, per NIC 3 + 2 per queue).
     #[serde(default = "default_sample_interval_us")]
     #[schemars(range(min = 1, max = 3_600_000_000u64))]
     pub sample_interval_us: u64,
+    /// The modelled machines, 1 to 16384; NICs and generators together
+    /// at most 32768, applications at most 32768. Names contain no NUL.
     pub hosts: Vec<HostCfg>,
     #[serde(default)]
     pub generators: Vec<GeneratorCfg>,
@@ -84,7 +102,7 @@ fn default_sample_interval_us() -> u64 {
 /// the field path (found from the error's position) and keeping the line.
 fn type_error(text: &str, e: toml::de::Error) -> Error {
     let parse = |e: &toml::de::Error| Error::Parse {
-        message: e.to_string().trim_end().to_string(),
+        message: short_lines(e.to_string().trim_end()),
     };
     if text.parse::<toml::Table>().is_err() {
         return parse(&e);
@@ -105,6 +123,25 @@ fn type_error(text: &str, e: toml::de::Error) -> Error {
             plain_type_message(e.message())
         ),
     }
+}
+
+/// Longest line of the input a parse error quotes back [characters].
+const MAX_QUOTED_CHARS: usize = 160;
+
+/// A parse error's text with each quoted line cut to `MAX_QUOTED_CHARS`
+/// (a 40 000-character line is not echoed back whole).
+fn short_lines(m: &str) -> String {
+    m.lines()
+        .map(|l| match l.char_indices().nth(MAX_QUOTED_CHARS) {
+            Some((at, _)) => format!(
+                "{}... ({} more characters)",
+                &l[..at],
+                l[at..].chars().count()
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The value a serde message quotes: "invalid value: integer `-5`, ..." or
@@ -135,6 +172,18 @@ fn plain_type_message(m: &str) -> String {
         }
     }
     m.to_string()
+}
+
+/// A name with a NUL character is refused: it would end the name early in
+/// any C string (a file name, a terminal) and forge what follows.
+pub(crate) fn no_nul(field: &str, name: &str) -> Result<(), Error> {
+    match name.find('\0') {
+        Some(at) => Err(cfg_err(
+            field,
+            format!("contains a NUL character (\\0) at byte {at}; names must not contain NUL"),
+        )),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn cfg_err(field: impl Into<String>, message: impl Into<String>) -> Error {
@@ -192,11 +241,13 @@ impl Scenario {
         at::resolve(self).map(|_| ())
     }
 
-    /// The run-wide fields.
+    /// The run-wide fields, and the sizes checked before anything else.
     fn validate_run(&self) -> Result<(), Error> {
         if self.name.trim().is_empty() {
             return Err(cfg_err("name", "must not be empty"));
         }
+        no_nul("name", &self.name)?;
+        self.validate_sizes()?;
         if self.duration_ms == 0 || self.duration_ms > MAX_DURATION_MS {
             return Err(cfg_err(
                 "duration_ms",
@@ -218,8 +269,63 @@ impl Scenario {
         Ok(())
     }
 
+    /// Counts the model holds in bounded memory: hosts, ports, applications,
+    /// time-series values.
+    fn validate_sizes(&self) -> Result<(), Error> {
+        let nics: usize = self.hosts.iter().map(|h| h.nics.len()).sum();
+        let ports = nics.saturating_add(self.generators.len());
+        for (field, n, max, what) in [
+            ("hosts", self.hosts.len(), MAX_HOSTS, "hosts"),
+            (
+                "hosts[].nics",
+                ports,
+                MAX_PORTS,
+                "ports (NICs and generators)",
+            ),
+            ("apps", self.apps.len(), MAX_APPS, "applications"),
+        ] {
+            if n > max {
+                return Err(cfg_err(field, format!("{n} {what}; the limit is {max}")));
+            }
+        }
+        let cols: u64 = self
+            .hosts
+            .iter()
+            .map(|h| {
+                3 + h
+                    .nics
+                    .iter()
+                    .map(|n| 3 + 2 * n.queues.min(host::MAX_QUEUES) as u64)
+                    .sum::<u64>()
+            })
+            .sum();
+        let samples = (self.duration_ms.saturating_mul(1000) / self.sample_interval_us.max(1))
+            .saturating_add(1);
+        let values = samples.saturating_mul(cols.max(1));
+        if values > MAX_SERIES_VALUES {
+            // The shortest interval that fits: samples <= MAX / cols.
+            let most_samples = MAX_SERIES_VALUES / cols.max(1);
+            let least_us = (self.duration_ms.saturating_mul(1000))
+                .div_ceil(most_samples.saturating_sub(1).max(1))
+                .max(1);
+            return Err(cfg_err(
+                "sample_interval_us",
+                format!(
+                    "{samples} samples of {cols} time series ({values} values); the limit is \
+                     {MAX_SERIES_VALUES} values: give sample_interval_us = \
+                     {least_us} or more, or a shorter duration_ms"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_hosts(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
         for (hi, h) in self.hosts.iter().enumerate() {
+            no_nul(&format!("hosts[{hi}].name"), &h.name)?;
+            for (ni, n) in h.nics.iter().enumerate() {
+                no_nul(&format!("hosts[{hi}].nics[{ni}].name"), &n.name)?;
+            }
             if !names.insert(h.name.clone()) || h.name.contains('.') || h.name.is_empty() {
                 return Err(cfg_err(
                     format!("hosts[{hi}].name"),
@@ -236,6 +342,7 @@ impl Scenario {
 
     fn validate_generators(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
         for (gi, g) in self.generators.iter().enumerate() {
+            no_nul(&format!("generators[{gi}].name"), &g.name)?;
             if !names.insert(g.name.clone()) || g.name.contains('.') || g.name.is_empty() {
                 return Err(cfg_err(
                     format!("generators[{gi}].name"),
@@ -258,6 +365,7 @@ impl Scenario {
         for (li, l) in self.links.iter().enumerate() {
             for (side, ep) in [("a", &l.a), ("b", &l.b)] {
                 let field = || format!("links[{li}].{side}");
+                no_nul(&field(), ep)?;
                 if !endpoints.contains(ep.as_str()) {
                     return Err(cfg_err(
                         field(),
@@ -290,6 +398,11 @@ impl Scenario {
     fn validate_apps(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
         for (ai, a) in self.apps.iter().enumerate() {
             let f = |x: &str| format!("apps[{ai}].{x}");
+            no_nul(&f("name"), a.name())?;
+            no_nul(&f("host"), a.host())?;
+            if let Some(peer) = a.peer() {
+                no_nul(&f("to"), peer)?;
+            }
             if !names.insert(a.name().to_string()) {
                 return Err(cfg_err(
                     f("name"),

@@ -29,11 +29,14 @@
 //! A relative path is resolved against the scenario file's directory (as a
 //! replayed `capture` is), or the working directory for scenario text.
 //! Files are read when a scenario is validated; each distinct (path, text)
-//! is built once per process.
+//! is built once per process. A profile file must be a regular file (a
+//! symbolic link to one is followed) of at most `MAX_PROFILE_FILE_BYTES`
+//! (16 MiB), checked before it is read (`crate::input_file`).
 
 use super::cfg_err;
 use crate::error::Error;
 use crate::host::profile::{self, HostProfile, MAX_COST, OVERRIDABLE};
+use crate::input_file::{read_text, MAX_PROFILE_FILE_BYTES};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -65,16 +68,18 @@ pub fn load(
     field: &str,
 ) -> Result<&'static HostProfile, Error> {
     let path = resolve_path(profile, base);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        cfg_err(
-            field,
+    let text = read_text(&path, "profile file", MAX_PROFILE_FILE_BYTES).map_err(|m| {
+        // A missing file may be a mistyped preset name: list them.
+        let help = if m.ends_with("not found") || m.ends_with("does not exist") {
             format!(
-                "profile file {} cannot be read ({e}); give a preset name ({}) or the path \
-                 of a profile file, relative to the scenario file",
-                path.display(),
+                "; give a preset name ({}) or the path of a profile file, relative to the \
+                 scenario file",
                 preset_names()
-            ),
-        )
+            )
+        } else {
+            String::new()
+        };
+        cfg_err(field, format!("{m}{help}"))
     })?;
     type Key = (PathBuf, String);
     static CACHE: OnceLock<Mutex<BTreeMap<Key, &'static HostProfile>>> = OnceLock::new();

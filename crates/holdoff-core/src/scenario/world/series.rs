@@ -15,8 +15,9 @@ pub(super) struct SamplePrev {
     pub(super) host_busy: Vec<[u64; 3]>,
 }
 
-/// The most memory [bytes] `init_series` reserves for the time series.
-const RESERVE_BYTES: u64 = 256 << 20;
+/// The most memory [bytes] `init_series` reserves for the time series:
+/// all a validated scenario may keep (`MAX_SERIES_VALUES` f64 values).
+const RESERVE_BYTES: u64 = crate::scenario::config::MAX_SERIES_VALUES * 8;
 
 impl World {
     pub(super) fn init_series(&mut self) {
