@@ -302,7 +302,9 @@ def _run_numbers(report: dict[str, Any]) -> set[str]:
                 nums.add(f"{latency['count']:,}")
                 nums |= {f"{latency[p]:,.1f}" for p in ("p50", "p99", "max")}
         if app.get("rpc_open"):
-            nums.add(f"{app['rpc_open']['achieved_rps']:,.1f}")
+            load = app["rpc_open"]
+            nums |= {f"{load[k]:,.1f}" for k in ("offered_rps", "achieved_rps")}
+            nums |= {f"{load[k]:,}" for k in ("issued", "completed", "dropped", "outstanding")}
         elif app["transactions"]:
             nums.add(f"{app['transactions'] / (s['sim_time_ns'] / 1e9):,.1f}")
         for point in app.get("netpipe") or []:
@@ -312,6 +314,15 @@ def _run_numbers(report: dict[str, Any]) -> set[str]:
         nums |= {f"{gen['sent_packets']:,}", f"{gen['sent_bytes']:,}"}
         nums.add(f"{gen['offered_bps'] / 1e6:,.2f}")
     nums |= {f"{s['ledger'][k]:,}" for k in ("injected", "delivered", "dropped", "in_flight")}
+    # TCP: each counter summed over an application's connections, per side.
+    sums: dict[tuple[str, str, str], int] = {}
+    for conn in s.get("tcp") or []:
+        for side in conn["sides"]:
+            for key in ("segs_out", "retransmits", "timeouts", "tsq_throttles"):
+                if key in side:
+                    where = (conn["app"], side["host"], key)
+                    sums[where] = sums.get(where, 0) + side[key]
+    nums |= {f"{n:,}" for n in sums.values()}
     return nums
 
 

@@ -63,6 +63,23 @@ APP_COLUMNS = [
     "transactions",
     "transactions_per_s",
 ]
+#: Columns of :attr:`RunResult.tcp` (one row per side of every TCP connection).
+TCP_COLUMNS = [
+    "conn",
+    "app",
+    "host",
+    "segs_out",
+    "data_segs_out",
+    "acks_out",
+    "delayed_acks",
+    "retransmits",
+    "fast_retransmits",
+    "timeouts",
+    "bytes_acked",
+    "bytes_received",
+    "cwnd",
+    "sndbuf",
+]
 #: Columns of :attr:`RunResult.netpipe` (one row per NetPIPE point).
 NETPIPE_COLUMNS = ["app", "index", "bytes", "nrepeat", "t_us", "np_mbps", "mbit_per_s"]
 #: Columns of :attr:`RunResult.generators` (one row per traffic generator).
@@ -289,6 +306,18 @@ class RunResult:
                 row["transactions_per_s"] = done / seconds
             rows.append(row)
         return _frame(rows, APP_COLUMNS)
+
+    @cached_property
+    def tcp(self) -> pd.DataFrame:
+        """One row per side (``host``) of every TCP connection, its counters at
+        the end of the run; see :data:`TCP_COLUMNS` (``tsq_throttles`` and
+        ``rcvbuf`` follow when the report has them). Empty without TCP."""
+        rows = [
+            {"conn": conn.get("conn"), "app": conn.get("app"), **side}
+            for conn in self.summary.get("tcp") or []
+            for side in conn.get("sides") or []
+        ]
+        return _frame(rows, TCP_COLUMNS)
 
     @cached_property
     def netpipe(self) -> pd.DataFrame:

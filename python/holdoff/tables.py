@@ -73,6 +73,8 @@ class RunView(Protocol):
     def changes(self) -> pd.DataFrame: ...
     @property
     def netpipe(self) -> pd.DataFrame: ...
+    @property
+    def tcp(self) -> pd.DataFrame: ...
 
 
 # -- number formatting ----------------------------------------------------------------
@@ -300,6 +302,28 @@ LATENCY_TABLE = columns(
     *((f"latency_us_{p}", f"{p} [µs]", fixed(1)) for p in ("p50", "p99", "max")),
 )
 
+#: An open-loop load's requests (``rpc_open_*`` columns of the apps).
+OPEN_LOOP_TABLE = columns(
+    ["app"],
+    ("rpc_open_offered_rps", "offered/s", fixed(1)),
+    ("rpc_open_achieved_rps", "done/s", fixed(1)),
+    *(
+        (f"rpc_open_{key}", key, count)
+        for key in ("issued", "completed", "dropped", "timeouts", "outstanding")
+    ),
+)
+
+#: TCP counters summed over an application's connections, per side (host).
+TCP_TABLE = columns(
+    ["app", "host"],
+    ("connections", "conns", count),
+    ("segs_out", "segs out", count),
+    ("retransmits", "retrans", count),
+    ("fast_retransmits", "fast retrans", count),
+    ("timeouts", "RTOs", count),
+    ("tsq_throttles", "TSQ holds", count),
+)
+
 NETPIPE_TABLE = (
     Column("index", "#", count),
     Column("bytes", "bytes", count),
@@ -336,6 +360,10 @@ def run_tables(run: RunView) -> list[Table]:
         without_empty(make_table("apps", "Applications", APP_TABLE, _apps(run.apps), APP_NOTE)),
         make_table("latency", "Latency", LATENCY_TABLE, _latency(run.apps)),
         *_netpipe(run.netpipe),
+        make_table("open_loop", "Open-loop requests", OPEN_LOOP_TABLE, _open_loop(run.apps)),
+        without_empty(
+            make_table("tcp", "TCP, summed per application and side", TCP_TABLE, _tcp(run.tcp))
+        ),
         make_table("generators", "Traffic generators", GENERATOR_TABLE, run.generators),
         make_table("changes", "Changes during the run ([[at]])", CHANGE_TABLE, _changes(run)),
     ]
@@ -369,6 +397,23 @@ def _latency(apps: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _open_loop(apps: pd.DataFrame) -> pd.DataFrame:
+    """The rpc_open apps (their ``rpc_open_*`` counters)."""
+    return apps[apps["kind"] == "rpc_open"] if "rpc_open_issued" in apps else apps[:0]
+
+
+def _tcp(sides: pd.DataFrame) -> pd.DataFrame:
+    """Per (app, host): connections and the counters summed over them."""
+    if sides.empty:
+        return sides
+    sums = [c for c in ("segs_out", "retransmits", "fast_retransmits", "timeouts") if c in sides]
+    if "tsq_throttles" in sides:
+        sums.append("tsq_throttles")
+    grouped = sides.groupby(["app", "host"], sort=False)
+    frame = grouped[sums].sum(min_count=1).join(grouped["conn"].nunique().rename("connections"))
+    return frame.reset_index()
 
 
 def _netpipe(points: pd.DataFrame) -> list[Table]:
