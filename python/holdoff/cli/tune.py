@@ -18,6 +18,7 @@ from holdoff.cli.common import (
     _fail,
     _NoStoreOption,
     _print_wide,
+    _read,
     _stderr,
     _stdout,
     _store_warnings,
@@ -231,7 +232,7 @@ def tune_command(
     except ValueError as err:
         _fail(str(err), 2)
     if scenario is not None:
-        _check_file(scenario, "scenario file")
+        _read(scenario)  # kind, size, encoding and nesting checked before the tune reads it
     if capture is not None:
         _check_file(capture, "capture", limit=0)  # streamed: no size limit
     try:
