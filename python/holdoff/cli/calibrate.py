@@ -15,6 +15,7 @@ from holdoff.cli.common import (
     _check_file,
     _Command,
     _fail,
+    _read,
     _stderr,
     _stdout,
     _WorkersOption,
@@ -179,7 +180,7 @@ def calibrate_command(
         _fail(str(err), 2)
     _check_file(rows_file, "calibration CSV")
     if scenario is not None:
-        _check_file(scenario, "scenario file")
+        _read(scenario)  # kind, size, encoding and nesting checked before the fit reads it
     try:
         if profile is None:
             if host is None:
