@@ -40,12 +40,20 @@ sizes of 1 KiB and more; forwarding: frames out of the router);
 ``drops`` -- frames lost to a setting-dependent cause (rings, backlog,
 socket buffers; not frames over the MTU or to no listener).
 
+Each setting runs ``--seeds`` times (the scenario's seed and the next ones;
+every setting the same seeds, so differences are paired); each metric is the
+mean with a 95 % interval, and the choice treats settings within each other's
+interval as ties, keeping the one closest to the current setting and the
+driver's default (:mod:`holdoff.tune.decide`). A capture workload simulates
+the capture's whole span read from the file (:mod:`holdoff.capture`), or the
+part asked for, and says which.
+
 Simplifies: one setting for every tuned port (as ``ethtool -C`` sets one
 interface); the workload's own traffic is fixed (a capture cannot react to
-the setting; TCP in a scenario does); one seed per point (common random
-numbers: every point sees the same arrivals), so the ranking is the model's,
-not a confidence statement. The recommendation inherits every model error
-(``holdoff reproduce`` lists the published checks the model misses).
+the setting; TCP in a scenario does); the intervals are the model's
+run-to-run spread, not the machine's. The recommendation inherits every
+model error (``holdoff reproduce`` lists the published checks the model
+misses).
 """
 
 from holdoff.tune.choose import (
