@@ -311,7 +311,7 @@ def _run_numbers(report: dict[str, Any]) -> set[str]:
             nums |= {f"{point['bytes']:,}", f"{point['nrepeat']:,}"}
             nums |= {f"{point['t_us']:,.2f}", f"{point['mbit_per_s']:,.2f}"}
     for gen in s["generators"]:
-        nums |= {f"{gen['sent_packets']:,}", f"{gen['sent_bytes']:,}"}
+        nums |= {f"{gen[k]:,}" for k in ("sent_packets", "sent_bytes", "rx_packets")}
         nums.add(f"{gen['offered_bps'] / 1e6:,.2f}")
     nums |= {f"{s['ledger'][k]:,}" for k in ("injected", "delivered", "dropped", "in_flight")}
     # TCP: each counter summed over an application's connections, per side.

@@ -347,6 +347,7 @@ GENERATOR_TABLE = columns(
     ("sent_packets", "sent packets", count),
     ("sent_bytes", "sent bytes", count),
     ("offered_bps", "offered Mb/s", mbps),
+    ("rx_packets", "rx packets", count),
 )
 
 
