@@ -199,6 +199,34 @@ def test_error_bars_over_replicates_are_the_t_interval() -> None:
     assert trace["error_y"]["arrayminus"] == pytest.approx([half, 0.0])
 
 
+def test_a_sweeps_replicate_summary_is_a_report_input_with_error_bars(tmp_path: Path) -> None:
+    from holdoff.report import load_inputs
+
+    # The shape `holdoff sweep` writes with replicates: point, the swept
+    # fields, seeds, then each metric with its interval; no run columns.
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "generators[0].rate_pps": [1000, 2000],
+            "seeds": [3, 3],
+            "w/latency_us_p99": [100.0, 200.0],
+            "w/latency_us_p99_ci95_lo": [80.0, 190.0],
+            "w/latency_us_p99_ci95_hi": [130.0, 215.0],
+            "latency_us_p99_max": [100.0, 200.0],
+            "latency_us_p99_max_ci95_lo": [80.0, 190.0],
+            "latency_us_p99_max_ci95_hi": [130.0, 215.0],
+        }
+    )
+    summary.to_parquet(tmp_path / "s.parquet")
+    inputs = load_inputs([tmp_path / "s.parquet"])
+    text = build_report(inputs)
+    error = titled(figures(text), "latency p99 [us], app w")["data"][0]["error_y"]
+    assert error["array"] == pytest.approx([30.0, 15.0])
+    assert error["arrayminus"] == pytest.approx([20.0, 10.0])
+    table = text.split('<table class="sweep-table">', 1)[1].split("</table>", 1)[0]
+    assert '100.00 <span class="meta">(80.00 to 130.00)</span>' in table
+
+
 # -- the reproduce report ----------------------------------------------------------------
 
 

@@ -107,10 +107,11 @@ def load_inputs(paths: Sequence[str | os.PathLike[str]]) -> ReportInputs:
 
     A folder holding ``report.json`` (``holdoff run --out``) or a report JSON
     file is a run; a ``.parquet`` file with ``point`` and ``scenario_hash``
-    columns is a sweep table; a JSON file with ``cases`` is the output of
-    ``holdoff reproduce --json`` (tables only: its NetPIPE curves need the
-    runs, which ``holdoff reproduce --report`` has); the JSON of ``holdoff
-    tune --json`` is a tune.
+    columns is a sweep table (one row per run), with ``point`` and ``seeds`` a
+    sweep's replicate summary (one row per parameter set, with intervals); a
+    JSON file with ``cases`` is the output of ``holdoff reproduce --json``
+    (tables only: its NetPIPE curves need the runs, which ``holdoff reproduce
+    --report`` has); the JSON of ``holdoff tune --json`` is a tune.
 
     Files are opened through :mod:`holdoff.inputs` (regular files only, size
     and JSON nesting limits checked before parsing). A missing, damaged or
@@ -135,8 +136,11 @@ def _load_one(path: Path, inputs: ReportInputs) -> None:
     what = "report input"
     if path.suffix == ".parquet":
         table = read_parquet(path, what)
-        if not {"point", "scenario_hash"} <= set(table.columns):
-            raise ReportInputError(f"{path} is not a sweep table (no point/scenario_hash columns)")
+        columns = set(table.columns)
+        if "point" not in columns or not columns & {"scenario_hash", "seeds"}:
+            raise ReportInputError(
+                f"{path} is not a sweep table (no point and scenario_hash or seeds columns)"
+            )
         _trial(path, lambda: sweep_section(Doc(), "s", path.stem, table))
         inputs.sweeps.append((path.stem, table))
         return

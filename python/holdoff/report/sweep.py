@@ -298,22 +298,37 @@ def _group_labels(groups: list[str], keys: list[Any], short: Mapping[str, str]) 
 def _sweep_table(
     table: pd.DataFrame, params: list[str], short: Mapping[str, str], limit: int = 500
 ) -> str:
-    cols = ["point", "replicate", *params, "seed"] + [c for c in _SWEEP_TOTALS if c in table]
+    """The table: one row per run (``replicate``, ``seed``) or, in a replicate
+    summary, per parameter set (``seeds``, each total with its interval)."""
+    ids = [c for c in ("point", "replicate") if c in table]
+    seeds = [c for c in ("seed", "seeds") if c in table]
+    totals = [c for c in _SWEEP_TOTALS if c in table]
+    cols = [*ids, *params, *seeds, *totals]
+
+    def cell(c: str, value: Any) -> str:
+        if c == "cpu_util_busy_max":
+            return tables.percent(value)
+        if isinstance(value, float):
+            return num(value)
+        if isinstance(value, int) and not isinstance(value, bool) and c != "seed":
+            return tables.count(value)
+        return esc(value)
+
     rows = []
-    for record in table[cols].head(limit).to_dict("records"):
+    for record in table.head(limit).to_dict("records"):
         row = []
         for c in cols:
-            value = record[c]
-            if c == "cpu_util_busy_max":
-                row.append(tables.percent(value))
-            elif isinstance(value, float):
-                row.append(num(value))
-            elif isinstance(value, int) and not isinstance(value, bool) and c != "seed":
-                row.append(tables.count(value))
-            else:
-                row.append(esc(value))
+            text = cell(c, record[c])
+            lo, hi = record.get(f"{c}_ci95_lo"), record.get(f"{c}_ci95_hi")
+            if c in totals and _finite(lo) and _finite(hi) and lo != hi:
+                text += f' <span class="meta">({cell(c, lo)} to {cell(c, hi)})</span>'
+            row.append(text)
         rows.append(row)
     more = f'<p class="meta">first {limit} of {len(table)} rows</p>' if len(table) > limit else ""
     header = [short.get(c, c) for c in cols]
     left = [i for i, c in enumerate(cols) if c in params and not is_numeric(table[c])]
     return f'<div class="scroll">{table_html(header, rows, "sweep-table", left)}</div>{more}'
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
