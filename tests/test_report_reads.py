@@ -462,3 +462,46 @@ def test_a_damaged_report_input_is_refused_naming_the_file(
     assert kind in captured.err
     assert "Traceback" not in captured.err + captured.out
     assert not (tmp_path / "r.html").exists()
+
+
+# -- as a person sees it ----------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium)")
+def test_workload_labels_read_level_and_apart_in_chromium(tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from holdoff.report import write_report
+
+    table = sweep_table(
+        {"apps[0]": [PING_A, RPC, PING_B] * 2, "itr_per_s": [8000] * 3 + [20000] * 3},
+        {"w/latency_us_p99": [132.0, 250.0, 57.0, 57.0, 100.0, 57.0]},
+    )
+    table = table.drop(columns=["itr_per_s"])  # one categorical axis, two seeds a point
+    path = write_report(tmp_path / "r.html", ReportInputs(sweeps=[("workloads", table)]))
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(path.as_uri())
+            page.wait_for_function(
+                "document.querySelectorAll('.js-plotly-plot .xtick text').length > 0",
+                timeout=30000,
+            )
+            ticks = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text'))
+                  .map(t => {const r = t.getBoundingClientRect();
+                    return [t.textContent, r.left, r.right, t.getAttribute('transform') || ''];})"""
+            )
+            bars = page.locator(".js-plotly-plot .errorbar").count()
+        finally:
+            browser.close()
+    labels = sorted(text for text, *_ in ticks)
+    assert labels == ["ping, interval_us=1000", "ping, interval_us=200000", "rpc"]
+    assert not [t for t in ticks if "rotate" in t[3]]
+    spans = sorted((left, right) for _, left, right, _ in ticks)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))  # no overlap
+    assert bars == 3  # one error bar per category (two seeds each)
