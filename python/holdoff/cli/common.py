@@ -275,6 +275,30 @@ SeedOption = Annotated[
     typer.Option("--seed", min=0, max=2**64 - 1, help="Override the scenario's seed."),
 ]
 
+SeedsOption = Annotated[
+    int,
+    typer.Option(
+        "--seeds",
+        help="Runs per scenario or setting: its seed (or --seed) and the next N-1; figures "
+        "are the mean ± half the 95 % interval (1 to 1000).",
+    ),
+]
+
+EmitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--emit",
+        help="Print only the persistent form of this kind: networkd, nm, tuned, udev, "
+        "modprobe, sysctl, loader, openbsd-kernel.",
+        show_default=False,
+    ),
+]
+
+EmitToOption = Annotated[
+    Path | None,
+    typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
+]
+
 
 # Damaged store entries named one line each, up to this many; the rest are counted.
 _STORE_WARNINGS_SHOWN = 10

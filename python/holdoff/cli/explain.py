@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from holdoff.cli.common import (
+    EmitOption,
+    EmitToOption,
     _Command,
     _fail,
     _read_input,
@@ -98,19 +100,8 @@ def explain_command(
             show_default="the input's, else eth0",
         ),
     ] = None,
-    emit_kind: Annotated[
-        str | None,
-        typer.Option(
-            "--emit",
-            help="Print only the persistent form of this kind: networkd, nm, tuned, udev, "
-            "modprobe, sysctl, loader, openbsd-kernel.",
-            show_default=False,
-        ),
-    ] = None,
-    emit_to: Annotated[
-        Path | None,
-        typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
-    ] = None,
+    emit_kind: EmitOption = None,
+    emit_to: EmitToOption = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the explanation as JSON.")
     ] = False,
