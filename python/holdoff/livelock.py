@@ -107,10 +107,21 @@ def plot(data: dict[str, list[tuple[float, float]]], path: Path) -> Path:
         xlabel="offered load [kpackets/s, 64-byte frames]",
         ylabel="forwarded [kpackets/s]",
     ) as ax:
-        for design, rows in data.items():
+        for i, (design, rows) in enumerate(data.items()):
             xs = [x / 1000 for x, _ in rows]
             ys = [y / 1000 for _, y in rows]
-            ax.plot(xs, ys, marker="o", label=design)
+            # Later designs smaller and thinner on top: where curves coincide
+            # (below saturation) every design stays visible.
+            ax.plot(
+                xs,
+                ys,
+                label=design,
+                color=plots.COLOURS[i % len(plots.COLOURS)],
+                marker=plots.MARKERS[i % len(plots.MARKERS)],
+                markersize=max(3.0, 10.0 - 2.0 * i),
+                linestyle=plots.LINESTYLES[i % len(plots.LINESTYLES)],
+                linewidth=max(1.0, 3.0 - 0.6 * i),
+            )
         top = max(x for rows in data.values() for x, _ in rows) / 1000
         ax.plot([0, top], [0, top], color="grey", linestyle=":", label="delivered = offered")
     return path
