@@ -14,6 +14,7 @@ from rich.text import Text
 
 from holdoff import _core, stats
 from holdoff.cli.common import (
+    SeedsOption,
     _Command,
     _fail,
     _stderr,
@@ -60,14 +61,7 @@ def reproduce_command(
             show_default=False,
         ),
     ] = None,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            "--seeds",
-            help="Run each scenario with its seed (or --seed) and the next N-1; each check "
-            "is judged on the mean, printed ± half its 95 % interval.",
-        ),
-    ] = 1,
+    seeds: SeedsOption = 1,
 ) -> None:
     """Run bundled reproduction cases and compare with the published numbers.
 

@@ -13,6 +13,7 @@ from rich.text import Text
 from holdoff import stats
 from holdoff.cli.common import (
     SeedOption,
+    SeedsOption,
     _apply_assignments,
     _Command,
     _fail,
@@ -55,14 +56,7 @@ def run_command(
             show_default=False,
         ),
     ] = None,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            "--seeds",
-            help="Run the scenario's seed (or --seed) and the next N-1, and print each "
-            "metric's mean ± its 95 % interval (--json: m and m_ci95 per metric).",
-        ),
-    ] = 1,
+    seeds: SeedsOption = 1,
     show_progress: Annotated[
         bool | None,
         typer.Option(

@@ -12,6 +12,9 @@ from rich.text import Text
 
 from holdoff import _core, stats
 from holdoff.cli.common import (
+    EmitOption,
+    EmitToOption,
+    SeedsOption,
     _check_file,
     _Command,
     _ExecutorOption,
@@ -117,14 +120,7 @@ def tune_command(
             show_default=False,
         ),
     ] = None,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            "--seeds",
-            help="Runs per setting (seeds: the scenario's, +1, ...); the choice treats settings "
-            "within each other's 95 % interval as ties.",
-        ),
-    ] = 3,
+    seeds: SeedsOption = 3,
     only: Annotated[
         list[str] | None,
         typer.Option(
@@ -166,19 +162,8 @@ def tune_command(
             show_default=False,
         ),
     ] = None,
-    emit_kind: Annotated[
-        str | None,
-        typer.Option(
-            "--emit",
-            help="Print only the recommendation's persistent form of this kind: networkd, nm, "
-            "tuned, udev, modprobe, sysctl, loader or openbsd-kernel.",
-            show_default=False,
-        ),
-    ] = None,
-    emit_to: Annotated[
-        Path | None,
-        typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
-    ] = None,
+    emit_kind: EmitOption = None,
+    emit_to: EmitToOption = None,
     report_file: Annotated[
         Path | None, typer.Option("--report", help="Write an HTML report of the tune here.")
     ] = None,
