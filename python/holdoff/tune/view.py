@@ -79,8 +79,8 @@ def header_lines(data: Mapping[str, Any]) -> list[str]:
         out.extend(line.split("\n"))
     if data.get("latency_of"):
         out.append(
-            f"latency of: {data['latency_of']} (the objective counts these frames; the "
-            "second line of each row is all traffic's)"
+            f"latency of {data['latency_of']}: p50/p99 on each row are these frames' (the "
+            "objective counts them); the line below, all traffic's"
         )
     if data.get("current_meets_objective"):
         d = data.get("current") or data["default"]
@@ -113,7 +113,7 @@ def table(data: Mapping[str, Any]) -> Table:
     def add(label: str, p: Mapping[str, Any]) -> None:
         changed = ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
         t.add_row(
-            label + (" (selected)" if selected else ""),
+            label,
             changed,
             p.get("needs") or "at once",
             _pm(p, "p50_us", "{:.1f}"),
@@ -125,7 +125,7 @@ def table(data: Mapping[str, Any]) -> Table:
         )
         if selected:
             t.add_row(
-                "  all traffic",
+                "  all traffic's",
                 "",
                 "",
                 _pm(p, "p50_all_us", "{:.1f}"),
