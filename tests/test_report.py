@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 import holdoff
+from browser import SKIP_NO_CHROMIUM, chromium_page
 from holdoff import reproduce
 from holdoff.cli import main
 from holdoff.report import ReportInputs, build_report, load_inputs, write_report
 from holdoff.sweeps import write_table
 from scenarios import QUICKSTART
 
-CHROMIUM = Path("/usr/bin/chromium")
 RATE = "generators[0].rate_pps"
 
 
@@ -152,14 +152,13 @@ def test_cli_report_and_reproduce_report(
     assert "NetPIPE throughput against message size" in html_text
 
 
-@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium)")
+@SKIP_NO_CHROMIUM
 def test_report_renders_in_headless_chromium(
     tmp_path: Path,
     short_run: holdoff.RunResult,
     small_sweep: Any,
     case_result: reproduce.CaseResult,
 ) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
     path = write_report(
         tmp_path / "report.html",
         ReportInputs(
@@ -170,63 +169,55 @@ def test_report_renders_in_headless_chromium(
     n_plots = text.count('class="plot"')
     errors: list[str] = []
     external: list[str] = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+    with chromium_page() as page:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+
+        def block(route: Any) -> None:
+            if not route.request.url.startswith(("file:", "data:", "blob:")):
+                external.append(route.request.url)
+                route.abort()
+            else:
+                route.continue_()
+
+        page.route("**/*", block)
+        page.goto(path.as_uri())
+        sections = page.locator("section > details[open] > summary h2").count()
+        closed = page.locator("details:not([open])").count()
+        page.wait_for_function(
+            "document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
+            timeout=30000,
         )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-
-            def block(route: Any) -> None:
-                if not route.request.url.startswith(("file:", "data:", "blob:")):
-                    external.append(route.request.url)
-                    route.abort()
-                else:
-                    route.continue_()
-
-            page.route("**/*", block)
-            page.goto(path.as_uri())
-            sections = page.locator("section > details[open] > summary h2").count()
-            closed = page.locator("details:not([open])").count()
-            page.wait_for_function(
-                "document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
-                timeout=30000,
-            )
-            drawn_before = page.locator(".js-plotly-plot").count()
-            # Unfold everything: the plots inside are drawn on the toggle.
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            page.wait_for_function(
-                f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n_plots}",
-                timeout=30000,
-            )
-            plots = page.locator(".js-plotly-plot")
-            assert plots.count() == n_plots
-            for i in range(n_plots):
-                plot = plots.nth(i)
-                assert plot.locator("svg.main-svg").count() >= 1
-                assert plot.locator(".scatterlayer .trace").count() >= 1, f"plot {i} has no lines"
-            # Every timeline has one legend per subplot.
-            legends_per_subplot = page.evaluate(
-                """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-                  .filter(p => (p.layout.title.text || '').endsWith('timelines'))
-                  .map(p => [
-                    Array.from(p.querySelectorAll('g')).filter(
-                      g => /^legend\\d*$/.test(g.getAttribute('class') || '')).length,
-                    p.querySelectorAll('.cartesianlayer .subplot').length])"""
-            )
-            body = page.inner_text("body")
-            checks = page.inner_text("table.checks")
-            ports = page.inner_text("table.ports")
-            sweep_rows = page.locator("table.sweep-table tbody tr").count()
-            scrolls = page.evaluate(
-                "getComputedStyle(document.querySelector('table.sweep-table').parentElement)"
-                ".overflowX"
-            )
-            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        finally:
-            browser.close()
+        drawn_before = page.locator(".js-plotly-plot").count()
+        # Unfold everything: the plots inside are drawn on the toggle.
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_function(
+            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n_plots}",
+            timeout=30000,
+        )
+        plots = page.locator(".js-plotly-plot")
+        assert plots.count() == n_plots
+        for i in range(n_plots):
+            plot = plots.nth(i)
+            assert plot.locator("svg.main-svg").count() >= 1
+            assert plot.locator(".scatterlayer .trace").count() >= 1, f"plot {i} has no lines"
+        # Every timeline has one legend per subplot.
+        legends_per_subplot = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+              .filter(p => (p.layout.title.text || '').endsWith('timelines'))
+              .map(p => [
+                Array.from(p.querySelectorAll('g')).filter(
+                  g => /^legend\\d*$/.test(g.getAttribute('class') || '')).length,
+                p.querySelectorAll('.cartesianlayer .subplot').length])"""
+        )
+        body = page.inner_text("body")
+        checks = page.inner_text("table.checks")
+        ports = page.inner_text("table.ports")
+        sweep_rows = page.locator("table.sweep-table tbody tr").count()
+        scrolls = page.evaluate(
+            "getComputedStyle(document.querySelector('table.sweep-table').parentElement).overflowX"
+        )
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert errors == []
     assert external == []
     # Key numbers are in the tables.

@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 
 import holdoff
+from browser import SKIP_NO_CHROMIUM, chromium_page
 from holdoff import plots, reproduce
 from holdoff.cli import main
 from holdoff.report import ReportInputs, build_report
@@ -466,12 +467,9 @@ def test_a_damaged_report_input_is_refused_naming_the_file(
 
 # -- as a person sees it ----------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
 
-
-@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium)")
+@SKIP_NO_CHROMIUM
 def test_workload_labels_read_level_and_apart_in_chromium(tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
     from holdoff.report import write_report
 
     table = sweep_table(
@@ -480,25 +478,17 @@ def test_workload_labels_read_level_and_apart_in_chromium(tmp_path: Path) -> Non
     )
     table = table.drop(columns=["itr_per_s"])  # one categorical axis, two seeds a point
     path = write_report(tmp_path / "r.html", ReportInputs(sweeps=[("workloads", table)]))
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+    with chromium_page() as page:
+        page.goto(path.as_uri())
+        page.wait_for_function(
+            "document.querySelectorAll('.js-plotly-plot .xtick text').length > 0", timeout=30000
         )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(path.as_uri())
-            page.wait_for_function(
-                "document.querySelectorAll('.js-plotly-plot .xtick text').length > 0",
-                timeout=30000,
-            )
-            ticks = page.evaluate(
-                """() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text'))
-                  .map(t => {const r = t.getBoundingClientRect();
-                    return [t.textContent, r.left, r.right, t.getAttribute('transform') || ''];})"""
-            )
-            bars = page.locator(".js-plotly-plot .errorbar").count()
-        finally:
-            browser.close()
+        ticks = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text'))
+              .map(t => {const r = t.getBoundingClientRect();
+                return [t.textContent, r.left, r.right, t.getAttribute('transform') || ''];})"""
+        )
+        bars = page.locator(".js-plotly-plot .errorbar").count()
     labels = sorted(text for text, *_ in ticks)
     assert labels == ["ping, interval_us=1000", "ping, interval_us=200000", "rpc"]
     assert not [t for t in ticks if "rotate" in t[3]]
