@@ -30,7 +30,7 @@ def livelock_command(
         bool, typer.Option("--json", help="Print the curves as JSON on stdout.")
     ] = False,
     duration_ms: Annotated[
-        int, typer.Option("--duration-ms", min=10, help="Simulated time per point.")
+        int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
     ] = 100,
 ) -> None:
     """Receive livelock: forwarded rate against offered load for four designs.
@@ -41,6 +41,8 @@ def livelock_command(
     """
     from holdoff import livelock
 
+    if out.is_dir():
+        _fail(f"--out {out}: is a folder; give the PNG file to write (.png)", 2)
     with _stderr().status("livelock: running 4 designs x 12 loads"):
         data = livelock.curves(duration_ms=duration_ms)
     png = livelock.plot(data, out)
