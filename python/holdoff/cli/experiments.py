@@ -91,6 +91,8 @@ def experiment_command(
         _fail(f"unknown experiment {name!r}; allowed: napi-modes", 2)
     if executor not in ("serial", "process", "ray"):
         _fail(f"unknown executor {executor!r}; allowed: serial, process, ray", 2)
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out}: is a file, not a folder; give a folder (it is made if missing)", 2)
     loads = experiments.DEFAULT_LOADS
     with _stderr().status(
         f"napi-modes: running {len(experiments.MODES)} modes x {len(loads)} loads"
@@ -101,7 +103,10 @@ def experiment_command(
             executor=executor,  # type: ignore[arg-type]
             workers=workers,
         )
-    html = experiments.write_napi_modes(table, out)
+    try:
+        html = experiments.write_napi_modes(table, out)
+    except OSError as err:
+        _fail(f"cannot write the table and report to --out {out}: {err.strerror or err}", 1)
     if json_out:
         sys.stdout.write(table.to_json(orient="records") + "\n")
         return
