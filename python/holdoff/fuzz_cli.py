@@ -380,6 +380,10 @@ def option_cases(fixtures: dict[str, str]) -> list[CliCase]:
         "report no inputs": ["report"],
         "report -o into a folder": ["report", fixtures["valid scenario"], "-o", "/"],
         "experiment unknown": ["experiment", "no-such-experiment"],
+        "experiment --out a file": ["experiment", "napi-modes", "--out", v],
+        "experiment --duration-ms 10**6": ["experiment", "napi-modes", "--duration-ms", "1000000"],
+        "livelock --duration-ms 10**9": ["livelock", "--duration-ms", "1000000000"],
+        "livelock --out a folder": ["livelock", "--out", "/"],
         "unknown command": ["frobnicate"],
     }
     return [CliCase(k, "option", a) for k, a in lines.items()]
