@@ -18,6 +18,7 @@ pub mod host;
 pub mod links;
 mod locate;
 pub mod moderation;
+pub mod nic;
 pub mod profile_file;
 pub mod traffic;
 

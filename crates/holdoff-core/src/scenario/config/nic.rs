@@ -1,0 +1,234 @@
+//! The `[[hosts.nics]]` tables: a NIC port of a modelled host (chip, rings,
+//! queues, interrupt mode, MTU, BQL and its moderation). It checks its own
+//! fields against the chip preset; errors name the full field path
+//! (`hosts[0].nics[1].rx_ring`) and the allowed values.
+//!
+//! Units are in the field names: `_bytes`, ring sizes [descriptors].
+
+use super::host::{one, string_enum, two, yes};
+use super::moderation::ModerationCfg;
+use super::{cfg_err, names_list, range};
+use crate::error::Error;
+use crate::nic::chip::{self, ChipProfile, LegacyItr};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+
+/// Interrupt delivery mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntModeCfg {
+    Intx,
+    Msi,
+    Msix,
+}
+
+/// What an EITR-class chip does with a legacy ITR (0x000C4) write in
+/// INTx/MSI mode (see `nic::chip::LegacyItr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LegacyItrCfg {
+    /// The write sets EITR[0] (the i210/i211/i350/82576 default).
+    Honoured,
+    /// The write is dropped: EITR[0] stays 0, no throttle.
+    Ignored,
+}
+
+/// One NIC port on a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicCfg {
+    pub name: String,
+    /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211.
+    #[schemars(schema_with = "chip_schema")]
+    pub chip: String,
+    /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
+    #[serde(default)]
+    pub interrupt_mode: Option<IntModeCfg>,
+    /// RX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
+    #[serde(default = "default_ring")]
+    #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
+    pub rx_ring: u32,
+    /// TX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
+    #[serde(default = "default_ring")]
+    #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
+    pub tx_ring: u32,
+    /// RX/TX queue pairs [count], 1 to the chip's maximum; > 1 requires MSI-X.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 16))]
+    pub queues: u32,
+    /// Whether the driver sets IDE on TX descriptors (TIDV/TADV apply only then).
+    #[serde(default = "yes")]
+    pub set_ide: bool,
+    /// RXDMT0 threshold as a fraction of the ring: 2 (1/2), 4 (1/4) or 8 (1/8).
+    #[serde(default = "two")]
+    #[schemars(schema_with = "rdmts_schema")]
+    pub rdmts_divisor: u32,
+    /// INTx only: ports with the same line number on a host share one line (0 to 255).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub irq_line: Option<u32>,
+    /// Core that takes this port's interrupts (MSI-X: the first vector's;
+    /// others follow round robin); below the host's `cores`.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub irq_core: u32,
+    /// EITR-class chips (82576, i350, i210, i211) only: what a write to the
+    /// legacy ITR register (0x000C4, given as `itr_256ns`) does in INTx/MSI
+    /// mode: "honoured" (sets EITR[0]) or "ignored" (dropped, no throttle).
+    /// The datasheet does not settle it; default: the chip's ("honoured").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_itr: Option<LegacyItrCfg>,
+    /// Interface MTU [bytes], 68 to 9216 (OpenBSD em's hardmtu; Linux
+    /// e1000/igb go higher); default 1500. The MAC drops received frames
+    /// longer than MTU + 18 (`frame_over_mtu`), and TCP on this port uses
+    /// at most MTU - 52 bytes of payload per segment (IPv4 20, TCP 20,
+    /// timestamps 12), whatever `tcp.mss_bytes` asks.
+    #[serde(default = "default_mtu")]
+    #[schemars(range(min = 68, max = 9216))]
+    pub mtu_bytes: u32,
+    /// TCP segmentation offload (`ethtool -K eth0 tso on`; FreeBSD
+    /// `ifconfig em0 tso`, on em after `hw.em.unsupported_tso=1`): the stack
+    /// hands the driver up to 64 KiB of consecutive TCP payload as one send,
+    /// the NIC cuts the MSS frames and raises one TX completion for the send.
+    /// Default off (the 2004 and 2006 cases ran without it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tso: bool,
+    /// Generic receive offload (`ethtool -K eth0 gro on`): in one RX clean
+    /// pass, consecutive in-order TCP frames of one connection (up to 17
+    /// frames, 64 KiB) go up the stack as one receive: the driver's share
+    /// (`rx_driver_ns`) per frame, the rest of `rx_packet_ns` and the TCP
+    /// processing (one ACK decision) once. Default off (the 2004 and 2006
+    /// cases ran without it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gro: bool,
+    /// Byte queue limits on this NIC's TX ring (Linux BQL,
+    /// `lib/dynamic_queue_limits.c`): the driver stops the queue while the
+    /// bytes posted and not yet completed exceed a limit that adapts to the
+    /// completions. Default: the host kernel's (on for a modern Linux host,
+    /// whose e1000, e1000e and igb drivers all implement it; off otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bql: Option<bool>,
+    #[serde(default)]
+    pub moderation: ModerationCfg,
+}
+
+/// Ethernet MTU [bytes].
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
+/// IPv4 + TCP headers and the timestamp option: MTU - payload per segment [bytes].
+pub const TCP_IP_HEADER_BYTES: u32 = 52;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn default_mtu() -> u32 {
+    DEFAULT_MTU_BYTES
+}
+
+fn default_ring() -> u32 {
+    256
+}
+fn chip_schema(_: &mut SchemaGenerator) -> Schema {
+    string_enum(chip::presets().iter().map(|c| c.name).collect())
+}
+
+fn rdmts_schema(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "integer", "format": "uint32", "enum": [2, 4, 8] })
+}
+
+impl NicCfg {
+    /// The chip preset (validated).
+    pub fn chip(&self) -> Option<&'static ChipProfile> {
+        chip::by_name(&self.chip)
+    }
+
+    /// Check this NIC on a host with `cores` cores; `path` is `hosts[i].nics[j]`.
+    pub fn validate(&self, path: &str, cores: u32) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        let Some(c) = self.chip() else {
+            let chips: Vec<&str> = chip::presets().iter().map(|c| c.name).collect();
+            return Err(cfg_err(
+                f("chip"),
+                format!("got {:?}; allowed: {}", self.chip, names_list(&chips)),
+            ));
+        };
+        range(f("mtu_bytes"), self.mtu_bytes, 68, 9216, " bytes")?;
+        for (field, v) in [("rx_ring", self.rx_ring), ("tx_ring", self.tx_ring)] {
+            if v < 8 || v > c.max_ring || v % 8 != 0 {
+                return Err(cfg_err(
+                    f(field),
+                    format!(
+                        "got {v}; allowed: a multiple of 8 from 8 to {} for chip {}",
+                        c.max_ring, c.name
+                    ),
+                ));
+            }
+        }
+        if self.queues == 0 || self.queues > c.max_queues {
+            return Err(cfg_err(
+                f("queues"),
+                format!(
+                    "got {}; allowed: 1 to {} for chip {}",
+                    self.queues, c.max_queues, c.name
+                ),
+            ));
+        }
+        let mode = self.interrupt_mode.unwrap_or(if c.msix {
+            IntModeCfg::Msix
+        } else {
+            IntModeCfg::Intx
+        });
+        if mode == IntModeCfg::Msix && !c.msix {
+            return Err(cfg_err(
+                f("interrupt_mode"),
+                format!(
+                    "got \"msix\"; chip {} has no MSI-X: allowed: intx, msi",
+                    c.name
+                ),
+            ));
+        }
+        if self.queues > 1 && mode != IntModeCfg::Msix {
+            return Err(cfg_err(
+                f("queues"),
+                format!(
+                    "got {}; more than one queue needs interrupt_mode = \"msix\"",
+                    self.queues
+                ),
+            ));
+        }
+        if let Some(line) = self.irq_line {
+            if mode != IntModeCfg::Intx {
+                return Err(cfg_err(f("irq_line"), "only legacy INTx lines can be shared; remove irq_line or set interrupt_mode = \"intx\""));
+            }
+            range(f("irq_line"), line, 0, 255, "")?;
+        }
+        if self.legacy_itr.is_some() && c.legacy_itr == LegacyItr::Native {
+            return Err(cfg_err(
+                f("legacy_itr"),
+                format!(
+                    "chip {} has ITR (0x000C4) as its own throttle register; legacy_itr applies \
+                     only to EITR-class chips: 82576, i350, i210, i211",
+                    c.name
+                ),
+            ));
+        }
+        if ![2, 4, 8].contains(&self.rdmts_divisor) {
+            return Err(cfg_err(
+                f("rdmts_divisor"),
+                format!("got {}; allowed: 2, 4, 8", self.rdmts_divisor),
+            ));
+        }
+        if self.irq_core >= cores {
+            return Err(cfg_err(
+                f("irq_core"),
+                format!(
+                    "got {}; the host has {} core(s): allowed 0 to {}",
+                    self.irq_core,
+                    cores,
+                    cores - 1
+                ),
+            ));
+        }
+        self.moderation.validate(&f("moderation"), c)
+    }
+}
