@@ -381,6 +381,20 @@ def test_the_netpipe_png_has_one_legend_entry_per_run_and_no_stacked_labels(
         assert lines[f"published: {run}"].get_color() == lines[f"simulated: {run}"].get_color()
 
 
+def test_a_netpipe_runs_report_draws_its_curve() -> None:
+    data = tomllib.loads((REPO / "examples/netpipe-ditr.toml").read_text())
+    result = holdoff.run(data)
+    text = build_report(ReportInputs(runs=[("np", result)]))
+    figs = figures(text)
+    for metric, title in (("np_mbps", "throughput"), ("t_us", "latency")):
+        fig = titled(figs, f"np: NetPIPE {title} against message size")
+        (trace,) = fig["data"]
+        assert trace["name"] == "simulated: NPtcp"
+        # Every point the run's summary holds, in its order.
+        assert trace["x"] == list(result.netpipe["bytes"])
+        assert trace["y"] == pytest.approx(list(result.netpipe[metric]))
+
+
 # -- the first DITR interval -------------------------------------------------------------
 
 

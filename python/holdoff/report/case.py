@@ -27,7 +27,7 @@ from holdoff.report.page import (
     table_html,
     warnings_block,
 )
-from holdoff.report.run import timeline
+from holdoff.report.run import netpipe_plots, timeline
 
 if TYPE_CHECKING:
     from holdoff.reproduce import CaseResult
@@ -232,76 +232,25 @@ def case_section(doc: Doc, anchor: str, case: CaseResult) -> str:
 
 
 def _netpipe_plots(doc: Doc, case: CaseResult) -> list[str]:
-    """Throughput and latency against message size: per run its simulated
-    curve and its published points, in the run's colour."""
-    import plotly.graph_objects as go
-
-    curves: dict[str, list[dict[str, Any]]] = {}
-    for r in case.case.runs:
-        rows = [
-            row
-            for app in case.results[r.id].report["summary"]["apps"]
-            for row in app.get("netpipe") or []
-        ]
-        if rows:
-            curves[r.label] = rows
-    if not curves:
-        return []
+    """The case's NetPIPE curves per run with the published points of each."""
     labels = {r.id: r.label for r in case.case.runs}
-    colour = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels.values())}
-    out = ["<h3>NetPIPE curves (simulated: lines; published: large ×, in the run's colour)</h3>"]
-    for metric, unit, title in (
-        ("np_mbps", "throughput [NetPIPE Mbps = 2^20 bit/s]", "throughput against message size"),
-        ("t_us", "latency [us, half a round trip]", "latency against message size"),
-    ):
-        fig = go.Figure()
-        for i, (label, rows) in enumerate(curves.items()):
-            fig.add_trace(
-                go.Scatter(
-                    x=[row["bytes"] for row in rows],
-                    y=[row[metric] for row in rows],
-                    mode="lines+markers",
-                    name=f"simulated: {label}",
-                    line={"color": colour[label], "dash": DASHES[i % len(DASHES)]},
-                    marker={"size": 4, "symbol": MARKERS[i % len(MARKERS)]},
-                )
-            )
-        by_run: dict[str, list[Any]] = {}
-        for c in case.case.checks:
-            if c.metric == f"netpipe.{metric}" and c.bytes is not None:
-                by_run.setdefault(labels.get(c.run, c.run), []).append(c)
-        for label, published in by_run.items():
-            fig.add_trace(
-                go.Scatter(
-                    x=[c.bytes for c in published],
-                    y=[c.published for c in published],
-                    mode="markers",
-                    name=f"published: {label}",
-                    marker={
-                        "symbol": "x",
-                        "size": 13,
-                        "color": colour.get(label, "black"),
-                        "line": {"width": 1, "color": "black"},
-                    },
-                    text=[c.name for c in published],
-                    hoverinfo="text+x+y",
-                )
-            )
-        ticks = [4**k for k in range(13)]
-        fig.update_xaxes(
-            type="log",
-            title_text="message size [bytes]",
-            tickvals=ticks,
-            ticktext=[_bytes_label(t) for t in ticks],
+    curves = {
+        r.label: rows
+        for r in case.case.runs
+        if (
+            rows := [
+                row
+                for app in case.results[r.id].report["summary"]["apps"]
+                for row in app.get("netpipe") or []
+            ]
         )
-        fig.update_yaxes(title_text=unit, type="log" if metric == "t_us" else "linear")
-        fig.update_layout(
-            title=f"{case.case.id}: NetPIPE {title}",
-            height=430,
-            margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        )
-        out.append(doc.plot(fig))
-    return out
+    }
+    published: dict[str, dict[str, list[Any]]] = {}
+    for c in case.case.checks:
+        if c.metric.startswith("netpipe.") and c.bytes is not None:
+            metric = c.metric.removeprefix("netpipe.")
+            published.setdefault(metric, {}).setdefault(labels.get(c.run, c.run), []).append(c)
+    return netpipe_plots(doc, case.case.id, curves, published, order=list(labels.values()))
 
 
 def _curve_published(case: CaseResult, curve: Any) -> tuple[list[tuple[float, Any]], list[Any]]:
@@ -414,10 +363,3 @@ def _load_curves(doc: Doc, case: CaseResult) -> list[str]:
         out.append(f"<h3>{esc(curve.name)} (simulated lines, published points and bounds)</h3>")
         out.append(doc.plot(fig))
     return out
-
-
-def _bytes_label(n: int) -> str:
-    for factor, suffix in ((2**20, " MiB"), (2**10, " KiB")):
-        if n >= factor:
-            return f"{n // factor}{suffix}"
-    return f"{n} B"

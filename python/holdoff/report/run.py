@@ -1,5 +1,7 @@
 """The single-run section of the HTML report: warnings first, the terminal
-summary's tables, the packet ledger and the timelines (interrupt rate, the
+summary's tables, the packet ledger (recomputed from its numbers), a
+NetPIPE application's curves (:func:`netpipe_plots`, shared with the
+reproduction cases) and the timelines (interrupt rate, the
 throttle setting as a rate with the algorithm's decisions, RX ring
 occupancy, CPU per class) with ``[[at]]`` changes marked.
 
@@ -14,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from holdoff import tables
+from holdoff.plots import bytes_label
 from holdoff.report.page import (
     DASHES,
+    MARKERS,
     PALETTE,
     Doc,
     downsample,
@@ -75,10 +79,96 @@ def run_section(doc: Doc, anchor: str, name: str, result: RunResult) -> str:
         *(summary_table(table) for table in tables.run_tables(result)),
         f"<p>drops: {esc(tables.drops_text(result.drops))}</p>",
         f"<p>ledger: {balanced}: {esc(account)}</p>",
+        *netpipe_plots(doc, name, _netpipe_curves(result)),
         timeline(doc, result, name),
     ]
     body = fold(f"<h2>Run: {esc(name)}</h2>", "\n".join(p for p in parts if p))
     return f'<section id="{esc(anchor)}" class="run">{body}</section>'
+
+
+def netpipe_plots(
+    doc: Doc,
+    name: str,
+    curves: Mapping[str, Sequence[Mapping[str, Any]]],
+    published: Mapping[str, Mapping[str, Sequence[Any]]] | None = None,
+    *,
+    order: Sequence[str] = (),
+) -> list[str]:
+    """NetPIPE throughput and latency against message size: one simulated
+    curve per label (rows with ``bytes``, ``np_mbps``, ``t_us``) and, per
+    metric and label, published points (objects with ``bytes``,
+    ``published`` and ``name``) as large crosses in the label's colour.
+    ``order``: labels in the order their colours are given out."""
+    import plotly.graph_objects as go
+
+    if not curves:
+        return []
+    published = published or {}
+    labels = list(dict.fromkeys([*order, *curves]))
+    colour = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+    has_published = any(published.values())
+    out = [
+        "<h3>NetPIPE curves (simulated: lines"
+        + ("; published: large ×, in the run's colour" if has_published else "")
+        + ")</h3>"
+    ]
+    for metric, unit, title in (
+        ("np_mbps", "throughput [NetPIPE Mbps = 2^20 bit/s]", "throughput against message size"),
+        ("t_us", "latency [us, half a round trip]", "latency against message size"),
+    ):
+        fig = go.Figure()
+        for i, (label, rows) in enumerate(curves.items()):
+            fig.add_trace(
+                go.Scatter(
+                    x=[row["bytes"] for row in rows],
+                    y=[row[metric] for row in rows],
+                    mode="lines+markers",
+                    name=f"simulated: {label}",
+                    line={"color": colour[label], "dash": DASHES[i % len(DASHES)]},
+                    marker={"size": 4, "symbol": MARKERS[i % len(MARKERS)]},
+                )
+            )
+        for label, points in published.get(metric, {}).items():
+            fig.add_trace(
+                go.Scatter(
+                    x=[c.bytes for c in points],
+                    y=[c.published for c in points],
+                    mode="markers",
+                    name=f"published: {label}",
+                    marker={
+                        "symbol": "x",
+                        "size": 13,
+                        "color": colour.get(label, "black"),
+                        "line": {"width": 1, "color": "black"},
+                    },
+                    text=[c.name for c in points],
+                    hoverinfo="text+x+y",
+                )
+            )
+        ticks = [4**k for k in range(13)]
+        fig.update_xaxes(
+            type="log",
+            title_text="message size [bytes]",
+            tickvals=ticks,
+            ticktext=[bytes_label(t) for t in ticks],
+        )
+        fig.update_yaxes(title_text=unit, type="log" if metric == "t_us" else "linear")
+        fig.update_layout(
+            title=f"{name}: NetPIPE {title}",
+            height=430,
+            margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        )
+        out.append(doc.plot(fig))
+    return out
+
+
+def _netpipe_curves(result: RunResult) -> dict[str, list[Mapping[str, Any]]]:
+    """Per NetPIPE application of a run: its points."""
+    return {
+        str(app.get("app")): list(app["netpipe"])
+        for app in result.summary.get("apps", [])
+        if isinstance(app, Mapping) and app.get("netpipe")
+    }
 
 
 class _Styles:
