@@ -303,3 +303,32 @@ def test_latency_of_counts_the_requests_not_the_bursts(
         assert p["p50_all_us"] is not None
     assert data["latency_of"] == "port:5000"
     assert "all traffic's" in text and "latency of port:5000" in text
+
+
+def test_a_scenario_whose_replay_ends_early_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # examples/replay-office.toml replays the 98.453 ms office capture; with
+    # --duration-ms 50 the tune says how much of it is simulated.
+    code, out, err = cli(
+        capsys,
+        "tune",
+        REPO / "examples" / "replay-office.toml",
+        "--driver",
+        "linux-igb",
+        "--knob",
+        "rx-usecs",
+        "--seeds",
+        "1",
+        "--duration-ms",
+        "50",
+        "--objective",
+        "pareto",
+        "--no-store",
+        "--executor",
+        "serial",
+        "--json",
+    )
+    assert code == 0, err
+    notes = " ".join(json.loads(out)["notes"])
+    assert "ends before the capture office.pcapng" in notes and "% of its 98.453 ms span" in notes

@@ -203,7 +203,7 @@ def tune(
         if held:
             skipped.append(f"{', '.join(held)}: held at the driver's defaults (--knob)")
         grid = {k: v for k, v in grid.items() if k in only}
-    notes = _check_host_drivers(driver, workload)
+    notes = list(workload.notes) + _check_host_drivers(driver, workload)
     n = grid_size(grid)
     mode = search if search != "auto" else ("grid" if n <= GRID_MAX else "optuna")
     evaluator = _Evaluator(workload, driver, chip, store, executor, workers, seeds)

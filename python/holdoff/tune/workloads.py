@@ -12,7 +12,7 @@ import os
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,8 @@ class Workload:
     coverage: cap.Coverage | None = None
     #: ``--latency-of`` as given (the table shows that traffic's latency first).
     latency_of: str | None = None
+    #: What the output should say about the workload (a replay cut short).
+    notes: list[str] = field(default_factory=list)
 
 
 def _host(name: str, profile: str, driver: str, chip: str, nics: Sequence[str]) -> dict[str, Any]:
@@ -458,6 +460,8 @@ def scenario_workload(
         idx,
         app,
         description=f"{path.name}, tuned hosts {', '.join(str(names[i]) for i in idx)}",
+        # A replay that the run ends before (or that has no frames) is said.
+        notes=cap.replay_warnings(scen, folder),
     )
 
 
