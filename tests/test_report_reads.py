@@ -200,6 +200,28 @@ def test_error_bars_over_replicates_are_the_t_interval() -> None:
     assert trace["error_y"]["arrayminus"] == pytest.approx([half, 0.0])
 
 
+def test_percentile_error_bars_over_many_replicated_points_are_bounded() -> None:
+    from holdoff.report.sweep import MAX_BOOTSTRAPS
+
+    # Two seeds at each of 160 loads, two percentile panels: 320 bootstrap
+    # intervals, over the bound; the t intervals of the mean stay.
+    loads = [1000 + 10 * i for i in range(160)]
+    n = 2 * len(loads)
+    assert 2 * len(loads) > MAX_BOOTSTRAPS
+    table = sweep_table(
+        {"generators[0].rate_pps": loads * 2},
+        {
+            "w/latency_us_p99": [100.0 + (i % 7) for i in range(n)],
+            "w/latency_us_p50": [50.0 + (i % 5) for i in range(n)],
+            "w/throughput_bps": [10.0 + (i % 3) for i in range(n)],
+        },
+    )
+    text, figs = sweep_figures(table)
+    assert "percentile error bars left out" in text
+    assert titled(figs, "latency p99 [us], app w")["data"][0].get("error_y") is None
+    assert titled(figs, "throughput [b/s], app w")["data"][0]["error_y"]["array"]
+
+
 def test_a_sweeps_replicate_summary_is_a_report_input_with_error_bars(tmp_path: Path) -> None:
     from holdoff.report import load_inputs
 

@@ -16,6 +16,7 @@ interrupt rate [1/s].
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -127,6 +128,14 @@ def sweep_section(doc: Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
         + "; error bars: 95 % interval over each point's seeds (none for one seed)</p>",
         '<div class="grid">',
     ]
+    bars = _percentile_bars(table, [x_col, *groups])
+    if not bars:
+        parts.insert(
+            1,
+            '<p class="meta">percentile error bars left out: more than '
+            f"{MAX_BOOTSTRAPS} bootstrap intervals to compute; the sweep's replicate "
+            "summary table (written with replicates) holds them</p>",
+        )
     constant: list[str] = []
     for suffix, words, kind, unit in _SWEEP_METRICS:
         for col in [c for c in table.columns if c.endswith(f"/{suffix}")]:
@@ -143,7 +152,9 @@ def sweep_section(doc: Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
                 )
                 continue
             title = (words, kind, entity, unit)
-            parts.append(_sweep_plot(doc, table, x_col, groups, col, title, short, categorical))
+            parts.append(
+                _sweep_plot(doc, table, x_col, groups, col, title, short, categorical, bars)
+            )
     parts.append("</div>")
     if constant:
         parts.append(f'<p class="meta">the same at every point: {"; ".join(constant)}</p>')
@@ -152,13 +163,49 @@ def sweep_section(doc: Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
     return f'<section id="{esc(anchor)}" class="sweep">{body}</section>'
 
 
-def spread(table: pd.DataFrame, x_col: str, col: str) -> pd.DataFrame:
+#: Most bootstrap intervals (percentile error bars over replicates) one sweep
+#: section computes: each takes about 30 ms.
+MAX_BOOTSTRAPS = 300
+
+
+def _percentile_bars(table: pd.DataFrame, keys: list[str]) -> bool:
+    """Whether the percentile panels' error bars over replicates fit in
+    :data:`MAX_BOOTSTRAPS` (a table with interval columns needs none)."""
+    from holdoff import stats
+
+    columns = [
+        c
+        for suffix, *_ in _SWEEP_METRICS
+        for c in table.columns
+        if c.endswith(f"/{suffix}") and stats.is_percentile(c) and f"{c}_ci95_lo" not in table
+    ]
+    if not columns or keys == ["point"]:
+        return True
+    cells = table.groupby(keys, dropna=False).size()
+    return int((cells > 1).sum()) * len(columns) <= MAX_BOOTSTRAPS
+
+
+@functools.cache
+def _ci95(values: tuple[float, ...], percentile: bool) -> tuple[float | None, float | None]:
+    """:func:`holdoff.stats.ci95` of ``values``, computed once per report
+    process (a percentile's bootstrap takes tens of milliseconds)."""
+    from holdoff import stats
+
+    iv = stats.ci95(values, percentile=percentile)
+    return iv.lo, iv.hi
+
+
+def spread(
+    table: pd.DataFrame, x_col: str, col: str, *, percentile_bars: bool = True
+) -> pd.DataFrame:
     """Per x value: the mean of ``col`` and its 95 % interval (``lo``, ``hi``;
     NaN without one). The interval is the table's ``col_ci95_lo``/``_hi``
     columns when it has them (a replicate summary), else computed over the
-    rows of that x (replicates, :func:`holdoff.stats.ci95`)."""
+    rows of that x (replicates, :func:`holdoff.stats.ci95`); a percentile's
+    bootstrap interval only when ``percentile_bars``."""
     from holdoff import stats
 
+    percentile = stats.is_percentile(col)
     lo_col, hi_col = f"{col}_ci95_lo", f"{col}_ci95_hi"
     rows = []
     for x, sub in table.groupby(x_col, sort=True, dropna=False):
@@ -172,9 +219,10 @@ def spread(table: pd.DataFrame, x_col: str, col: str) -> pd.DataFrame:
             if not lows.empty and not highs.empty:
                 lo, hi = float(lows.mean()), float(highs.mean())
         elif len(values) > 1 and all(math.isfinite(v) for v in values):
-            iv = stats.ci95(list(values), percentile=stats.is_percentile(col))
-            if iv.lo is not None and iv.hi is not None:
-                lo, hi = iv.lo, iv.hi
+            if percentile_bars or not percentile:
+                low, high = _ci95(tuple(float(v) for v in values), percentile)
+                if low is not None and high is not None:
+                    lo, hi = low, high
         rows.append({"x": x, "mean": mean, "lo": lo, "hi": hi})
     return pd.DataFrame(rows, columns=["x", "mean", "lo", "hi"])
 
@@ -188,6 +236,7 @@ def _sweep_plot(
     title: tuple[str, str, str, str],
     short: Mapping[str, str],
     categorical: bool,
+    percentile_bars: bool = True,
 ) -> str:
     import plotly.graph_objects as go
 
@@ -206,7 +255,7 @@ def _sweep_plot(
     fig = go.Figure()
     drawn: list[float] = []
     for i, ((_key, sub), label) in enumerate(zip(keyed, names, strict=True)):
-        points = spread(sub, x_col, col)
+        points = spread(sub, x_col, col, percentile_bars=percentile_bars)
         if points.empty:
             continue
         mean = points["mean"] * scale
