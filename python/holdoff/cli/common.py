@@ -284,6 +284,46 @@ SeedsOption = Annotated[
     ),
 ]
 
+DriverOption = Annotated[
+    str,
+    typer.Option(
+        "--driver",
+        "-d",
+        help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe "
+        "(explain only), linux-dim, freebsd-em, freebsd-igb, openbsd-em (default: the --from "
+        "file's).",
+        show_default=False,
+    ),
+]
+
+ChipOption = Annotated[
+    str | None,
+    typer.Option(
+        "--chip",
+        help="Controller, e.g. 82546, 82574, i210 (default: the --from file's, else the "
+        "driver's usual one).",
+    ),
+]
+
+HostFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--from",
+        help="A host file from holdoff collect: driver, chip, the settings in effect, rings and "
+        "interface.",
+        show_default=False,
+    ),
+]
+
+IfaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--iface",
+        help="Interface name in the printed commands.",
+        show_default="the input's or --from file's, else eth0",
+    ),
+]
+
 EmitOption = Annotated[
     str | None,
     typer.Option(

@@ -10,8 +10,12 @@ from typing import Annotated
 import typer
 
 from holdoff.cli.common import (
+    ChipOption,
+    DriverOption,
     EmitOption,
     EmitToOption,
+    HostFileOption,
+    IfaceOption,
     _Command,
     _fail,
     _read_input,
@@ -32,30 +36,9 @@ def explain_command(
             show_default=False,
         ),
     ] = None,
-    driver: Annotated[
-        str,
-        typer.Option(
-            "--driver",
-            "-d",
-            help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe, "
-            "linux-dim, freebsd-em, freebsd-igb, openbsd-em (default: the --from file's).",
-            show_default=False,
-        ),
-    ] = "",
-    chip: Annotated[
-        str | None,
-        typer.Option(
-            "--chip", help="Controller, e.g. 82546, 82574, i210 (default: the driver's usual one)."
-        ),
-    ] = None,
-    host_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--from",
-            help="A host file from holdoff collect: driver, chip, settings, rings and interface.",
-            show_default=False,
-        ),
-    ] = None,
+    driver: DriverOption = "",
+    chip: ChipOption = None,
+    host_file: HostFileOption = None,
     assignments: Annotated[
         list[str] | None,
         typer.Option(
@@ -92,14 +75,7 @@ def explain_command(
             "--tsq-bytes", min=1, help="A Linux sender's tcp_limit_output_bytes, in bytes."
         ),
     ] = 1 << 20,
-    iface: Annotated[
-        str | None,
-        typer.Option(
-            "--iface",
-            help="Interface name in the printed commands.",
-            show_default="the input's, else eth0",
-        ),
-    ] = None,
+    iface: IfaceOption = None,
     emit_kind: EmitOption = None,
     emit_to: EmitToOption = None,
     json_output: Annotated[
