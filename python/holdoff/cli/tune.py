@@ -12,8 +12,12 @@ from rich.text import Text
 
 from holdoff import _core, stats
 from holdoff.cli.common import (
+    ChipOption,
+    DriverOption,
     EmitOption,
     EmitToOption,
+    HostFileOption,
+    IfaceOption,
     SeedsOption,
     _check_file,
     _Command,
@@ -49,20 +53,8 @@ def tune_command(
         str | None,
         typer.Option("--mix", help="A built-in workload: rr, bulk, mixed or forwarding."),
     ] = None,
-    driver: Annotated[
-        str,
-        typer.Option(
-            "--driver",
-            "-d",
-            help="linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-dim, freebsd-em, "
-            "freebsd-igb or openbsd-em.",
-            show_default=False,
-        ),
-    ] = "",
-    chip: Annotated[
-        str | None,
-        typer.Option("--chip", help="Controller, e.g. 82546, 82574, i210 (default: the driver's)."),
-    ] = None,
+    driver: DriverOption = "",
+    chip: ChipOption = None,
     profile: Annotated[
         str,
         typer.Option(
@@ -147,21 +139,8 @@ def tune_command(
     no_store: _NoStoreOption = False,
     executor: _ExecutorOption = "process",
     workers: _WorkersOption = None,
-    iface: Annotated[
-        str | None,
-        typer.Option(
-            "--iface", help="Interface name in the printed commands (default: --from's, or eth0)."
-        ),
-    ] = None,
-    host_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--from",
-            help="A holdoff collect host file: driver, chip, interface and the settings in "
-            "effect (the paste block changes only what differs from them).",
-            show_default=False,
-        ),
-    ] = None,
+    iface: IfaceOption = None,
+    host_file: HostFileOption = None,
     emit_kind: EmitOption = None,
     emit_to: EmitToOption = None,
     report_file: Annotated[
