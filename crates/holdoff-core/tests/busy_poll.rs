@@ -25,6 +25,7 @@ fn rr_toml(napi: &str, server: &str, duration_ms: u64) -> String {
         chip: "i210",
         host_extra: ["", &format!("[hosts.napi]\n{napi}")],
         nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\neitr_us = 0",
+        nic_extra_b: None,
         link_extra: "",
         apps: &format!(
             "[[apps]]\nkind = \"rpc\"\nname = \"rr\"\nhost = \"client\"\nto = \"server\"\n{server}\n"

@@ -7,7 +7,7 @@
 //! schedule, each derived in the test's comment.
 
 mod common;
-use common::OneHost;
+use common::{run as report, OneHost, TwoHosts};
 use holdoff_core::api;
 use holdoff_core::error::Error;
 use holdoff_core::scenario::Scenario;
@@ -21,11 +21,6 @@ fn example() -> String {
         "/../../examples/aim-toggle.toml"
     ))
     .expect("the example")
-}
-
-fn report(text: &str) -> serde_json::Value {
-    let out = api::run_toml(text, None).expect("runs");
-    serde_json::from_str(&out.report_json).expect("json")
 }
 
 /// Mean of the series `name` over the samples whose interval ends in
@@ -189,35 +184,17 @@ fn a_generator_stops_resumes_and_changes_rate() {
 
 #[test]
 fn tcp_timers_change_on_every_connection_of_the_host() {
-    let text = r#"
-name = "tcp-at"
-duration_ms = 20
-[[hosts]]
-name = "a"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[hosts]]
-name = "b"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-rate = "1G"
-[[apps]]
-kind = "iperf"
-name = "bulk"
-host = "a"
-to = "b"
-[[at]]
-t_ms = 10
-set = { "hosts[1].tcp.delack_us" = 1000, "hosts[1].tcp.rto_min_ms" = 5 }
-"#;
-    let mut w = api::build(text, None).unwrap();
+    // Two ideal hosts, an iperf flow a -> b; b's timers change at 10 ms.
+    let text = TwoHosts {
+        head: "name = \"tcp-at\"\nduration_ms = 20",
+        link_extra: "rate = \"1G\"",
+        apps: "[[apps]]\nkind = \"iperf\"\nname = \"bulk\"\nhost = \"a\"\nto = \"b\"\n\
+               [[at]]\nt_ms = 10\n\
+               set = { \"hosts[1].tcp.delack_us\" = 1000, \"hosts[1].tcp.rto_min_ms\" = 5 }\n",
+        ..TwoHosts::default()
+    }
+    .toml();
+    let mut w = api::build(&text, None).unwrap();
     w.run();
     assert_eq!(w.changes().len(), 2);
     let c = &w.conns()[0];

@@ -16,6 +16,7 @@ fn bulk(gro: bool) -> serde_json::Value {
             "profile_overrides = { rx_packet_ns = 10000, rx_driver_ns = 1000 }\n[hosts.tcp]\nskb_truesize_bytes = 0",
         ],
         nic_extra: &nic,
+        nic_extra_b: None,
         apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
         ..TwoHosts::default()
     }

@@ -9,6 +9,7 @@ fn ping_toml(itr: &str, prop_ns: u64) -> String {
     TwoHosts {
         head: "name = \"ping\"\nseed = 3\nduration_ms = 100",
         nic_extra: &format!("[hosts.nics.moderation]\nkind = \"static\"\n{itr}"),
+        nic_extra_b: None,
         link_extra: &format!("propagation_ns = {prop_ns}"),
         apps: r#"[[apps]]
 kind = "ping"
@@ -354,6 +355,7 @@ fn udp_send_sends_at_its_rate_and_the_sink_counts_them() {
     let t = TwoHosts {
         head: "name = \"udp-send\"\nseed = 1\nduration_ms = 100",
         nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\nitr_per_s = 8000",
+        nic_extra_b: None,
         apps: r#"[[apps]]
 kind = "udp_send"
 name = "blast"
@@ -464,6 +466,7 @@ fn blast_with_hogs(hogs: &str) -> serde_json::Value {
             "",
         ],
         nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\nitr_per_s = 8000",
+        nic_extra_b: None,
         apps: "[[apps]]\nkind = \"udp_send\"\nname = \"blast\"\nhost = \"a\"\nto = \"b\"\nrate_pps = 100000\n\n[[apps]]\nkind = \"udp_sink\"\nname = \"sink\"\nhost = \"b\"\n",
         ..TwoHosts::default()
     }
@@ -507,6 +510,7 @@ fn a_sleeping_application_wakes_ahead_of_cpu_bound_processes() {
             head: "name = \"ping-hog\"\nseed = 1\nduration_ms = 100",
             host_extra: [&format!("[hosts.load]\ncpu_hogs = [{hogs}]"), ""],
             nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\nitr_per_s = 8000",
+            nic_extra_b: None,
             apps: "[[apps]]\nkind = \"ping\"\nname = \"ping\"\nhost = \"a\"\nto = \"b\"\ninterval_us = 1000\n",
             ..TwoHosts::default()
         }

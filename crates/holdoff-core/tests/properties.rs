@@ -100,6 +100,7 @@ fn rpc_toml(
             ),
         ],
         nic_extra: "",
+        nic_extra_b: None,
         link_extra: "",
         apps: &format!(
             r#"[[apps]]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::capture::{tmp, udp_frame, Pcap, LE};
+use common::capture::{replay_scenario, tmp, udp_frame, Pcap, LE};
 use holdoff_core::api;
 use holdoff_core::apps::generator::{GeneratorCfg, Pattern};
 use holdoff_core::apps::replay::{CaptureReader, Replay, ReplaySettings};
@@ -264,37 +264,9 @@ fn a_record_error_mid_run_stops_the_run_with_the_error() {
 
 // ------------------------------------------------------------ the fixture
 
+/// Four queues on four cores, 150 ms.
 fn scenario_text(capture: &str) -> String {
-    format!(
-        r#"
-name = "replay"
-duration_ms = 150
-[[hosts]]
-name = "server"
-profile = "xeon-modern"
-driver = "napi"
-cores = 4
-[[hosts.nics]]
-name = "eth0"
-chip = "i350"
-queues = 4
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 50
-[[generators]]
-name = "trace"
-pattern = "replay"
-capture = "{capture}"
-[[links]]
-a = "trace"
-b = "server.eth0"
-rate = "1G"
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "server"
-"#
-    )
+    replay_scenario(capture, 150, "cores = 4", "queues = 4", "")
 }
 
 fn run_fixture(file: &str) -> Value {

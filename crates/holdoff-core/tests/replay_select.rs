@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::capture::{ip_frame, tmp, LE};
+use common::capture::{ip_frame, replay_scenario, tmp, LE};
 use holdoff_core::api;
 use serde_json::Value;
 
@@ -34,35 +34,7 @@ fn capture(name: &str) -> String {
 }
 
 fn scenario(capture: &str, latency_of: &str) -> String {
-    format!(
-        r#"
-name = "select"
-duration_ms = 20
-[[hosts]]
-name = "server"
-profile = "xeon-modern"
-driver = "napi"
-[[hosts.nics]]
-name = "eth0"
-chip = "i350"
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 50
-[[generators]]
-name = "trace"
-pattern = "replay"
-capture = "{capture}"
-{latency_of}
-[[links]]
-a = "trace"
-b = "server.eth0"
-rate = "1G"
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "server"
-"#
-    )
+    replay_scenario(capture, 20, "", "", latency_of)
 }
 
 fn run(capture: &str, latency_of: &str) -> Value {
@@ -170,6 +142,7 @@ fn bad_selectors_are_errors_naming_the_key() {
             "pattern = \"constant\"\nrate_pps = 1000",
         )
         .replace(&format!("capture = \"{cap}\""), "");
+    assert!(text.contains("rate_pps = 1000"), "{text}");
     let e = api::validate_toml(&text).unwrap_err().to_string();
     assert!(e.contains("generators[0].latency_of"), "{e}");
 }

@@ -3,50 +3,27 @@
 //! past the server's capacity its achieved rate levels off and its latency
 //! grows with the length of the run (requests queue).
 
-use holdoff_core::api;
+mod common;
+
+use common::TwoHosts;
 use serde_json::Value;
 
-fn hosts() -> &'static str {
-    r#"
-[[hosts]]
-name = "client"
-profile = "xeon-modern"
-driver = "napi"
-cores = 2
-[[hosts.nics]]
-name = "eth0"
-chip = "i210"
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 0
-
-[[hosts]]
-name = "server"
-profile = "xeon-modern"
-driver = "napi"
-cores = 2
-[[hosts.nics]]
-name = "eth0"
-chip = "i210"
-[hosts.nics.moderation]
-kind = "static"
-eitr_us = 0
-
-[[links]]
-a = "client.eth0"
-b = "server.eth0"
-rate = "1G"
-"#
-}
-
+/// Client and server: xeon-modern, NAPI, 2 cores, an i210 with EITR 0
+/// each, linked at 1 Gb/s; `app` the application table's body.
 fn run(duration_ms: u64, app: &str) -> Value {
-    let text = format!(
-        "name = \"t\"\nseed = 3\nduration_ms = {duration_ms}\n{}\n[[apps]]\n{app}",
-        hosts()
-    );
-    let out = api::run_toml(&text, None).unwrap();
-    let r: Value = serde_json::from_str(&out.report_json).unwrap();
-    r["summary"]["apps"][0].clone()
+    let text = TwoHosts {
+        head: &format!("name = \"t\"\nseed = 3\nduration_ms = {duration_ms}"),
+        hosts: ["client", "server"],
+        profile: "xeon-modern",
+        chip: "i210",
+        host_extra: ["driver = \"napi\"\ncores = 2"; 2],
+        nic_extra: "[hosts.nics.moderation]\nkind = \"static\"\neitr_us = 0",
+        link_extra: "rate = \"1G\"",
+        apps: &format!("[[apps]]\n{app}"),
+        ..TwoHosts::default()
+    }
+    .toml();
+    common::summary(&text)["apps"][0].clone()
 }
 
 fn p(app: &Value, q: &str) -> f64 {

@@ -16,6 +16,7 @@ fn bulk(tso: bool) -> serde_json::Value {
             "[hosts.tcp]\nskb_truesize_bytes = 0",
         ],
         nic_extra: &nic,
+        nic_extra_b: None,
         apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
         ..TwoHosts::default()
     }

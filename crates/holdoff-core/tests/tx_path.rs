@@ -4,7 +4,7 @@
 //! test's comment.
 
 mod common;
-use common::run;
+use common::{run, TwoHosts};
 use holdoff_core::stack::tcp::tx_truesize;
 
 /// Goodput of a 1448-byte MSS at 1 Gb/s: a 1518-byte frame takes 1538
@@ -25,57 +25,28 @@ struct Bulk<'a> {
     propagation_ns: u64,
 }
 
+/// An iperf flow from host `a` to host `b`.
+const IPERF: &str = "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n";
+
 impl Bulk<'_> {
     fn toml(&self) -> String {
-        format!(
-            r#"
-name = "bulk"
-seed = 1
-duration_ms = {dur}
-
-[[hosts]]
-name = "a"
-profile = "ideal"
-driver = "napi"
-[hosts.tcp]
-{a_tcp}
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-{a_nic}
-[hosts.nics.moderation]
-kind = "static"
-{a_mod}
-
-[[hosts]]
-name = "b"
-profile = "ideal"
-driver = "napi"
-[hosts.tcp]
-{b_tcp}
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-rate = "1G"
-propagation_ns = {prop}
-
-[[apps]]
-kind = "iperf"
-name = "iperf"
-host = "a"
-to = "b"
-"#,
-            dur = self.duration_ms,
-            a_tcp = self.a_tcp,
-            b_tcp = self.b_tcp,
-            a_nic = self.a_nic,
-            a_mod = self.a_moderation,
-            prop = self.propagation_ns,
-        )
+        let tcp = |t: &str| format!("driver = \"napi\"\n[hosts.tcp]\n{t}");
+        TwoHosts {
+            head: &format!(
+                "name = \"bulk\"\nseed = 1\nduration_ms = {}",
+                self.duration_ms
+            ),
+            host_extra: [&tcp(self.a_tcp), &tcp(self.b_tcp)],
+            nic_extra: &format!(
+                "{}\n[hosts.nics.moderation]\nkind = \"static\"\n{}",
+                self.a_nic, self.a_moderation
+            ),
+            nic_extra_b: Some(""),
+            link_extra: &format!("rate = \"1G\"\npropagation_ns = {}", self.propagation_ns),
+            apps: IPERF,
+            ..TwoHosts::default()
+        }
+        .toml()
     }
 }
 
@@ -246,38 +217,21 @@ fn autotuning_opens_the_window_past_64_kb_on_a_long_path() {
 
 /// Two hosts of `profile` with `driver`, an iperf flow a -> b (50 ms).
 fn defaults_toml(profile: &str, driver: &str, a_tcp: &str, a_nic: &str) -> String {
-    format!(
-        r#"
-name = "defaults"
-duration_ms = 50
-[[hosts]]
-name = "a"
-profile = "{profile}"
-driver = "{driver}"
-[hosts.tcp]
-{a_tcp}
-[[hosts.nics]]
-name = "eth0"
-chip = "82574"
-{a_nic}
-[[hosts]]
-name = "b"
-profile = "{profile}"
-driver = "{driver}"
-[[hosts.nics]]
-name = "eth0"
-chip = "82574"
-[[links]]
-a = "a.eth0"
-b = "b.eth0"
-rate = "1G"
-[[apps]]
-kind = "iperf"
-name = "iperf"
-host = "a"
-to = "b"
-"#
-    )
+    TwoHosts {
+        head: "name = \"defaults\"\nduration_ms = 50",
+        profile,
+        chip: "82574",
+        host_extra: [
+            &format!("driver = \"{driver}\"\n[hosts.tcp]\n{a_tcp}"),
+            &format!("driver = \"{driver}\""),
+        ],
+        nic_extra: a_nic,
+        nic_extra_b: Some(""),
+        link_extra: "rate = \"1G\"",
+        apps: IPERF,
+        ..TwoHosts::default()
+    }
+    .toml()
 }
 
 #[test]

@@ -119,3 +119,46 @@ pub fn ip_frame(
     f[36..38].copy_from_slice(&dport.to_be_bytes());
     f
 }
+
+/// A scenario replaying `capture` into host "server" (xeon-modern, NAPI, an
+/// i350 with a static 50 us EITR) read by a UDP sink, for `duration_ms`.
+/// `host`, `nic` and `generator` are extra lines of those tables.
+pub fn replay_scenario(
+    capture: &str,
+    duration_ms: u64,
+    host: &str,
+    nic: &str,
+    generator: &str,
+) -> String {
+    format!(
+        r#"
+name = "replay"
+duration_ms = {duration_ms}
+[[hosts]]
+name = "server"
+profile = "xeon-modern"
+driver = "napi"
+{host}
+[[hosts.nics]]
+name = "eth0"
+chip = "i350"
+{nic}
+[hosts.nics.moderation]
+kind = "static"
+eitr_us = 50
+[[generators]]
+name = "trace"
+pattern = "replay"
+capture = "{capture}"
+{generator}
+[[links]]
+a = "trace"
+b = "server.eth0"
+rate = "1G"
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "server"
+"#
+    )
+}

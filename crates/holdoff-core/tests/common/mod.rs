@@ -115,6 +115,8 @@ pub struct TwoHosts<'a> {
     pub host_extra: [&'a str; 2],
     /// Extra lines of each NIC (e.g. a `[hosts.nics.moderation]` section).
     pub nic_extra: &'a str,
+    /// Extra lines of the second host's NIC, when they differ from `nic_extra`.
+    pub nic_extra_b: Option<&'a str>,
     /// Extra lines of the link (e.g. `propagation_ns`).
     pub link_extra: &'a str,
     /// Appended: the applications.
@@ -130,6 +132,7 @@ impl Default for TwoHosts<'_> {
             chip: "82546",
             host_extra: ["", ""],
             nic_extra: "",
+            nic_extra_b: None,
             link_extra: "",
             apps: "",
         }
@@ -139,10 +142,11 @@ impl Default for TwoHosts<'_> {
 impl TwoHosts<'_> {
     pub fn toml(&self) -> String {
         let mut t = format!("{}\n", self.head);
-        for (name, extra) in self.hosts.iter().zip(self.host_extra) {
+        let nics = [self.nic_extra, self.nic_extra_b.unwrap_or(self.nic_extra)];
+        for ((name, extra), nic) in self.hosts.iter().zip(self.host_extra).zip(nics) {
             t += &format!(
-                "[[hosts]]\nname = \"{name}\"\nprofile = \"{}\"\n{extra}\n[[hosts.nics]]\nname = \"eth0\"\nchip = \"{}\"\n{}\n",
-                self.profile, self.chip, self.nic_extra
+                "[[hosts]]\nname = \"{name}\"\nprofile = \"{}\"\n{extra}\n[[hosts.nics]]\nname = \"eth0\"\nchip = \"{}\"\n{nic}\n",
+                self.profile, self.chip
             );
         }
         t += &format!(
