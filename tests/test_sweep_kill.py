@@ -3,7 +3,8 @@
 - SIGTERM after the first points are stored: exit 143, every worker process
   gone (their pids checked), the finished points kept, a rerun computes only
   the rest.
-- SIGKILL part way: a rerun resumes without recomputing finished points.
+- SIGKILL part way: the workers die with the sweep, and a rerun resumes
+  without recomputing finished points.
 """
 
 from __future__ import annotations
@@ -103,13 +104,23 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
         start_new_session=True,
     )
     deadline = time.monotonic() + 120
+    workers: set[int] = set()
     try:
         while len(stored(store)) < POINTS // 4:
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the sweep stored nothing in time"
+            workers.update(children(proc.pid))
             time.sleep(0.005)
+        workers.update(children(proc.pid))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+        # The parent could not end its workers; they die with it (Linux:
+        # PR_SET_PDEATHSIG), not left waiting forever under init.
+        assert len(workers) >= 2
+        gone_by = time.monotonic() + 10
+        while [pid for pid in workers if alive(pid)] and time.monotonic() < gone_by:
+            time.sleep(0.05)
+        assert not [pid for pid in workers if alive(pid)], "workers outlived a killed sweep"
     finally:
         # Also end the killed sweep's worker processes (same session, started here).
         try:

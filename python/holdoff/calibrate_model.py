@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -83,7 +84,9 @@ class Model:
         if self.jobs > 1:
             # As sweeps: forked workers (the caller runs no threads: progress
             # is plain writes); Ctrl-C or SIGTERM stops the parent, which ends them.
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=worker_signals)
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.jobs, initializer=worker_signals, initargs=(os.getpid(),)
+            )
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:

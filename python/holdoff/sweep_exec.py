@@ -3,14 +3,17 @@
 Each yields (point, metrics) as points finish. Worker processes ignore
 SIGINT and take SIGTERM's default action (the parent, not the worker, turns
 Ctrl-C or SIGTERM into a stop): when the parent is interrupted it ends every
-worker and waits for each to be gone, so none is left running. Simplifies:
+worker and waits for each to be gone, so none is left running; on Linux a
+worker also dies with its parent (a parent killed with SIGKILL). Simplifies:
 a point's result is whole or absent; nothing partial crosses back.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+import sys
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from functools import partial
@@ -61,7 +64,7 @@ def _processes(
     n = min(workers or os.cpu_count() or 1, len(pending))
     # Workers ignore SIGINT and die of SIGTERM: the parent turns either into
     # a stop and ends them.
-    pool = ProcessPoolExecutor(max_workers=n, initializer=worker_signals)
+    pool = ProcessPoolExecutor(max_workers=n, initializer=worker_signals, initargs=(os.getpid(),))
     try:
         futures: dict[Future[dict[str, Scalar]], SweepPoint] = {
             pool.submit(compute_point, p.text): p for p in pending
@@ -81,13 +84,29 @@ def _processes(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def worker_signals() -> None:
+def worker_signals(parent: int | None = None) -> None:
     """A worker's signals: SIGINT ignored (Ctrl-C reaches the whole
     foreground group; the parent decides), SIGTERM the default (the worker
     ends at once; a forked worker would otherwise inherit the parent's
-    handler and carry on)."""
+    handler and carry on), and on Linux the worker is killed when its parent
+    dies (``prctl(PR_SET_PDEATHSIG)``): a parent killed with SIGKILL cannot
+    end its workers, and they would otherwise wait forever, reparented to
+    init. ``parent``: the parent's pid, to catch a parent that died before
+    this ran."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if parent is not None and os.getppid() != parent:
+            os._exit(1)
+
+
+#: ``PR_SET_PDEATHSIG`` of ``<linux/prctl.h>``: the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 #: How long a stopped worker may take to exit before it is killed [s].
