@@ -419,6 +419,13 @@ def test_tune_report_draws_intervals_as_error_bars() -> None:
     )
     data = res.to_dict()
     assert data["default"]["p99_us_ci95"][0] < data["default"]["p99_us_ci95"][1]
+    # The choice leaves the default only for a setting outside its interval.
+    from holdoff.tune import decide
+
+    if res.recommended is not None and res.recommended.key != res.default.key:
+        assert not decide.tied(res.recommended, res.default, "cpu_util")
+    elif res.decision is not None:
+        assert res.decision.current_meets
     doc = Doc()
     html = tune_section(doc, "t", data)
     figure = next(iter(doc._figures.values()))
