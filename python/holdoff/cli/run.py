@@ -69,6 +69,8 @@ def run_command(
 ) -> None:
     """Run a scenario and print its summary (or its JSON report)."""
     text = _read(file)
+    if out is not None and out.exists() and not out.is_dir():
+        _fail(f"--out {out}: is a file, not a folder; give a folder (it is made if missing)", 2)
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
