@@ -68,10 +68,10 @@ PEAK_RSS_LIMIT_BYTES = 1536 * 2**20
 DURATION_MS = 20
 """Simulated time of the valid scenarios the cases start from [ms]."""
 
-# C0 controls but tab and newline, and C1 controls (UTF-8 encoded); DEL too,
-# except in JSON output, where it is a valid unescaped character.
+# C0 controls but tab and newline, DEL and C1 controls (UTF-8 encoded). JSON
+# output must escape only C0 controls (DEL and C1 are valid JSON text).
 _CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
-_CONTROL_JSON = re.compile(rb"[\x00-\x08\x0b-\x1f]|\xc2[\x80-\x9f]")
+_CONTROL_JSON = re.compile(rb"[\x00-\x08\x0b-\x1f]")
 
 
 @dataclass
