@@ -3,25 +3,20 @@
 //! receive. Expected values are closed forms of the receive costs.
 
 mod common;
-use common::{run, TwoHosts};
+use common::bulk_iperf;
 
 /// iperf a -> b between ideal hosts for 200 ms, ITR 8000/s, where b's
 /// receive costs 10 us per packet, 1 us of it the driver's share.
 fn bulk(gro: bool) -> serde_json::Value {
     let nic = format!("gro = {gro}\n[hosts.nics.moderation]\nkind = \"static\"\nitr_per_s = 8000");
-    let t = TwoHosts {
-        head: "name = \"gro\"\nseed = 1\nduration_ms = 200",
-        host_extra: [
+    bulk_iperf(
+        "gro",
+        [
             "[hosts.tcp]\nskb_truesize_bytes = 0",
             "profile_overrides = { rx_packet_ns = 10000, rx_driver_ns = 1000 }\n[hosts.tcp]\nskb_truesize_bytes = 0",
         ],
-        nic_extra: &nic,
-        nic_extra_b: None,
-        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
-        ..TwoHosts::default()
-    }
-    .toml();
-    run(&t)
+        &nic,
+    )
 }
 
 /// (frames b received, frames b sent = its ACKs, b's CPU busy fraction).

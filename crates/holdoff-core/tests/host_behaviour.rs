@@ -164,7 +164,7 @@ fn bulk_tcp_reaches_the_timestamped_tcp_ceiling_of_gigabit_ethernet() {
     // bandwidth-delay product, so the wire is the only limit.
     let toml = TwoHosts {
         head: "name = \"iperf\"\nduration_ms = 500",
-        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
+        apps: common::IPERF_A_TO_B,
         ..TwoHosts::default()
     }
     .toml();
@@ -434,7 +434,7 @@ fn tcp_segments_fit_the_path_mtu_and_a_too_large_mss_is_warned() {
             "[hosts.tcp]\nmss_bytes = 8948\nskb_truesize_bytes = 0",
             "[hosts.tcp]\nmss_bytes = 8948\nskb_truesize_bytes = 0",
         ],
-        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
+        apps: common::IPERF_A_TO_B,
         ..TwoHosts::default()
     }
     .toml();

@@ -3,25 +3,20 @@
 //! NIC. Expected values are closed forms of the send cost and the line rate.
 
 mod common;
-use common::{run, TwoHosts};
+use common::bulk_iperf;
 
 /// An iperf bulk transfer a -> b between ideal hosts, where a's send path
 /// costs 20 us per send (every other cost zero).
 fn bulk(tso: bool) -> serde_json::Value {
     let nic = format!("tso = {tso}\n[hosts.nics.moderation]\nkind = \"static\"\nitr_per_s = 8000");
-    let t = TwoHosts {
-        head: "name = \"tso\"\nseed = 1\nduration_ms = 200",
-        host_extra: [
+    bulk_iperf(
+        "tso",
+        [
             "profile_overrides = { tx_packet_ns = 20000 }\n[hosts.tcp]\nskb_truesize_bytes = 0",
             "[hosts.tcp]\nskb_truesize_bytes = 0",
         ],
-        nic_extra: &nic,
-        nic_extra_b: None,
-        apps: "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n",
-        ..TwoHosts::default()
-    }
-    .toml();
-    run(&t)
+        &nic,
+    )
 }
 
 fn goodput_bps(r: &serde_json::Value) -> f64 {

@@ -4,7 +4,7 @@
 //! test's comment.
 
 mod common;
-use common::{run, TwoHosts};
+use common::{run, TwoHosts, IPERF_A_TO_B};
 use holdoff_core::stack::tcp::tx_truesize;
 
 /// Goodput of a 1448-byte MSS at 1 Gb/s: a 1518-byte frame takes 1538
@@ -25,9 +25,6 @@ struct Bulk<'a> {
     propagation_ns: u64,
 }
 
-/// An iperf flow from host `a` to host `b`.
-const IPERF: &str = "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n";
-
 impl Bulk<'_> {
     fn toml(&self) -> String {
         let tcp = |t: &str| format!("driver = \"napi\"\n[hosts.tcp]\n{t}");
@@ -43,7 +40,7 @@ impl Bulk<'_> {
             ),
             nic_extra_b: Some(""),
             link_extra: &format!("rate = \"1G\"\npropagation_ns = {}", self.propagation_ns),
-            apps: IPERF,
+            apps: IPERF_A_TO_B,
             ..TwoHosts::default()
         }
         .toml()
@@ -228,7 +225,7 @@ fn defaults_toml(profile: &str, driver: &str, a_tcp: &str, a_nic: &str) -> Strin
         nic_extra: a_nic,
         nic_extra_b: Some(""),
         link_extra: "rate = \"1G\"",
-        apps: IPERF,
+        apps: IPERF_A_TO_B,
         ..TwoHosts::default()
     }
     .toml()

@@ -85,19 +85,6 @@ pub enum DriverKind {
     Polling,
 }
 
-impl DriverKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DriverKind::LinuxIsr => "linux-isr",
-            DriverKind::Napi => "napi",
-            DriverKind::FreebsdIthread => "freebsd-ithread",
-            DriverKind::FreebsdTaskqueue => "freebsd-taskqueue",
-            DriverKind::OpenbsdIntr => "openbsd-intr",
-            DriverKind::Polling => "polling",
-        }
-    }
-}
-
 /// Parameters of the BSD driver architectures and polling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -157,6 +157,23 @@ impl TwoHosts<'_> {
     }
 }
 
+/// An iperf flow from host `a` to host `b` (an `[[apps]]` table).
+pub const IPERF_A_TO_B: &str =
+    "[[apps]]\nkind = \"iperf\"\nname = \"iperf\"\nhost = \"a\"\nto = \"b\"\n";
+
+/// The report of an iperf bulk transfer a -> b between two ideal hosts for
+/// 200 ms (seed 1): `host_extra` and `nic` as in `TwoHosts`.
+pub fn bulk_iperf(name: &str, host_extra: [&str; 2], nic: &str) -> serde_json::Value {
+    run(&TwoHosts {
+        head: &format!("name = \"{name}\"\nseed = 1\nduration_ms = 200"),
+        host_extra,
+        nic_extra: nic,
+        apps: IPERF_A_TO_B,
+        ..TwoHosts::default()
+    }
+    .toml())
+}
+
 /// Run and parse the report.
 pub fn run(toml: &str) -> serde_json::Value {
     let out = holdoff_core::api::run_toml(toml, None).expect("scenario runs");

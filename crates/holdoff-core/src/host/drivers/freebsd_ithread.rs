@@ -43,6 +43,9 @@ const LOOP_HEAD: u32 = 0;
 const IN_RXEOF: u32 = 1;
 
 impl DriverArch for FreebsdIthread {
+    fn name(&self) -> &'static str {
+        "freebsd-ithread"
+    }
     fn interrupt(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         let prof = k.profile();
         let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;

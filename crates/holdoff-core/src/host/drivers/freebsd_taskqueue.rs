@@ -33,6 +33,9 @@ use crate::units::{Nanos, SimTime};
 pub struct FreebsdTaskqueue;
 
 impl DriverArch for FreebsdTaskqueue {
+    fn name(&self) -> &'static str {
+        "freebsd-taskqueue"
+    }
     /// Fast filter: mask in the NIC, enqueue the task.
     fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         k.nic(i.port).write_imc(i.vector, u32::MAX);

@@ -23,6 +23,9 @@ use crate::units::{Nanos, SimTime};
 pub struct LinuxIsr;
 
 impl DriverArch for LinuxIsr {
+    fn name(&self) -> &'static str {
+        "linux-isr"
+    }
     fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         if i.iter == 0 {
             return entry(self, k, now, i);

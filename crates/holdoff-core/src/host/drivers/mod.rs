@@ -172,6 +172,8 @@ pub struct Pass {
 /// A driver architecture. The defaults describe a driver that only reads
 /// the cause in its handler and defers nothing.
 pub trait DriverArch: Sync {
+    /// The architecture's name in a scenario (`hosts[].driver`).
+    fn name(&self) -> &'static str;
     /// The hard-IRQ handler of one (port, vector) of line `i.irq`, at `now`.
     /// Returns its cost and how the handler continues. Default: `entry`.
     fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
@@ -231,6 +233,14 @@ pub trait DriverArch: Sync {
     /// `host::kernel`) apply by default.
     fn linux(&self) -> bool {
         false
+    }
+}
+
+impl DriverKind {
+    /// The kind's name in a scenario (`hosts[].driver`), as its
+    /// architecture gives it.
+    pub fn as_str(self) -> &'static str {
+        arch(self).name()
     }
 }
 
@@ -351,6 +361,22 @@ mod tests {
             port: 0,
             vector: 0,
             msix: false,
+        }
+    }
+
+    #[test]
+    fn each_architecture_is_named_as_a_scenario_spells_its_kind() {
+        // The name comes from the architecture; the spelling a scenario
+        // reads comes from serde's kebab-case of the kind: they must agree.
+        for kind in [
+            DriverKind::LinuxIsr,
+            DriverKind::Napi,
+            DriverKind::FreebsdIthread,
+            DriverKind::FreebsdTaskqueue,
+            DriverKind::OpenbsdIntr,
+            DriverKind::Polling,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }
 

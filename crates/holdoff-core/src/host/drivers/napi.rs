@@ -55,6 +55,9 @@ pub fn complete(k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction)
 }
 
 impl DriverArch for Napi {
+    fn name(&self) -> &'static str {
+        "napi"
+    }
     fn napi(&self) -> bool {
         true
     }

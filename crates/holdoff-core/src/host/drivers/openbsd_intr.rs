@@ -23,6 +23,9 @@ use crate::units::{Nanos, SimTime};
 pub struct OpenbsdIntr;
 
 impl DriverArch for OpenbsdIntr {
+    fn name(&self) -> &'static str {
+        "openbsd-intr"
+    }
     /// One pass in interrupt context: TX clean, then RX to the input queue
     /// (the driver share of each packet; protocol work deferred).
     fn on_cause(&self, k: &mut dyn Kernel, now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {

@@ -14,6 +14,9 @@ use crate::units::Nanos;
 pub struct Polling;
 
 impl DriverArch for Polling {
+    fn name(&self) -> &'static str {
+        "polling"
+    }
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
         let burst = k.bsd_config().poll_burst;
         let cost = cost + k.profile().poll_overhead_ns;

@@ -10,7 +10,7 @@
 //!
 //! Units are in the field names.
 
-use super::{cfg_err, names_list, profile_file, range};
+use super::{cfg_err, names_list, one, profile_file, range, two};
 use crate::error::Error;
 use crate::host::driver::{BsdConfig, DriverKind, NapiConfig};
 use crate::host::drivers;
@@ -128,9 +128,6 @@ pub struct ForwardRule {
     pub to: String,
 }
 
-pub(super) fn one() -> u32 {
-    1
-}
 fn default_txqueuelen() -> u32 {
     1000
 }
@@ -225,9 +222,6 @@ fn d_mss() -> u32 {
 fn d_truesize() -> u32 {
     crate::stack::tcp::LINUX26_E1000_SKB_TRUESIZE
 }
-pub(super) fn two() -> u32 {
-    2
-}
 
 impl Default for TcpSysctls {
     fn default() -> Self {
@@ -245,14 +239,6 @@ impl Default for TcpSysctls {
             rmem_max: None,
         }
     }
-}
-
-pub(super) fn yes() -> bool {
-    true
-}
-
-pub(super) fn string_enum(names: Vec<&str>) -> Schema {
-    schemars::json_schema!({ "type": "string", "enum": names })
 }
 
 fn profile_schema(_: &mut SchemaGenerator) -> Schema {

@@ -175,6 +175,23 @@ fn plain_type_message(m: &str) -> String {
     m.to_string()
 }
 
+/// Serde defaults and schema helpers shared by the config tables.
+pub(crate) fn one() -> u32 {
+    1
+}
+
+pub(crate) fn two() -> u32 {
+    2
+}
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+pub(crate) fn string_enum(names: Vec<&str>) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+
 /// A name with a NUL character is refused: it would end the name early in
 /// any C string (a file name, a terminal) and forge what follows.
 pub(crate) fn no_nul(field: &str, name: &str) -> Result<(), Error> {

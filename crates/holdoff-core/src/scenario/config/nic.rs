@@ -5,9 +5,8 @@
 //!
 //! Units are in the field names: `_bytes`, ring sizes [descriptors].
 
-use super::host::{one, string_enum, two, yes};
 use super::moderation::ModerationCfg;
-use super::{cfg_err, names_list, range};
+use super::{cfg_err, names_list, one, range, string_enum, two, yes};
 use crate::error::Error;
 use crate::nic::chip::{self, ChipProfile, LegacyItr};
 use schemars::{JsonSchema, Schema, SchemaGenerator};

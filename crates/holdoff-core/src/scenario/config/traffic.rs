@@ -7,12 +7,12 @@
 //!
 //! Units are in the field names: `_us`, `_ns`, `_bytes`, `_pps`.
 
-use super::host::{one, yes};
 pub use super::links::{
     parse_rate, replay_settings, validate_capture, validate_generator, LinkCfg, RATE_MAX_BPS,
     RATE_MIN_BPS,
 };
 use super::{cfg_err, range};
+use super::{one, yes};
 use crate::apps::generator::MAX_TIME_US;
 pub use crate::apps::generator::{GeneratorCfg, Pattern, SizeWeight};
 use crate::error::Error;

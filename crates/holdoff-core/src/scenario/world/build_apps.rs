@@ -5,7 +5,7 @@
 //!
 //! Units: times [ns].
 
-use super::build::Topology;
+use super::topology::Topology;
 use super::Host;
 use crate::apps::netpipe::{Netpipe, NetpipeConfig};
 use crate::apps::rpc_open::{

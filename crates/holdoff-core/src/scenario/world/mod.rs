@@ -61,6 +61,7 @@ mod moderation;
 mod napi;
 mod outcome;
 mod series;
+mod topology;
 mod txpath;
 
 pub use changes::AppliedChange;
