@@ -32,10 +32,45 @@ import tomli_w
 # Largest host count accepted (the core indexes hosts, ports and generators
 # with 16 bits; two link endpoints per copy).
 MAX_HOSTS = 4096
+#: Most repeats of one measurement (``--repeat``): the median of more adds nothing.
+MAX_REPEAT = 100
+#: Longest simulated time of one bench run [ms] (``--duration-ms``): ten minutes.
+MAX_DURATION_MS = 600_000
+#: Most worker counts one ``bench --sweep`` compares (``--workers 1,2,...``).
+MAX_WORKER_COUNTS = 16
 
 
 class BenchError(Exception):
     """A scaling benchmark could not run (bad scenario, child failure)."""
+
+
+def check_bench_options(repeat: int, duration_ms: int | None) -> None:
+    """Refuses (``ValueError`` naming the flag) a repeat count or simulated
+    time above its limit (:data:`MAX_REPEAT`, :data:`MAX_DURATION_MS`)."""
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise ValueError(f"--repeat must be between 1 and {MAX_REPEAT}; got {repeat}")
+    if duration_ms is not None and not 1 <= duration_ms <= MAX_DURATION_MS:
+        raise ValueError(
+            f"--duration-ms must be between 1 and {MAX_DURATION_MS:,} (ten minutes simulated); "
+            f"got {duration_ms:,}"
+        )
+
+
+def parse_worker_counts(text: str, most: int) -> list[int]:
+    """``--workers 1,2`` of ``bench --sweep``: each count 1..``most``, at most
+    :data:`MAX_WORKER_COUNTS` of them; ``ValueError`` naming the flag."""
+    try:
+        counts = [int(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise ValueError(f"--workers must be comma-separated integers, got {text[:60]!r}") from None
+    if not counts or len(counts) > MAX_WORKER_COUNTS:
+        raise ValueError(f"--workers must list 1 to {MAX_WORKER_COUNTS} worker counts")
+    bad = [n for n in counts if not 1 <= n <= most]
+    if bad:
+        raise ValueError(
+            f"--workers counts must be between 1 and {most} (four per core); got {bad[0]}"
+        )
+    return counts
 
 
 def parse_hosts(text: str) -> list[int]:

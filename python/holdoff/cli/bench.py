@@ -22,6 +22,7 @@ from holdoff.cli.common import (
     _load_sweep_or_exit,
     _read,
     _run,
+    _stderr,
     _stdout,
     app,
 )
@@ -80,6 +81,29 @@ def bench_command(
         _fail("--hosts and --sweep measure different things: give one of them", 2)
     if duration_ms is not None and hosts is None:
         _fail("--duration-ms applies to the scaling benchmark: use it with --hosts", 2)
+    from holdoff import benchscale
+
+    try:
+        benchscale.check_bench_options(repeat, duration_ms)
+    except ValueError as err:
+        _fail(str(err), 2)
+    try:
+        _bench_command(repeat, scenario, json_output, sweep_file, workers, hosts, duration_ms)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the sweep's workers or the child run are ended.
+        _stderr().print("interrupted: the benchmark was stopped; nothing measured is printed")
+        raise typer.Exit(130) from None
+
+
+def _bench_command(
+    repeat: int,
+    scenario: Path | None,
+    json_output: bool,
+    sweep_file: Path | None,
+    workers: str,
+    hosts: str | None,
+    duration_ms: int | None,
+) -> None:
     if sweep_file is not None:
         _bench_sweep(sweep_file, workers, repeat, json_output)
         return
@@ -220,14 +244,13 @@ def _bench_hosts(
 def _bench_sweep(file: Path, workers_text: str, repeat: int, json_output: bool) -> None:
     import tempfile
 
+    from holdoff import benchscale
     from holdoff import sweeps as sw
 
     try:
-        counts = [int(w) for w in workers_text.split(",") if w.strip()]
-    except ValueError:
-        _fail(f"--workers must be comma-separated integers, got {workers_text!r}", 2)
-    if not counts or min(counts) < 1:
-        _fail(f"--workers must list worker counts of at least 1, got {workers_text!r}", 2)
+        counts = benchscale.parse_worker_counts(workers_text, sw.max_workers())
+    except ValueError as err:
+        _fail(str(err), 2)
     spec = _load_sweep_or_exit(file)
     rows: list[dict[str, Any]] = []
     for n in counts:
