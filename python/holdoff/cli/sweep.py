@@ -229,6 +229,9 @@ def _check_outputs(store: Path | None, table: Path) -> None:
         _fail(f"--store {printable(str(store))}: is not a folder; give a folder for the store", 2)
     if table.is_dir():
         _fail(f"--out {printable(str(table))}: is a folder; give a file name (NAME.parquet)", 2)
+    above = next((p for p in table.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        _fail(f"--out {printable(str(table))}: {printable(str(above))} is not a folder", 2)
 
 
 def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
