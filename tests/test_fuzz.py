@@ -78,8 +78,7 @@ def test_cli_fuzz_finds_no_failure() -> None:
     # A few hundred real command lines: every --set, option, name and store
     # case, and file kinds spread over every command's file slots. Issue
     # 29's oversized inputs are left to tests/test_hostile.py (one each).
-    # 240 cases took 3.5 min on 2 cores at a load average of 4.6 (others
-    # building), about 2 min on an idle machine.
+    # 240 cases: 153 s on 2 cores shared with other work (load average 1.4 to 4).
     report = fuzz_cli.run(240, seed=1, jobs=2, skip=("size",))
     fuzz_cli.print_report(report)
     assert sum(report.counts.values()) == 240
