@@ -9,11 +9,8 @@ residual interval as ``100 (bound / measured - 1)`` of the model interval.
 from __future__ import annotations
 
 import io
-import os
 import signal
-import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
@@ -23,7 +20,7 @@ import holdoff
 from holdoff import calibrate as cb
 from holdoff.sweeps import derive_seed, set_path
 from test_calibrate import KNOWN, RATE, write_scenarios
-from test_sweep_kill import alive, children
+from test_sweep_kill import alive, children, stop_when
 
 PATTERN = "generators[0].pattern"
 
@@ -101,30 +98,11 @@ def test_sigterm_stops_a_fit_and_its_workers_with_exit_143(tmp_path: Path) -> No
     # 2 s of simulated traffic per row: each evaluation takes a while, so
     # the fit is still running when it is told to stop. Off a terminal the
     # progress lines come on stderr, the first at once.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "holdoff", "calibrate", str(rows), "--profile", KNOWN,
-         "--costs", "rx_packet_ns", "--set", "duration_ms=2000", "-j", "2", "-o", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    workers: set[int] = set()
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()
-        assert first.startswith("calibrating: "), first
-        deadline = time.monotonic() + 30
-        while len(workers) < 2 and time.monotonic() < deadline:
-            workers.update(children(proc.pid))
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert proc.returncode == 143, err
+    fit = ["--profile", KNOWN, "--costs", "rx_packet_ns", "--set", "duration_ms=2000"]
+    cmd = [sys.executable, "-m", "holdoff", "calibrate", str(rows), *fit, "-j2", "-o", str(out)]
+    code, err, workers = stop_when(cmd, lambda pid: len(children(pid)) >= 2, signal.SIGTERM)
+    assert code == 143, err
+    assert err.startswith("calibrating: ")
     assert "Traceback" not in err and "interrupted" in err
     assert len(workers) >= 2
     assert not [pid for pid in workers if alive(pid)], "worker processes left running"

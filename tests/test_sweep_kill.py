@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -85,6 +86,41 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def stop_when(
+    cmd: list[str], ready: Callable[[int], bool], signum: int
+) -> tuple[int, str, set[int]]:
+    """Starts ``cmd`` in a session of its own, waits until ``ready(pid)`` (at
+    most 120 s, collecting the pids of its worker processes), sends
+    ``signum`` to it alone, waits for it to end, then up to 10 s for each
+    worker to be gone. Returns (exit status, stderr, the workers seen);
+    anything left of the session (started here) is killed."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    try:
+        while not ready(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command was not ready in time"
+            workers.update(children(proc.pid))
+            time.sleep(0.005)
+        workers.update(children(proc.pid))
+        os.kill(proc.pid, signum)
+        _, err = proc.communicate(timeout=60)
+        gone_by = time.monotonic() + 10
+        while [pid for pid in workers if alive(pid)] and time.monotonic() < gone_by:
+            time.sleep(0.05)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if proc.poll() is None:
+            proc.communicate()
+    return proc.returncode, err, workers
+
+
 def stored(store: Path) -> dict[str, tuple[int, int]]:
     """Visible results: name -> (inode, mtime_ns)."""
     return {
@@ -97,38 +133,16 @@ def stored(store: Path) -> dict[str, tuple[int, int]]:
 def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
     sweep = write_sweep(tmp_path)
     store = tmp_path / "store"
-    proc = subprocess.Popen(
+    code, _, workers = stop_when(
         sweep_cmd(sweep, store, tmp_path / "killed.parquet", "--workers", "2"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
+        lambda _: len(stored(store)) >= POINTS // 4,
+        signal.SIGKILL,
     )
-    deadline = time.monotonic() + 120
-    workers: set[int] = set()
-    try:
-        while len(stored(store)) < POINTS // 4:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the sweep stored nothing in time"
-            workers.update(children(proc.pid))
-            time.sleep(0.005)
-        workers.update(children(proc.pid))
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        # The parent could not end its workers; they die with it (Linux:
-        # PR_SET_PDEATHSIG), not left waiting forever under init.
-        assert len(workers) >= 2
-        gone_by = time.monotonic() + 10
-        while [pid for pid in workers if alive(pid)] and time.monotonic() < gone_by:
-            time.sleep(0.05)
-        assert not [pid for pid in workers if alive(pid)], "workers outlived a killed sweep"
-    finally:
-        # Also end the killed sweep's worker processes (same session, started here).
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
+    assert code == -signal.SIGKILL
+    # The parent could not end its workers; they die with it (Linux:
+    # PR_SET_PDEATHSIG), not left waiting forever under init.
+    assert len(workers) >= 2
+    assert not [pid for pid in workers if alive(pid)], "workers outlived a killed sweep"
     assert not (tmp_path / "killed.parquet").exists()
 
     before = stored(store)
@@ -174,29 +188,12 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
 def test_sigterm_stops_the_workers_keeps_finished_points_and_exits_143(tmp_path: Path) -> None:
     sweep = write_sweep(tmp_path)
     store = tmp_path / "store"
-    proc = subprocess.Popen(
+    code, err, workers = stop_when(
         sweep_cmd(sweep, store, tmp_path / "termed.parquet", "--workers", "2"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+        lambda _: len(stored(store)) >= 2,
+        signal.SIGTERM,
     )
-    deadline = time.monotonic() + 120
-    workers: set[int] = set()
-    try:
-        while len(stored(store)) < 2:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the sweep stored nothing in time"
-            workers.update(children(proc.pid))
-            time.sleep(0.005)
-        workers.update(children(proc.pid))
-        os.kill(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert proc.returncode == 143, err
+    assert code == 143, err
     assert "Traceback" not in err
     assert "interrupted" in err and "kept in the store" in err
     # Two workers were running points; none outlives the sweep.
