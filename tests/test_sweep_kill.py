@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pandas.testing as pdt
@@ -121,6 +122,14 @@ def stop_when(
     return proc.returncode, err, workers
 
 
+def rerun(cmd: list[str]) -> dict[str, Any]:
+    """Runs a sweep command to its end; its JSON summary (it must succeed)."""
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    summary: dict[str, Any] = json.loads(done.stdout)
+    return summary
+
+
 def stored(store: Path) -> dict[str, tuple[int, int]]:
     """Visible results: name -> (inode, mtime_ns)."""
     return {
@@ -153,15 +162,7 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
         assert results.get(key)["scenario_hash"] == key
     assert sorted(results.keys()) == sorted(n.removesuffix(".parquet") for n in before)
 
-    resumed = subprocess.run(
-        sweep_cmd(sweep, store, tmp_path / "resumed.parquet"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads(resumed.stdout)
+    summary = rerun(sweep_cmd(sweep, store, tmp_path / "resumed.parquet"))
     assert summary["points"] == POINTS
     assert summary["cached"] == len(before)
     assert summary["computed"] == POINTS - len(before)
@@ -171,15 +172,10 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
     assert {name: after[name] for name in before} == before
     assert not [p for p in store.iterdir() if p.name.startswith(".")], "temporary files remain"
 
-    clean = subprocess.run(
-        sweep_cmd(sweep, tmp_path / "clean-store", tmp_path / "clean.parquet", "--workers", "1"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    clean = rerun(
+        sweep_cmd(sweep, tmp_path / "clean-store", tmp_path / "clean.parquet", "--workers", "1")
     )
-    assert clean.returncode == 0, clean.stderr
-    assert json.loads(clean.stdout)["computed"] == POINTS
+    assert clean["computed"] == POINTS
     resumed_table = pd.read_parquet(tmp_path / "resumed.parquet")
     assert len(resumed_table) == POINTS
     pdt.assert_frame_equal(resumed_table, pd.read_parquet(tmp_path / "clean.parquet"))
@@ -203,14 +199,6 @@ def test_sigterm_stops_the_workers_keeps_finished_points_and_exits_143(tmp_path:
     assert 2 <= len(kept) < POINTS
     assert not (tmp_path / "termed.parquet").exists()
 
-    resumed = subprocess.run(
-        sweep_cmd(sweep, store, tmp_path / "resumed.parquet"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads(resumed.stdout)
+    summary = rerun(sweep_cmd(sweep, store, tmp_path / "resumed.parquet"))
     assert summary["cached"] == len(kept)
     assert summary["computed"] == POINTS - len(kept)
