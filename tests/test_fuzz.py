@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from holdoff import _core, fuzz, fuzz_cli
+from holdoff import _core, fuzz, fuzz_cases, fuzz_cli
 
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.toml"))
 
@@ -92,7 +92,7 @@ def test_cli_fuzz_finds_no_failure() -> None:
 
 def test_cli_cases_are_deterministic(tmp_path: Path) -> None:
     def shape(root: Path) -> list[tuple[str, list[str]]]:
-        cases = fuzz_cli.all_cases(root, seed=4, mutations=10)
+        cases = fuzz_cases.all_cases(root, seed=4, mutations=10)
         return [(c.label, [a.replace(str(root), "ROOT") for a in c.args]) for c in cases]
 
     a, b = shape(tmp_path / "a"), shape(tmp_path / "b")
@@ -142,8 +142,8 @@ def test_cli_harness_detects_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # The harness must be able to fail: a run longer than the time limit is
     # killed (with its session) and reported as a hang.
     monkeypatch.setattr(fuzz_cli, "TIMEOUT_S", 1.0)
-    files = fuzz_cli.make_fixtures(tmp_path / "files")
-    case = fuzz_cli.CliCase(
+    files = fuzz_cases.make_fixtures(tmp_path / "files")
+    case = fuzz_cases.CliCase(
         "long run", "test", ["run", files["valid scenario"], "--set", "duration_ms=600000"]
     )
     out = fuzz_cli.run_case(case, tmp_path / "work")

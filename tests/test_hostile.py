@@ -10,8 +10,8 @@ flag or limit, or a bounded run (exit 0); never a traceback, an abort, a
 hang or a raw control character in the output.
 
 The inputs are made with OS calls (a FIFO, a sparse ``truncate``d file,
-``/dev/zero``, symlinks) by :func:`holdoff.fuzz_cli.make_fixtures` and
-:func:`holdoff.fuzz_cli.size_inputs`; the expected message fragments are the
+``/dev/zero``, symlinks) by :func:`holdoff.fuzz_cases.make_fixtures` and
+:func:`holdoff.fuzz_cases.size_inputs`; the expected message fragments are the
 words for what each path is, not copies of the program's output.
 """
 
@@ -28,16 +28,17 @@ from pathlib import Path
 
 import pytest
 
-from holdoff import fuzz_cli
-from holdoff.fuzz_cli import CliCase, CliOutcome
+from holdoff import fuzz_cases, fuzz_cli
+from holdoff.fuzz_cases import CliCase
+from holdoff.fuzz_cli import CliOutcome
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("hostile")
-    f = fuzz_cli.make_fixtures(root / "files")
+    f = fuzz_cases.make_fixtures(root / "files")
     (root / "sizes").mkdir()
-    for label, args in fuzz_cli.size_inputs(root / "sizes", f["valid scenario"]).items():
+    for label, args in fuzz_cases.size_inputs(root / "sizes", f["valid scenario"]).items():
         f["size: " + label] = json.dumps(args)
     # A profile file reached through a symbolic link (the issue: refused, must run).
     examples = Path(fuzz_cli.__file__).resolve().parent / "examples"
