@@ -10,6 +10,7 @@ mod common;
 
 use common::OneHost;
 use holdoff_core::api;
+use holdoff_core::scenario::config::at::MAX_CHANGE_ELEMENTS;
 use holdoff_core::scenario::config::{MAX_HOSTS, MAX_SERIES_VALUES};
 use std::path::PathBuf;
 use std::process::Command;
@@ -104,6 +105,15 @@ fn cases() -> Vec<(&'static str, String, String, &'static str)> {
             "the limit is 67108864 values",
         ),
         (
+            // 401 changes of every host's ITR on 500 hosts: 200 500 elements.
+            "[*] changes touching more elements than the limit",
+            many_hosts(500, "")
+                + &"[[at]]\nt_ms = 0\nset = { \"hosts[*].nics[0].moderation.itr_per_s\" = 4000 }\n"
+                    .repeat(401),
+            "`at`".into(),
+            "touch 200500 hosts and generators in all",
+        ),
+        (
             "a NaN [[at]] value",
             format!("{b}\n[[at]]\nt_ms = 5\nset = {{ \"generators[0].rate_pps\" = nan }}\n"),
             "at[0].set".into(),
@@ -121,6 +131,7 @@ fn cases() -> Vec<(&'static str, String, String, &'static str)> {
 #[test]
 fn hostile_scenarios_are_refused_naming_the_field() {
     assert_eq!(MAX_SERIES_VALUES, 67_108_864);
+    assert_eq!(MAX_CHANGE_ELEMENTS, 200_000);
     for (what, text, field, words) in cases() {
         let e = api::validate_toml(&text).expect_err(what).to_string();
         assert!(e.contains(&field), "{what}: {e}");

@@ -43,6 +43,13 @@ use std::collections::BTreeMap;
 
 /// Most `[[at]]` tables, and most paths in all of them together.
 pub const MAX_CHANGES: usize = 10_000;
+/// Most hosts and generators all the changes touch together [elements]: a
+/// path inside one element counts 1, a `[*]` path every element of its
+/// list, any other path every host and generator (the whole scenario is
+/// validated again). Each touched element is read and validated at load
+/// (about 60 us) and may hold an edit until the run ends: 200 000 keep the
+/// check to seconds and the edits to tens of MB.
+pub const MAX_CHANGE_ELEMENTS: usize = 200_000;
 
 /// One `[[at]]` table: the paths set at simulated time `t_ms`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -551,6 +558,25 @@ pub fn resolve(s: &Scenario) -> Result<Vec<Step>, Error> {
             format!(
                 "{} tables with {paths} paths; allowed: at most {MAX_CHANGES} of each",
                 s.at.len()
+            ),
+        ));
+    }
+    let whole = s.hosts.len() + s.generators.len();
+    let touched: usize =
+        s.at.iter()
+            .flat_map(|a| a.set.keys())
+            .map(|p| match parse_path(p) {
+                Err(_) => 1, // refused below, naming the path
+                Ok(_) => element_of(p, s).map_or(whole, |(_, v)| v.len()),
+            })
+            .fold(0, usize::saturating_add);
+    if touched > MAX_CHANGE_ELEMENTS {
+        return Err(cfg_err(
+            "at",
+            format!(
+                "the changes touch {touched} hosts and generators in all (a `[*]` path \
+                 touches every element of its list); the limit is {MAX_CHANGE_ELEMENTS}: \
+                 change fewer elements, or set the value from the start instead"
             ),
         ));
     }
