@@ -68,6 +68,21 @@ const WIDE: &str = "skb_truesize_bytes = 0\nrmem_default = 262144";
 const ITR_2000: &str = "itr_per_s = 2000";
 const D_NS: f64 = 1953.0 * 256.0;
 
+/// 1 s of iperf a -> b, both WIDE, a's ITR 2000/s and TSQ limit
+/// `limit_output_bytes` (0: TSQ off).
+fn tsq_run(limit_output_bytes: u32) -> serde_json::Value {
+    let a_tcp = format!("{WIDE}\nlimit_output_bytes = {limit_output_bytes}");
+    run(&Bulk {
+        duration_ms: 1000,
+        a_tcp: &a_tcp,
+        b_tcp: WIDE,
+        a_nic: "",
+        a_moderation: ITR_2000,
+        propagation_ns: 0,
+    }
+    .toml())
+}
+
 #[test]
 fn tsq_limits_a_bulk_sender_to_its_budget_per_tx_completion_interval() {
     // The sender's interrupts come once per D (ITR 2000/s, TXDW and the
@@ -87,16 +102,7 @@ fn tsq_limits_a_bulk_sender_to_its_budget_per_tx_completion_interval() {
     for limit in [8192u32, 32768] {
         let n = (limit as f64 / t).floor() + 1.0;
         let want = n * 1448.0 * 8.0 / (D_NS / 1e9);
-        let a_tcp = format!("{WIDE}\nlimit_output_bytes = {limit}");
-        let r = run(&Bulk {
-            duration_ms: 1000,
-            a_tcp: &a_tcp,
-            b_tcp: WIDE,
-            a_nic: "",
-            a_moderation: ITR_2000,
-            propagation_ns: 0,
-        }
-        .toml());
+        let r = tsq_run(limit);
         let got = goodput_bps(&r);
         assert!(
             (got - want).abs() <= want * 0.02,
@@ -108,15 +114,7 @@ fn tsq_limits_a_bulk_sender_to_its_budget_per_tx_completion_interval() {
     }
     // TSQ off, the same interrupts: nothing waits for TX completions and
     // the window covers a round trip, so the flow moves line rate.
-    let r = run(&Bulk {
-        duration_ms: 1000,
-        a_tcp: &format!("{WIDE}\nlimit_output_bytes = 0"),
-        b_tcp: WIDE,
-        a_nic: "",
-        a_moderation: ITR_2000,
-        propagation_ns: 0,
-    }
-    .toml());
+    let r = tsq_run(0);
     let got = goodput_bps(&r);
     assert!(
         got > LINE_GOODPUT_BPS * 0.99 && got <= LINE_GOODPUT_BPS * 1.0001,

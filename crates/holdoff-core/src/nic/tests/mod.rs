@@ -24,17 +24,7 @@ struct Rig {
 }
 
 fn pkt(t: u64) -> Packet {
-    Packet {
-        created: SimTime(t),
-        frame_bytes: 64,
-        seq: 0,
-        ack: 0,
-        wnd: 0,
-        flow: 0,
-        kind: PktKind::Udp,
-        tso_more: false,
-        selected: false,
-    }
+    Packet::datagram(PktKind::Udp, SimTime(t), 64, 0, 0)
 }
 
 impl Rig {
