@@ -257,7 +257,7 @@ GOOD_HEAD = f"scenario,{RATE},cpu_pct\n"
         (
             "scenario,cpu_pct\n" + "rx.toml,3\n" * (cb.MAX_ROWS + 1),
             [],
-            [f"{cb.MAX_ROWS + 1:,} rows", f"the limit is {cb.MAX_ROWS:,} rows"],
+            [f"more than {cb.MAX_ROWS:,} rows", f"the limit is {cb.MAX_ROWS:,} rows"],
         ),
         (
             "scenario,throughput_mbps\nrx.toml,5\nrx.toml,-5\n",

@@ -10,7 +10,7 @@ at most 64 MB) and parsed here with the standard ``csv`` module, so that:
   naming the row and the column;
 - NaN and infinite cells are refused by name;
 - a column named twice is refused by the name it has in the file;
-- at most :data:`MAX_ROWS` rows (counted before any scenario is read).
+- at most :data:`MAX_ROWS` rows (counted while parsing, before any scenario is read).
 
 Comments: a line whose first non-blank character is ``#``, and anything from a
 ``#`` outside double quotes to the end of its line; blank lines are skipped.
@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,12 +122,12 @@ def _number(cell: str, where: str, *, positive: bool = False) -> float:
     return v
 
 
-def _uncommented(text: str) -> list[str]:
-    """The lines of ``text`` with comments cut (``#`` outside double quotes, to
-    the end of the line), blank and comment-only lines left out."""
-    out: list[str] = []
+def _uncommented(text: str) -> Iterator[str]:
+    """The lines of ``text`` (lazily) with comments cut (``#`` outside double
+    quotes, to the end of the line), blank and comment-only lines left out."""
     quoted = False
-    for line in text.splitlines():
+    for raw in io.StringIO(text):
+        line = raw.rstrip("\r\n")
         if "#" in line or '"' in line or quoted:
             kept: list[str] = []
             for ch in line:
@@ -137,8 +138,7 @@ def _uncommented(text: str) -> list[str]:
                 kept.append(ch)
             line = "".join(kept)
         if line.strip() or quoted:
-            out.append(line)
-    return out
+            yield line + "\n"
 
 
 def read_csv(csv_file: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -147,22 +147,31 @@ def read_csv(csv_file: Path) -> tuple[list[str], list[dict[str, str]]]:
     Raises :class:`CalibrationError` for a file that cannot be read (what it
     is, its size against the limit), no header, a column without a name or
     named twice, a row with more cells than the header, or more than
-    :data:`MAX_ROWS` rows.
+    :data:`MAX_ROWS` rows (the file is parsed row by row and parsing stops
+    there, so a huge file never becomes a huge list).
     """
     try:
         text = inputs.read_text(csv_file, "calibration CSV")
     except inputs.InputError as err:
         raise CalibrationError(str(err)) from None
-    lines = _uncommented(text)
-    if not lines:
+    records: list[list[str]] = []
+    try:
+        for record in csv.reader(_uncommented(text)):
+            if not any(cell.strip() for cell in record):
+                continue
+            records.append(record)
+            if len(records) > MAX_ROWS + 1:
+                raise CalibrationError(
+                    f"{csv_file} has more than {MAX_ROWS:,} rows; the limit is {MAX_ROWS:,} "
+                    f"rows (each is run at every step of the fit): fit to a subset"
+                )
+    except csv.Error as err:
+        raise CalibrationError(f"{csv_file} is not a CSV file: {err}") from None
+    if not records:
         raise CalibrationError(
             f"{csv_file} has no rows: write a header line of column names, then one line per "
             f"measurement (docs/calibrate.md)"
         )
-    try:
-        records = list(csv.reader(line + "\n" for line in lines))
-    except csv.Error as err:
-        raise CalibrationError(f"{csv_file} is not a CSV file: {err}") from None
     header = [c.strip() for c in records[0]]
     seen: set[str] = set()
     for c in header:
@@ -178,12 +187,7 @@ def read_csv(csv_file: Path) -> tuple[list[str], list[dict[str, str]]]:
             raise CalibrationError(
                 f"{csv_file}: unknown column `{shown}`; the columns are {known_columns()}"
             )
-    body = [r for r in records[1:] if any(cell.strip() for cell in r)]
-    if len(body) > MAX_ROWS:
-        raise CalibrationError(
-            f"{csv_file} has {len(body):,} rows; the limit is {MAX_ROWS:,} rows (each is run "
-            f"at every step of the fit): fit to a subset"
-        )
+    body = records[1:]
     rows: list[dict[str, str]] = []
     for number, record in enumerate(body, start=1):
         if len(record) > len(header):
