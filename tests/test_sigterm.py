@@ -5,11 +5,15 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from holdoff.interrupt import Terminated, sigterm_as_interrupt
 from scenarios import inline_scenario
 from test_sweep_kill import stop_when
 
@@ -27,3 +31,20 @@ def test_sigterm_of_a_run_prints_the_partial_summary_and_exits_143(tmp_path: Pat
     assert code == 143, err
     assert "Traceback" not in err
     assert "interrupted at t = " in err
+
+
+def test_sigterm_raises_terminated_once_and_the_handler_is_restored() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with sigterm_as_interrupt() as state:
+        assert state.exit_code(130) == 130  # nothing arrived yet
+        with pytest.raises(KeyboardInterrupt) as info:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs before this returns
+        assert isinstance(info.value, Terminated)
+        # A second SIGTERM while the first is handled raises nothing.
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)
+        assert state.terminated == 2
+        # 128 + 15 for a failing status; success stays success.
+        assert (state.exit_code(130), state.exit_code(1), state.exit_code(0)) == (143, 143, 0)
+    assert signal.getsignal(signal.SIGTERM) == before

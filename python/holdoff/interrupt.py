@@ -19,6 +19,7 @@ Main thread only (Python runs signal handlers there).
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -60,7 +61,15 @@ def sigterm_as_interrupt() -> Iterator[SignalState]:
         yield state
         return
 
+    owner = os.getpid()
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            # A forked worker that has not reset its handlers yet: die as
+            # SIGTERM's default would, with no traceback.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         state.terminated += 1
         if state.terminated == 1:
             raise Terminated(f"terminated by signal {signum} (SIGTERM)")
