@@ -169,7 +169,8 @@ fn profile_file_errors_name_the_field_and_the_file() {
     assert!(bad.contains("`costs.rx_pkt_ns`"), "{bad}");
     assert!(bad.contains("rx_packet_ns"), "{bad}");
     // Relative to the scenario's directory, not the working directory.
-    assert!(e("bad.toml", None).contains("cannot be read"));
+    let here = e("bad.toml", None);
+    assert!(here.contains("profile file bad.toml: not found"), "{here}");
     let preset = e("pentium", None);
     assert!(
         preset.contains("apu2") && preset.contains(".toml"),
