@@ -25,7 +25,7 @@ from holdoff.sweep_metrics import compute_point
 from holdoff.sweep_paths import SweepError
 
 if TYPE_CHECKING:
-    from holdoff.sweeps import SweepPoint
+    from holdoff.sweep_paths import SweepPoint
 
 
 def execute(

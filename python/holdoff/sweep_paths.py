@@ -14,7 +14,10 @@ import copy
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
+
+import tomli_w
 
 from holdoff.store import Scalar, canonical_json
 
@@ -247,3 +250,25 @@ def _label_part(value: Any) -> str:
     if isinstance(value, str):
         return value
     return canonical_json(value)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One run of a sweep: parameters, seed, the full scenario and its store key."""
+
+    index: int
+    replicate: int
+    params: dict[str, Any]
+    seed: int
+    scenario: dict[str, Any]
+    key: str
+
+    @property
+    def text(self) -> str:
+        """The point's scenario as TOML text."""
+        return tomli_w.dumps(self.scenario)
+
+    @property
+    def label(self) -> str:
+        """The parameters as ``path=value`` pairs."""
+        return ", ".join(f"{k}={param_label(v)}" for k, v in self.params.items()) or "base"

@@ -25,7 +25,7 @@ from holdoff.store import Scalar, canonical_json
 from holdoff.sweep_paths import param_label
 
 if TYPE_CHECKING:
-    from holdoff.sweeps import SweepPoint
+    from holdoff.sweep_paths import SweepPoint
 
 #: First columns of a sweep table; the sweep parameters come between
 #: ``replicate`` and ``seed``, the metrics after ``scenario_hash``.

@@ -50,7 +50,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-import tomli_w
 
 from holdoff import _core, inputs
 from holdoff.api import _without_none
@@ -72,6 +71,7 @@ from holdoff.sweep_metrics import (
 )
 from holdoff.sweep_paths import (
     SweepError,
+    SweepPoint,
     Token,
     check_distinct,
     check_path,
@@ -165,28 +165,6 @@ class SweepSpec:
     seed: int = 0
     replicates: int = 1
     description: str = ""
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """One run of a sweep: parameters, seed, the full scenario and its store key."""
-
-    index: int
-    replicate: int
-    params: dict[str, Any]
-    seed: int
-    scenario: dict[str, Any]
-    key: str
-
-    @property
-    def text(self) -> str:
-        """The point's scenario as TOML text."""
-        return tomli_w.dumps(self.scenario)
-
-    @property
-    def label(self) -> str:
-        """The parameters as ``path=value`` pairs."""
-        return ", ".join(f"{k}={param_label(v)}" for k, v in self.params.items()) or "base"
 
 
 SweepSource = str | os.PathLike[str] | Mapping[str, Any] | SweepSpec

@@ -87,8 +87,8 @@ def explain_command(
     rounds, the values that select an adaptive mode, warnings with numbers, the
     commands to set it now and the forms that keep it after a reboot."""
     from holdoff import knobs
+    from holdoff.explain_gather import gather, report
     from holdoff.hostinfo import HostInfoError, read_host
-    from holdoff.knobs.gather import gather, report
 
     if emit_to is not None and emit_kind is None:
         _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)

@@ -16,15 +16,13 @@ Units: ring sizes in descriptors.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from holdoff.hostinfo import HostInfo
 from holdoff.knobs.base import TSQ_BYTES_DEFAULT, KnobError, Note
 from holdoff.knobs.ethtool_text import Parsed
 from holdoff.knobs.parse import RING_RANGE, check_iface, explain, parse
 from holdoff.knobs.persist import persistent_forms
-
-if TYPE_CHECKING:
-    from holdoff.hostinfo import HostInfo
 
 
 def gather(
