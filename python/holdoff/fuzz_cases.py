@@ -96,6 +96,11 @@ def make_fixtures(root: Path) -> dict[str, str]:
     f["directory"] = str(root / "folder")
     os.mkfifo(root / "fifo")
     f["FIFO"] = str(root / "fifo")
+    # The same behind a name with the expected suffix (a profile file must end in .toml).
+    os.mkfifo(root / "fifo.toml")
+    f["FIFO named .toml"] = str(root / "fifo.toml")
+    (root / "zero.toml").symlink_to("/dev/zero")
+    f["link.toml to /dev/zero"] = str(root / "zero.toml")
     f["/dev/zero"] = "/dev/zero"
     f["/dev/null"] = "/dev/null"
     (root / "loop-a").symlink_to(root / "loop-b")
@@ -165,7 +170,9 @@ FILE_KINDS = [
     "missing file",
     "directory",
     "FIFO",
+    "FIFO named .toml",
     "/dev/zero",
+    "link.toml to /dev/zero",
     "/dev/null",
     "symlink loop",
     "dangling symlink",
