@@ -306,7 +306,16 @@ def option_cases(fixtures: dict[str, str]) -> list[CliCase]:
         "livelock --out a folder": ["livelock", "--out", "/"],
         "unknown command": ["frobnicate"],
     }
-    return [CliCase(k, "option", a) for k, a in lines.items()]
+    explain = ["explain", "--driver", "linux-e1000", "-"]
+    stdin = {
+        "explain - <- 17 MiB on stdin": b"rx-usecs: 3\n" * (17 * 2**20 // 12),
+        "explain - <- deep JSON on stdin": b"[" * 20_000 + b"]" * 20_000,
+        "explain - <- invalid UTF-8 on stdin": b"rx-usecs: 3\n\xff\n",
+        "explain - <- NUL on stdin": b"rx-usecs: 3\x00\n",
+    }
+    return [CliCase(k, "option", a) for k, a in lines.items()] + [
+        CliCase(k, "option", explain, stdin=data) for k, data in stdin.items()
+    ]
 
 
 def _sparse(path: Path, size_bytes: int) -> None:
