@@ -35,6 +35,7 @@ import stat
 import sys
 import tomllib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 MIB = 2**20
@@ -167,6 +168,34 @@ def _os_message(err: OSError, path: str) -> str:
     if err.errno == errno.ENAMETOOLONG:
         return "the path is too long"
     return f"cannot be read ({err.strerror or err})"
+
+
+def output_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be written as a regular file, or None if it can.
+
+    A directory, a device, a FIFO or a socket at ``path`` (symlinks followed)
+    is refused: a writer that renames a temporary file over its target would
+    replace a device such as ``/dev/null`` with a file. So is a path under
+    something that is not a folder.
+    """
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        return _os_message(err, name)
+    except ValueError:
+        return "the path contains a NUL character"
+    if st is not None:
+        wrong = _not_regular(st.st_mode)
+        return None if wrong is None else f"{wrong}; give the path of a file to write"
+    for parent in Path(name).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{printable(str(parent))} is not a folder"
+            break
+    return None
 
 
 def check_file(path: str | os.PathLike[str], what: str, limit: int | None = None) -> int:
