@@ -152,6 +152,13 @@ def _check_file(file: Path, what: str, limit: int | None = None) -> None:
         _fail(str(err), 2)
 
 
+def _check_output_file(file: Path, flag: str) -> None:
+    """Exit 2 unless ``file`` can be written as a regular file (not a folder or a device)."""
+    problem = inputs.output_problem(file)
+    if problem is not None:
+        _fail(f"{flag} {file}: {problem}", 2)
+
+
 def _toml_or_none(text: Any) -> dict[str, Any] | None:
     """``text`` parsed as TOML, or None if it is not TOML text (or nests too deep)."""
     if not isinstance(text, str):
@@ -420,6 +427,7 @@ def _print_wide(table: Table) -> None:
 def _write_report(output: Path, inputs: Any, title: str) -> None:
     from holdoff import report as rp
 
+    _check_output_file(output, "--output")
     try:
         path = rp.write_report(output, inputs, title=title)
     except OSError as err:

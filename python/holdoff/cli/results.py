@@ -12,6 +12,7 @@ from rich.text import Text
 
 from holdoff.cli.common import (
     _LIST_TOTALS,
+    _check_output_file,
     _Command,
     _fail,
     _fmt_cell,
@@ -164,6 +165,7 @@ def report_command(
     """Write one self-contained HTML report (plots inline, opens offline)."""
     from holdoff import report as rp
 
+    _check_output_file(output, "--output")  # before the inputs are read
     try:
         inputs = rp.load_inputs(results)
     except FileNotFoundError as err:
