@@ -15,6 +15,7 @@ from rich.text import Text
 from holdoff import _core
 from holdoff.cli.common import (
     _LIST_TOTALS,
+    _check_output_file,
     _Command,
     _ExecutorOption,
     _fail,
@@ -229,9 +230,8 @@ def _check_outputs(store: Path | None, table: Path) -> None:
         _fail(f"--store {printable(str(store))}: is not a folder; give a folder for the store", 2)
     if table.is_dir():
         _fail(f"--out {printable(str(table))}: is a folder; give a file name (NAME.parquet)", 2)
-    above = next((p for p in table.parents if p.exists()), None)
-    if above is not None and not above.is_dir():
-        _fail(f"--out {printable(str(table))}: {printable(str(above))} is not a folder", 2)
+    # A device or FIFO too: the table is renamed over its path, which would replace it.
+    _check_output_file(table, "--out")
 
 
 def _sweep_rich_table(table: Any, limit: int = 50) -> Table:
