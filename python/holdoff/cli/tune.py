@@ -20,6 +20,7 @@ from holdoff.cli.common import (
     IfaceOption,
     SeedsOption,
     _check_file,
+    _check_output_file,
     _Command,
     _ExecutorOption,
     _fail,
@@ -199,6 +200,8 @@ def tune_command(
         _read(scenario)  # kind, size, encoding and nesting checked before the tune reads it
     if capture is not None:
         _check_file(capture, "capture", limit=0)  # streamed: no size limit
+    if report_file is not None:
+        _check_output_file(report_file, "--report")
     try:
         obj = tn.parse_objective(objective)
         tn.check_driver(driver)
