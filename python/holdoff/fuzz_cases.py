@@ -36,6 +36,8 @@ class CliCase:
     kind: str
     args: list[str]
     stdin: bytes | None = None
+    #: A FIFO given as an output path, which must still be a FIFO after the run.
+    fifo_kept: str | None = None
 
 
 # ------------------------------------------------------------------ fixtures
@@ -89,6 +91,7 @@ def make_fixtures(root: Path) -> dict[str, str]:
         '"hosts[0].nics[0].moderation.itr_per_s" = [4000, 8000]\n',
     )
     f["valid ethtool -c"] = str(_examples() / "explain" / "e1000-rx-usecs-3.json")
+    f["calibration rows"] = str(_examples() / "calibrate" / "apu2-seed004.csv")
     f["valid capture"] = str(_examples() / "captures" / "office.pcapng")
 
     f["missing file"] = str(root / "no-such-file.toml")
@@ -536,6 +539,43 @@ def mutation_cases(fixtures: dict[str, str], seed: int, n: int, root: Path) -> I
         )
 
 
+# Commands with an output path in the slot ``{}``.
+OUTPUT_SLOTS: list[tuple[str, list[str]]] = [
+    ("run --out", ["run", "@valid scenario", "--out", "{}"]),
+    ("sweep --out", ["sweep", "@valid sweep", "--no-store", "--out", "{}"]),
+    ("tune --report", ["tune", "--mix", "rr", "--driver", "linux-igb", "--report", "{}"]),
+    ("examples copy --to", ["examples", "copy", "quickstart", "--to", "{}"]),
+    ("livelock --out", ["livelock", "--duration-ms", "10", "--out", "{}"]),
+    ("experiment --out", ["experiment", "napi-modes", "--duration-ms", "10", "--out", "{}"]),
+    ("calibrate -o", ["calibrate", "@calibration rows", "--profile", "apu2", "-o", "{}"]),
+]
+
+
+def output_cases(root: Path, fixtures: dict[str, str]) -> list[CliCase]:
+    """Output paths that are not files: a FIFO (which a rename would replace), a
+    directory, a symlink loop, a path under a file. Never a real device: a
+    regression would replace it for the whole machine."""
+    root.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for i, (slot, args) in enumerate(OUTPUT_SLOTS):
+        fifo = root / f"out-{i}.fifo"
+        os.mkfifo(fifo)
+        for kind, value in (
+            ("FIFO", str(fifo)),
+            ("directory", fixtures["directory"]),
+            ("symlink loop", fixtures["symlink loop"]),
+            ("file as a folder", fixtures["file as a folder"]),
+        ):
+            if kind == "directory" and slot in ("examples copy --to", "run --out"):
+                continue  # a folder is what these take
+            if kind == "directory" and slot == "experiment --out":
+                continue
+            kept = str(fifo) if kind == "FIFO" else None
+            filled = _fill(args, fixtures, value)
+            cases.append(CliCase(f"{slot} -> {kind}", "output", filled, fifo_kept=kept))
+    return cases
+
+
 def all_cases(root: Path, *, seed: int = 1, mutations: int = 0) -> list[CliCase]:
     """Every systematic case, then ``mutations`` random ones; deterministic in ``seed``."""
     fixtures = make_fixtures(root / "files")
@@ -549,6 +589,7 @@ def all_cases(root: Path, *, seed: int = 1, mutations: int = 0) -> list[CliCase]
         + name_cases(root / "names", fixtures)
         + store_cases(root / "stores")
         + size_cases(root / "sizes", fixtures)
+        + output_cases(root / "outputs", fixtures)
         + file_cases(fixtures)
     )
     cases += list(mutation_cases(fixtures, seed, mutations, root / "mutations"))

@@ -43,6 +43,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -199,8 +200,18 @@ def run_case(case: CliCase, workdir: Path) -> CliOutcome:
         peak_rss_bytes=rss,
         json_output="--json" in case.args,
     )
+    if case.fifo_kept is not None and not _is_fifo(case.fifo_kept):
+        outcome.result = "failure"
+        outcome.detail = f"the output FIFO {case.fifo_kept} was replaced by another file"
     shutil.rmtree(workdir, ignore_errors=True)
     return outcome
+
+
+def _is_fifo(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _wait(proc: subprocess.Popen[bytes], started: float) -> tuple[int | None, int, bool]:

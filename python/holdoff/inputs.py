@@ -198,6 +198,29 @@ def output_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def output_folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be used as an output folder (made if missing), or None."""
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        if os.path.lexists(name):
+            return _os_message(FileNotFoundError(errno.ENOENT, "missing"), name)
+        st = None
+    except OSError as err:
+        return _os_message(err, name)
+    except ValueError:
+        return "the path contains a NUL character"
+    if st is not None:
+        return None if stat.S_ISDIR(st.st_mode) else "is a file, not a folder; give a folder"
+    for parent in Path(name).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{printable(str(parent))} is not a folder"
+            break
+    return None
+
+
 def check_file(path: str | os.PathLike[str], what: str, limit: int | None = None) -> int:
     """The size of ``path`` [bytes], after checking it is a regular file within ``limit``.
 

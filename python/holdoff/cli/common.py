@@ -159,6 +159,13 @@ def _check_output_file(file: Path, flag: str) -> None:
         _fail(f"{flag} {file}: {problem}", 2)
 
 
+def _check_output_folder(folder: Path, flag: str) -> None:
+    """Exit 2 unless ``folder`` is a folder or can be made as one."""
+    problem = inputs.output_folder_problem(folder)
+    if problem is not None:
+        _fail(f"{flag} {folder}: {problem}", 2)
+
+
 def _toml_or_none(text: Any) -> dict[str, Any] | None:
     """``text`` parsed as TOML, or None if it is not TOML text (or nests too deep)."""
     if not isinstance(text, str):
