@@ -11,6 +11,7 @@ from rich.table import Table
 from holdoff.api import examples_dir
 from holdoff.cli.common import (
     _CONTEXT,
+    _check_output_folder,
     _Command,
     _fail,
     _Group,
@@ -113,8 +114,7 @@ def examples_copy_command(
             path = (source.parent / capture).resolve()
             if path.is_file() and path.is_relative_to(source.parent.resolve()):
                 wanted.append((path, Path(capture)))
-    if to.exists() and not to.is_dir():
-        _fail(f"--to {to}: is a file, not a folder; give a folder (it is made if missing)", 2)
+    _check_output_folder(to, "--to")
     try:
         to.mkdir(parents=True, exist_ok=True)
         for path, rel in wanted:
