@@ -11,6 +11,8 @@ import typer
 from rich.table import Table
 
 from holdoff.cli.common import (
+    _check_output_file,
+    _check_output_folder,
     _Command,
     _ExecutorOption,
     _fail,
@@ -41,8 +43,7 @@ def livelock_command(
     """
     from holdoff import livelock
 
-    if out.is_dir():
-        _fail(f"--out {out}: is a folder; give the PNG file to write (.png)", 2)
+    _check_output_file(out, "--out")  # a folder, a FIFO, a path under a file
     with _stderr().status("livelock: running 4 designs x 12 loads"):
         data = livelock.curves(duration_ms=duration_ms)
     png = livelock.plot(data, out)
@@ -91,8 +92,7 @@ def experiment_command(
         _fail(f"unknown experiment {name!r}; allowed: napi-modes", 2)
     if executor not in ("serial", "process", "ray"):
         _fail(f"unknown executor {executor!r}; allowed: serial, process, ray", 2)
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out}: is a file, not a folder; give a folder (it is made if missing)", 2)
+    _check_output_folder(out, "--out")
     loads = experiments.DEFAULT_LOADS
     with _stderr().status(
         f"napi-modes: running {len(experiments.MODES)} modes x {len(loads)} loads"
