@@ -15,6 +15,7 @@ from holdoff.cli.common import (
     SeedOption,
     SeedsOption,
     _apply_assignments,
+    _check_output_folder,
     _Command,
     _fail,
     _interrupted_run,
@@ -69,8 +70,8 @@ def run_command(
 ) -> None:
     """Run a scenario and print its summary (or its JSON report)."""
     text = _read(file)
-    if out is not None and out.exists() and not out.is_dir():
-        _fail(f"--out {out}: is a file, not a folder; give a folder (it is made if missing)", 2)
+    if out is not None:
+        _check_output_folder(out, "--out")
     _refuse_other_kind(file, text, want="scenario")
     if assignments:
         text = _apply_assignments(text, assignments)
