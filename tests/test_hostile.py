@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -433,3 +434,30 @@ def test_sigterm_stops_a_sweep_and_its_workers(files: dict[str, str], tmp_path: 
     again = subprocess.run([*cmd, "--workers", "1"], cwd=tmp_path, capture_output=True, timeout=600)
     assert again.returncode == 0, again.stderr.decode()[-1000:]
     assert b"Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "@run report", "-o", "{fifo}"],
+        ["sweep", "@valid sweep", "--no-store", "--out", "{fifo}"],
+        ["tune", "--mix", "rr", "--driver", "linux-igb", "--report", "{fifo}"],
+    ],
+    ids=["report -o", "sweep --out", "tune --report"],
+)
+def test_an_output_that_is_a_device_is_not_replaced(
+    files: dict[str, str], tmp_path: Path, args: list[str]
+) -> None:
+    # An HTML report or a sweep table is written to a temporary file renamed
+    # over the output path: given a device (as root, /dev/null) the rename
+    # replaced the device with a file. A FIFO stands in for the device here;
+    # it must be refused and left a FIFO.
+    ran = _run(files, ["run", "@valid scenario", "--json"], tmp_path)
+    report = tmp_path / "report.json"
+    report.write_text(ran.stdout, encoding="utf-8")
+    fifo = tmp_path / "device"
+    os.mkfifo(fifo)
+    filled = [str(report) if a == "@run report" else a.replace("{fifo}", str(fifo)) for a in args]
+    out = _run(files, filled, tmp_path)
+    _check(out, "refused", ("FIFO",), ())
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
