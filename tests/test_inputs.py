@@ -260,3 +260,26 @@ def test_shorten_and_sizes() -> None:
     assert inputs.human_size(16 * 2**20) == "16 MiB"
     assert inputs.human_size(int(1.5 * 2**30)) == "1.5 GiB"
     assert inputs.human_size(512) == "512 B"
+
+
+def test_output_paths(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    a_file = tmp_path / "f.txt"
+    a_file.write_text("x", encoding="utf-8")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    # As an output file: a new or regular file only.
+    assert inputs.output_problem(tmp_path / "new.html") is None
+    assert inputs.output_problem(a_file) is None
+    assert "is a FIFO" in (inputs.output_problem(fifo) or "")
+    assert "is a character device" in (inputs.output_problem("/dev/null") or "")
+    assert "is a directory" in (inputs.output_problem(tmp_path) or "")
+    assert "symbolic link loop" in (inputs.output_problem(loop) or "")
+    assert "a part of the path is a file" in (inputs.output_problem(a_file / "x.html") or "")
+    # As an output folder: a new or existing folder only.
+    assert inputs.output_folder_problem(tmp_path) is None
+    assert inputs.output_folder_problem(tmp_path / "new" / "deeper") is None
+    assert "is a file, not a folder" in (inputs.output_folder_problem(a_file) or "")
+    assert "is a file, not a folder" in (inputs.output_folder_problem(fifo) or "")
+    assert "symbolic link loop" in (inputs.output_folder_problem(loop) or "")
