@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from holdoff import inputs
+from holdoff import inputs, sweep_paths
 from holdoff.inputs import InputError
 
 
@@ -208,7 +208,7 @@ def test_a_truncated_real_parquet_file(tmp_path: Path) -> None:
 )
 def test_set_takes_one_value(item: str) -> None:
     with pytest.raises(InputError) as info:
-        inputs.parse_set(item)
+        sweep_paths.parse_set(item)
     message = str(info.value)
     assert message.startswith("--set")
     assert "text after the value" in message
@@ -226,14 +226,14 @@ def test_set_takes_one_value(item: str) -> None:
     ],
 )
 def test_set_values_that_are_one_value(item: str, expected: tuple[str, object]) -> None:
-    assert inputs.parse_set(item) == expected
+    assert sweep_paths.parse_set(item) == expected
 
 
 def test_set_path_length_is_bounded() -> None:
     with pytest.raises(InputError, match="10,001 parts, the limit is 64"):
-        inputs.parse_set("a" + ".a" * 10_000 + "=1")
+        sweep_paths.parse_set("a" + ".a" * 10_000 + "=1")
     with pytest.raises(InputError, match="64 levels"):
-        inputs.parse_set("a=" + "[" * 20_000 + "]" * 20_000)
+        sweep_paths.parse_set("a=" + "[" * 20_000 + "]" * 20_000)
 
 
 @pytest.mark.parametrize(

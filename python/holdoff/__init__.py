@@ -10,9 +10,10 @@ services it, and reports latency, throughput, CPU, interrupt rate and drops.
 """
 
 from holdoff._core import HoldoffError, ScenarioError, SimulationError, __version__
-from holdoff.api import SeedsResult, examples_dir, run, run_seeds, schema, validate
+from holdoff.api import examples_dir, run, schema, validate
 from holdoff.moderator import Moderator, ModeratorError, Sample
 from holdoff.result import RunResult
+from holdoff.seeds import SeedsResult, run_seeds
 from holdoff.summary import summary_text
 from holdoff.sweeps import sweep
 

@@ -14,7 +14,6 @@ import os
 import sys
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -145,72 +144,6 @@ def run_text(
     if aborted is not None:
         raise ModeratorError(aborted, result)
     return result
-
-
-@dataclass
-class SeedsResult:
-    """One scenario run with several seeds: each run, and the summary over them.
-
-    ``seeds`` are the scenario's seed (or the one given) and the next ones:
-    ``seed, seed + 1, ...``. ``records`` holds each run's flat metrics
-    (:func:`holdoff.sweeps.metrics_record`, without its ``seed``);
-    ``summary`` every numeric metric's mean ``m`` with ``m_ci95`` = ``[lo,
-    hi]`` beside it and ``seeds`` (:func:`holdoff.stats.summarize`).
-    """
-
-    seeds: list[int]
-    runs: list[RunResult]
-    records: list[dict[str, Any]]
-    summary: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"seeds": N, "seed_list": [...], "metrics": summary, "per_seed": records}``."""
-        return {
-            "seeds": len(self.seeds),
-            "seed_list": list(self.seeds),
-            "metrics": self.summary,
-            "per_seed": [{"seed": s, **r} for s, r in zip(self.seeds, self.records, strict=True)],
-        }
-
-
-def run_seeds(
-    scenario: Scenario,
-    *,
-    seeds: int,
-    seed: int | None = None,
-    moderators: Mapping[str, type] | None = None,
-    base_dir: str | os.PathLike[str] | None = None,
-) -> SeedsResult:
-    """Runs ``scenario`` with ``seeds`` seeds and summarises each metric's
-    mean and 95 % interval (:mod:`holdoff.stats`).
-
-    The seeds are ``seed`` (default: the scenario's own) and the next
-    ``seeds - 1`` integers. ``base_dir``: where relative capture paths are
-    resolved (default: the scenario file's directory). Raises ``ValueError``
-    for a seed count outside 1..:data:`holdoff.stats.MAX_SEEDS`, and what
-    :func:`run` raises.
-    """
-    from holdoff import stats
-    from holdoff.sweeps import metrics_record
-
-    stats.parse_seeds(seeds, "seeds")
-    text = scenario_text(scenario)
-    if base_dir is None:
-        base_dir = scenario_dir(scenario)
-    first = run_text(text, seed=seed, moderators=moderators, base_dir=base_dir)
-    base = int(first.report.get("seed", seed or 0))
-    if base + seeds - 1 > _MAX_SEED:
-        raise ValueError(f"seeds {base} to {base + seeds - 1} pass 2**64-1")
-    runs = [first] + [
-        run_text(text, seed=base + k, moderators=moderators, base_dir=base_dir)
-        for k in range(1, seeds)
-    ]
-    records = []
-    for r in runs:
-        rec = dict(metrics_record(r.report))
-        rec.pop("seed", None)
-        records.append(rec)
-    return SeedsResult([base + k for k in range(seeds)], runs, records, stats.summarize(records))
 
 
 def peak_rss_bytes() -> int:

@@ -32,7 +32,7 @@ from typing import Any
 
 import tomli_w
 
-from holdoff import _core, inputs
+from holdoff import _core, inputs, sweep_paths
 from holdoff.api import validate_text
 from holdoff.sweeps import SweepError, set_path
 
@@ -227,7 +227,7 @@ def read_rows(
     global_changes = []
     for item in assignments:
         try:
-            global_changes.append(inputs.parse_set(item, "--set"))
+            global_changes.append(sweep_paths.parse_set(item, "--set"))
         except inputs.InputError as err:
             raise CalibrationError(str(err)) from None
     rows = []
@@ -291,7 +291,7 @@ def _row(
             raise CalibrationError(f"{where}: --set {err}") from None
     for col, cell in setup:
         try:
-            field_path, value = inputs.parse_set(f"{col}={cell}", f"{where}, column {col}")
+            field_path, value = sweep_paths.parse_set(f"{col}={cell}", f"{where}, column {col}")
             set_path(doc, field_path, value)
         except inputs.InputError as err:
             raise CalibrationError(str(err)) from None

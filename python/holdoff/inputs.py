@@ -19,7 +19,7 @@ Python's readers are recursive and fail deep inside with a ``RecursionError``
 Every refusal is one :class:`InputError` (a ``ValueError``) whose message
 names the kind of input, the path and the fix; the command line prints it and
 exits 2. :func:`printable` escapes control characters in names before they
-are printed; :func:`parse_set` reads one ``--set path=value`` as exactly one
+are printed; :func:`check_set` checks one ``--set path=value`` as exactly one
 value. ``docs/limits.md`` lists every limit.
 
 Units: sizes in bytes (``_BYTES``), depths in nesting levels.
@@ -544,18 +544,16 @@ def _newline_outside_strings(raw: str) -> bool:
     return "\n" in rest or "\r" in rest
 
 
-def parse_set(item: str, flag: str = "--set") -> tuple[str, Any]:
-    """One ``path=value`` assignment as (path, value), the value exactly one TOML value.
+def check_set(item: str, flag: str = "--set") -> None:
+    """Check one ``path=value`` assignment: the value must be exactly one TOML value.
 
     Anything after the value (``name="x"\\nseed=7``: a second key; a newline
     outside a string; a table header) is refused, as are paths of more than
     :data:`MAX_SET_PATH_SEGMENTS` parts and values nested deeper than
     :data:`MAX_DEPTH`. A bare word that is not a TOML value (``e1000-5x``) is
     a string, as before. Raises :class:`InputError` naming the flag and the
-    assignment.
+    assignment. :func:`holdoff.sweep_paths.parse_set` checks and parses.
     """
-    from holdoff import sweeps as sw
-
     shown = shorten(printable(item), 80)
     path, sep, raw = item.partition("=")
     segments = len(_SEGMENT.findall(path)) + 1
@@ -592,7 +590,3 @@ def parse_set(item: str, flag: str = "--set") -> tuple[str, Any]:
                     f"`{shown}`: text after the value ({', '.join(extra)}); "
                     "give one value per --set",
                 )
-    try:
-        return sw.parse_assignment(item)
-    except sw.SweepError as err:
-        raise InputError(flag, None, shorten(printable(str(err)), 300)) from None

@@ -22,7 +22,7 @@ from typing import Any
 from rich.table import Table
 
 from holdoff import capture, stats
-from holdoff.api import SeedsResult
+from holdoff.seeds import SeedsResult
 
 
 def scenario_replay_warnings(text: str, base_dir: str | os.PathLike[str] | None) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import tomli_w
 
+from holdoff import inputs
 from holdoff.store import Scalar, canonical_json
 
 _PATH_RE = re.compile(
@@ -272,3 +273,17 @@ class SweepPoint:
     def label(self) -> str:
         """The parameters as ``path=value`` pairs."""
         return ", ".join(f"{k}={param_label(v)}" for k, v in self.params.items()) or "base"
+
+
+def parse_set(item: str, flag: str = "--set") -> tuple[str, Any]:
+    """One ``--set path=value`` as (path, value): checked by
+    :func:`holdoff.inputs.check_set` (exactly one TOML value, bounded path
+    and depth), then parsed; errors are :class:`holdoff.inputs.InputError`
+    naming ``flag``."""
+    inputs.check_set(item, flag)
+    try:
+        return parse_assignment(item)
+    except SweepError as err:
+        raise inputs.InputError(
+            flag, None, inputs.shorten(inputs.printable(str(err)), 300)
+        ) from None

@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
-from holdoff import _core, inputs
+from holdoff import _core, inputs, sweep_paths
 from holdoff.api import run_text
 from holdoff.inputs import printable, shorten
 from holdoff.result import RunResult
@@ -209,7 +209,7 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
         _fail(f"the scenario is not valid TOML: {err}", 2)
     for item in assignments:
         try:
-            path, value = inputs.parse_set(item)
+            path, value = sweep_paths.parse_set(item)
             sw.set_path(doc, path, value)
         except inputs.InputError as err:
             _fail(str(err), 2)

@@ -111,7 +111,7 @@ def _run_seeds(
 ) -> None:
     """``run --seeds N``: N runs, then each metric's mean ± half its 95 % interval."""
     from holdoff import _core
-    from holdoff.api import run_seeds
+    from holdoff.seeds import run_seeds
 
     try:
         res = run_seeds(text, seeds=seeds, seed=seed, base_dir=base)
