@@ -16,7 +16,7 @@ import tomllib
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -30,6 +30,9 @@ from holdoff.inputs import printable, shorten
 from holdoff.result import RunResult
 from holdoff.summary import render_summary
 from holdoff.termtable import FittingConsole
+
+if TYPE_CHECKING:
+    from holdoff.hostinfo import HostInfo
 
 BENCH_SCENARIO = "bench-64b-1g-itr8000-napi.toml"
 # Simulated time of each run of `holdoff bench --hosts` [ms].
@@ -352,6 +355,19 @@ EmitToOption = Annotated[
     Path | None,
     typer.Option("--emit-to", help="Write the --emit form to this file instead of stdout."),
 ]
+
+
+def _read_host_file(host_file: Path | None) -> HostInfo | None:
+    """The ``--from`` host file of explain and tune, read and checked (None without one);
+    exits 2 on a bad one."""
+    from holdoff.hostinfo import HostInfoError, read_host
+
+    if host_file is None:
+        return None
+    try:
+        return read_host(host_file)
+    except HostInfoError as err:
+        _fail(str(err), 2)
 
 
 # Damaged store entries named one line each, up to this many; the rest are counted.

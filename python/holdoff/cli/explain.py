@@ -18,6 +18,7 @@ from holdoff.cli.common import (
     IfaceOption,
     _Command,
     _fail,
+    _read_host_file,
     _read_input,
     _stderr,
     _stdout,
@@ -88,16 +89,10 @@ def explain_command(
     commands to set it now and the forms that keep it after a reboot."""
     from holdoff import knobs
     from holdoff.explain_gather import gather, report
-    from holdoff.hostinfo import HostInfoError, read_host
 
     if emit_to is not None and emit_kind is None:
         _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)
-    host = None
-    if host_file is not None:
-        try:
-            host = read_host(host_file)
-        except HostInfoError as err:
-            _fail(str(err), 2)
+    host = _read_host_file(host_file)
     driver = driver or (host.driver if host and host.driver else "")
     if not driver:
         why = f" ({'; '.join(host.messages[-2:])})" if host else ""

@@ -27,6 +27,7 @@ from holdoff.cli.common import (
     _NoStoreOption,
     _print_wide,
     _read,
+    _read_host_file,
     _stderr,
     _stdout,
     _store_warnings,
@@ -164,19 +165,14 @@ def tune_command(
     from holdoff import knobs
     from holdoff import sweeps as sw
     from holdoff import tune as tn
-    from holdoff.hostinfo import HostInfoError, read_host
     from holdoff.knobs import persist
 
     if emit_to is not None and emit_kind is None:
         _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)
     if emit_kind is not None and emit_kind not in persist.KINDS:
         _fail(f"--emit: unknown kind {emit_kind!r}; choose one of {', '.join(persist.KINDS)}", 2)
-    host = None
-    if host_file is not None:
-        try:
-            host = read_host(host_file)
-        except HostInfoError as err:
-            _fail(str(err), 2)
+    host = _read_host_file(host_file)
+    if host is not None:
         driver = driver or host.driver or ""
         chip = chip or host.chip
         iface = iface or host.iface
