@@ -7,6 +7,7 @@
 //! Units: times [ns] (printed in us), sizes [bytes], rates [bit/s].
 
 use super::{WarningOut, TCP_WARN_SHARE};
+use crate::scenario::config::Scenario;
 use crate::scenario::world::World;
 
 /// One warning per register write that the NIC recorded as not in effect
@@ -62,14 +63,19 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
     out
 }
 
+/// `(host, nic)` index of every NIC in scenario order (the order of
+/// `World::ports`).
+fn nic_indices(s: &Scenario) -> impl Iterator<Item = (usize, usize)> + '_ {
+    s.hosts
+        .iter()
+        .enumerate()
+        .flat_map(|(hi, h)| (0..h.nics.len()).map(move |ni| (hi, ni)))
+}
+
 /// Register writes not in effect (see `warnings`).
 fn register_warnings(w: &World) -> Vec<WarningOut> {
     let s = w.scenario();
-    let nics = s
-        .hosts
-        .iter()
-        .enumerate()
-        .flat_map(|(hi, h)| (0..h.nics.len()).map(move |ni| (hi, ni)));
+    let nics = nic_indices(s);
     let mut out = Vec::new();
     for (pi, ((hi, ni), p)) in nics.zip(w.ports()).enumerate() {
         let nic = &s.hosts[hi].nics[ni];
@@ -145,11 +151,7 @@ fn us_1(ns: u64) -> String {
 /// `bits × 1e9`); times in the messages are rounded to 0.1 us.
 fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
     let s = w.scenario();
-    let nics = s
-        .hosts
-        .iter()
-        .enumerate()
-        .flat_map(|(hi, h)| (0..h.nics.len()).map(move |ni| (hi, ni)));
+    let nics = nic_indices(s);
     let mut out = Vec::new();
     for ((hi, ni), p) in nics.zip(w.ports()) {
         let host = &s.hosts[hi];
