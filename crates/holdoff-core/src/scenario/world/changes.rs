@@ -41,6 +41,16 @@ pub struct AppliedChange {
 }
 
 impl World {
+    /// Rate of the link attached to the port or generator `name` [bits/s].
+    fn link_rate_bps(&self, name: &str) -> u64 {
+        self.scenario
+            .links
+            .iter()
+            .find(|l| l.a == name || l.b == name)
+            .and_then(|l| parse_rate(&l.rate))
+            .expect("validated link")
+    }
+
     /// Schedule every change at its instant (called first in `init`, so a
     /// change is the first event of its instant).
     pub(super) fn schedule_changes(&mut self) {
@@ -101,13 +111,7 @@ impl World {
         let n = &self.scenario.hosts[host].nics[nic];
         let chip = crate::nic::chip::by_name(&n.chip).expect("validated chip");
         let name = &self.port_names[p];
-        let link_bps = self
-            .scenario
-            .links
-            .iter()
-            .find(|l| &l.a == name || &l.b == name)
-            .and_then(|l| parse_rate(&l.rate))
-            .expect("validated link");
+        let link_bps = self.link_rate_bps(name);
         let nvec = self.ports[p].num_vectors();
         for v in 0..nvec {
             let write = match how {
@@ -142,13 +146,7 @@ impl World {
         cfg: &crate::scenario::config::GeneratorCfg,
     ) {
         let name = &self.gen_names[gen];
-        let line_bps = self
-            .scenario
-            .links
-            .iter()
-            .find(|l| &l.a == name || &l.b == name)
-            .and_then(|l| parse_rate(&l.rate))
-            .expect("validated link");
+        let line_bps = self.link_rate_bps(name);
         self.gens[gen].set_rate(cfg, line_bps);
         self.gen_on[gen] = cfg.enabled;
         if cfg.enabled && !self.gen_scheduled[gen] {
