@@ -434,6 +434,24 @@ impl<'a> Side<'a> {
             first_gen: 0,
         }
     }
+    /// Host `i` alone.
+    fn one_host(h: &'a HostCfg, i: usize) -> Self {
+        Side {
+            hosts: std::slice::from_ref(h),
+            first_host: i,
+            gens: &[],
+            first_gen: 0,
+        }
+    }
+    /// Generator `i` alone.
+    fn one_gen(g: &'a GeneratorCfg, i: usize) -> Self {
+        Side {
+            hosts: &[],
+            first_host: 0,
+            gens: std::slice::from_ref(g),
+            first_gen: i,
+        }
+    }
     fn host(&self, i: usize) -> &'a HostCfg {
         &self.hosts[i - self.first_host]
     }
@@ -742,16 +760,8 @@ fn apply_local(
             diff(&old_v, &new_v, &mut at, &mut places);
             let mut new = cur.hosts[i].clone();
             new.nics[j] = new_nic;
-            let one = |h| Side {
-                hosts: std::slice::from_ref(h),
-                first_host: i,
-                gens: &[],
-                first_gen: 0,
-            };
-            edits.extend(
-                classify_places(&places, one(&cur.hosts[i]), one(&new))
-                    .map_err(AfterError::Fixed)?,
-            );
+            let sides = (Side::one_host(&cur.hosts[i], i), Side::one_host(&new, i));
+            edits.extend(classify_places(&places, sides.0, sides.1).map_err(AfterError::Fixed)?);
             cur.hosts[i] = new;
             continue;
         }
@@ -762,16 +772,8 @@ fn apply_local(
             let old_v = serde_json::to_value(&cur.hosts[i]).expect("a host serialises");
             let new_v = serde_json::to_value(&new).expect("a host serialises");
             diff(&old_v, &new_v, &mut prefix.clone(), &mut places);
-            let one = |h| Side {
-                hosts: std::slice::from_ref(h),
-                first_host: i,
-                gens: &[],
-                first_gen: 0,
-            };
-            edits.extend(
-                classify_places(&places, one(&cur.hosts[i]), one(&new))
-                    .map_err(AfterError::Fixed)?,
-            );
+            let sides = (Side::one_host(&cur.hosts[i], i), Side::one_host(&new, i));
+            edits.extend(classify_places(&places, sides.0, sides.1).map_err(AfterError::Fixed)?);
             cur.hosts[i] = new;
         } else {
             let new: GeneratorCfg = serde_json::from_value(new_v)?;
@@ -781,16 +783,8 @@ fn apply_local(
             let old_v = serde_json::to_value(&cur.generators[i]).expect("serialises");
             let new_v = serde_json::to_value(&new).expect("serialises");
             diff(&old_v, &new_v, &mut prefix.clone(), &mut places);
-            let one = |g| Side {
-                hosts: &[],
-                first_host: 0,
-                gens: std::slice::from_ref(g),
-                first_gen: i,
-            };
-            edits.extend(
-                classify_places(&places, one(&cur.generators[i]), one(&new))
-                    .map_err(AfterError::Fixed)?,
-            );
+            let sides = (Side::one_gen(&cur.generators[i], i), Side::one_gen(&new, i));
+            edits.extend(classify_places(&places, sides.0, sides.1).map_err(AfterError::Fixed)?);
             cur.generators[i] = new;
         }
     }
