@@ -65,6 +65,22 @@ impl Rig {
         self.drain();
     }
 
+    /// Write only the ITR (256 ns units), as `ethtool -C` setting one field.
+    fn set_itr_256ns(&mut self, units: u32) {
+        self.params(ModerationParams {
+            itr_256ns: Some(units),
+            ..Default::default()
+        });
+    }
+
+    /// Write only the EITR in microseconds.
+    fn set_eitr_us(&mut self, us: u32) {
+        self.params(ModerationParams {
+            eitr_us: Some(us),
+            ..Default::default()
+        });
+    }
+
     fn drain(&mut self) {
         let now = self.q.now().as_ns();
         for (t, e) in self.out.drain_events() {
@@ -159,10 +175,7 @@ fn itr_holds_a_cause_inside_the_interval_and_asserts_at_its_end() {
     // §13.4.18 "guaranteed inter-interrupt delay"; I210 datasheet §7.3 flow).
     let mut r = Rig::e1000();
     r.auto_service = true;
-    r.params(ModerationParams {
-        itr_256ns: Some(488),
-        ..Default::default()
-    });
+    r.set_itr_256ns(488);
     r.rx_at(0);
     r.rx_at(20_000);
     r.run_to(1_000_000);
@@ -176,10 +189,7 @@ fn itr_case_b_idle_countdown_asserts_the_next_cause_at_once() {
     // so a cause long after it asserts immediately (I210 "Case B").
     let mut r = Rig::e1000();
     r.auto_service = true;
-    r.params(ModerationParams {
-        itr_256ns: Some(488),
-        ..Default::default()
-    });
+    r.set_itr_256ns(488);
     r.rx_at(0);
     r.rx_at(300_000);
     r.run_to(1_000_000);
@@ -191,10 +201,7 @@ fn itr_reasserts_at_interval_end_while_causes_stay_pending() {
     // Nobody reads ICR: at each interval end pending causes assert again (QEMU
     // model: the timer re-arms while ICR & IMS != 0).
     let mut r = Rig::e1000();
-    r.params(ModerationParams {
-        itr_256ns: Some(100),
-        ..Default::default()
-    });
+    r.set_itr_256ns(100);
     r.rx_at(0);
     r.run_to(3 * 25_600 + dma());
     assert_eq!(
@@ -316,10 +323,7 @@ fn eitr_write_zeroes_the_counter_and_asserts_pending_causes() {
     // igb class: writing EITR without CNT_IGNR resets the counter, so a cause
     // held by the throttle is sent at once (I210 datasheet §8.8.14).
     let mut r = Rig::new(chip::by_name("i210").unwrap(), IntMode::Msi, true, 256);
-    r.params(ModerationParams {
-        eitr_us: Some(100),
-        ..Default::default()
-    });
+    r.set_eitr_us(100);
     r.rx_at(0);
     r.service_at(5_000);
     r.rx_at(10_000);
@@ -379,10 +383,7 @@ fn a_fast_reference_clock_ends_each_interval_early_and_the_fraction_accumulates(
     // interval adds a whole ns only after about a thousand intervals.
     let mut r = Rig::e1000();
     r.port.set_clock_error_ppb(30_000);
-    r.params(ModerationParams {
-        itr_256ns: Some(1953),
-        ..Default::default()
-    });
+    r.set_itr_256ns(1953);
     assert_eq!(
         r.port.throttle(0),
         (Nanos(499_968), 1953),
@@ -401,10 +402,7 @@ fn a_fast_reference_clock_ends_each_interval_early_and_the_fraction_accumulates(
     // carry that reaches 1 ns at the second interval.
     let mut r = Rig::e1000();
     r.port.set_clock_error_ppb(-30_000);
-    r.params(ModerationParams {
-        itr_256ns: Some(1953),
-        ..Default::default()
-    });
+    r.set_itr_256ns(1953);
     r.rx_at(0);
     r.run_to(dma() + 3 * 500_000);
     let t = r.assert_times();

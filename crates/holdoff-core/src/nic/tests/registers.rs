@@ -160,19 +160,13 @@ fn registers_reflect_writes_in_hardware_units() {
 
     // i210, EITR in 1 us: 125 us is held as 125.
     let mut r = Rig::new(chip_named("i210"), IntMode::Msi, true, 256);
-    r.params(ModerationParams {
-        eitr_us: Some(125),
-        ..Default::default()
-    });
+    r.set_eitr_us(125);
     assert_eq!(r.port.registers().eitr_us, Some(vec![125]));
     assert!(r.port.ignored_writes().is_empty());
 
     // i210 given ITR units: 488 x 256 ns = 124 928 ns, truncated to 124 us
     // (the 1-us EITR granularity, I210 datasheet §8.8.14), and recorded.
-    r.params(ModerationParams {
-        itr_256ns: Some(488),
-        ..Default::default()
-    });
+    r.set_itr_256ns(488);
     assert_eq!(r.port.registers().eitr_us, Some(vec![124]));
     let w = ignored(&r.port, "EITR");
     assert_eq!(w.len(), 1);
@@ -183,10 +177,7 @@ fn registers_reflect_writes_in_hardware_units() {
 
     // 82546 given microseconds: 125 us = 125 000 / 256 = 488.28 -> 488.
     let mut r = Rig::e1000();
-    r.params(ModerationParams {
-        eitr_us: Some(125),
-        ..Default::default()
-    });
+    r.set_eitr_us(125);
     assert_eq!(r.port.registers().itr_256ns, Some(488));
     let w = ignored(&r.port, "ITR");
     assert_eq!(
@@ -195,10 +186,7 @@ fn registers_reflect_writes_in_hardware_units() {
     );
     // 256 us = 1000 ITR units exactly: no loss, nothing more recorded.
     let mut r = Rig::e1000();
-    r.params(ModerationParams {
-        eitr_us: Some(256),
-        ..Default::default()
-    });
+    r.set_eitr_us(256);
     assert_eq!(r.port.registers().itr_256ns, Some(1000));
     assert!(r.port.ignored_writes().is_empty());
 }
