@@ -159,25 +159,27 @@ def _decode_e1000(ctx: _Ctx) -> Decoded:
     ctx.regs.append(Register(reg_name, value, "256 ns", itr_ns(value), note=where if value else ""))
     if value > 0xFFFF:
         ctx.note("rounded", key, f"{reg_name} keeps the low 16 bits")
-    # Delay timers (e1000_configure_rx/tx; IDE only when TxIntDelay != 0).
-    ide = s["TxIntDelay"] != 0
-    rx_delay, tx_delay = _e1000_timer_registers(ctx, ide)
     drv = "e1000" if d == "linux-e1000" else "e1000e"
     rate = {0: 0}.get(setting, setting if setting in (1, 3, 4) else itr)
     mod: dict[str, Any] = {"kind": "e1000-itr", "driver": drv, "interrupt_throttle_rate": rate}
     if d == "linux-e1000" and setting == 0 and itr == 3:
         mod["interrupt_throttle_rate"] = s["InterruptThrottleRate"]
+    return _e1000_with_timers(ctx, mode, adaptive, rng, mod)
+
+
+def _e1000_with_timers(
+    ctx: _Ctx, mode: str, adaptive: str, rng: tuple[int, int] | None, mod: dict[str, Any]
+) -> Decoded:
+    """The end that the e1000 decoders share: the delay timers (``e1000_configure_rx``
+    and ``_tx``; IDE only when TxIntDelay != 0) appended to ``ctx`` after the ITR
+    register, their values added to the moderation ``mod``, and the result."""
+    s = ctx.s
+    ide = s["TxIntDelay"] != 0
+    rx_delay, tx_delay = _e1000_timer_registers(ctx, ide)
     for key, _, _ in _E1000_TIMER_KNOBS:
         mod[_SNAKE[key]] = s[key]
-    scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
-    return ctx.result(
-        mode,
-        adaptive,
-        rng,
-        rx_delay,
-        tx_delay,
-        scen,
-    )
+    scen: dict[str, Any] = {"chip": ctx.chip.sim, "moderation": mod, "set_ide": ide}
+    return ctx.result(mode, adaptive, rng, rx_delay, tx_delay, scen)
 
 
 def _e1000_timer_registers(ctx: _Ctx, ide: bool) -> tuple[int, int]:
@@ -221,7 +223,7 @@ def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
     (0 off, 1 dynamic, 100..100000 static, anything else the default 8000 of
     the static range) and ``e1000_watchdog`` retunes a dynamic ITR every 2 s
     between 2000 and 8000 interrupts/s (the simulator's ``e1000-5x``)."""
-    c, s = ctx.chip, ctx.s
+    s = ctx.s
     v = s["InterruptThrottleRate"]
     knob = f"InterruptThrottleRate {v}"
     mode, adaptive = "static", ""
@@ -250,20 +252,8 @@ def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
         value = ints_to_itr(v)
         rng = (itr_ns(value), itr_ns(value))
     ctx.regs.append(Register("ITR", value, "256 ns", itr_ns(value), note="ITR 0x000C4"))
-    ide = s["TxIntDelay"] != 0
-    rx_delay, tx_delay = _e1000_timer_registers(ctx, ide)
     mod: dict[str, Any] = {"kind": "e1000-5x", "interrupt_throttle_rate": v}
-    for key, _, _ in _E1000_TIMER_KNOBS:
-        mod[_SNAKE[key]] = s[key]
-    scen: dict[str, Any] = {"chip": c.sim, "moderation": mod, "set_ide": ide}
-    return ctx.result(
-        mode,
-        adaptive,
-        rng,
-        rx_delay,
-        tx_delay,
-        scen,
-    )
+    return _e1000_with_timers(ctx, mode, adaptive, rng, mod)
 
 
 _SNAKE = {
