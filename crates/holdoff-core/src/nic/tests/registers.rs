@@ -60,22 +60,21 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
     // A fresh port holds zeros in every register it has (reset values: 8254x
     // SDM register tables, I210 datasheet §8.8.14 "initial value 0x0").
     // (chip, mode, expected registers)
+    // The e1000/e1000e register set throttling through ITR: every register
+    // present, delay timers in effect.
+    let e1000_itr = Registers {
+        itr_256ns: Some(0),
+        eitr_256ns: None,
+        eitr_us: None,
+        rdtr_1024ns: Some(0),
+        radv_1024ns: Some(0),
+        tidv_1024ns: Some(0),
+        tadv_1024ns: Some(0),
+        ide: Some(true),
+        delay_timers_active: true,
+    };
     let cases: [(&str, IntMode, Registers); 4] = [
-        (
-            "82546",
-            IntMode::Intx,
-            Registers {
-                itr_256ns: Some(0),
-                eitr_256ns: None,
-                eitr_us: None,
-                rdtr_1024ns: Some(0),
-                radv_1024ns: Some(0),
-                tidv_1024ns: Some(0),
-                tadv_1024ns: Some(0),
-                ide: Some(true),
-                delay_timers_active: true,
-            },
-        ),
+        ("82546", IntMode::Intx, e1000_itr.clone()),
         (
             // 82574 in MSI-X mode: per-vector EITR in 256 ns; delay timers bypassed.
             "82574",
@@ -83,45 +82,24 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
             Registers {
                 itr_256ns: None,
                 eitr_256ns: Some(vec![0]),
-                eitr_us: None,
-                rdtr_1024ns: Some(0),
-                radv_1024ns: Some(0),
-                tidv_1024ns: Some(0),
-                tadv_1024ns: Some(0),
-                ide: Some(true),
                 delay_timers_active: false,
+                ..e1000_itr.clone()
             },
         ),
-        (
-            // The same chip in MSI mode throttles through ITR.
-            "82574",
-            IntMode::Msi,
-            Registers {
-                itr_256ns: Some(0),
-                eitr_256ns: None,
-                eitr_us: None,
-                rdtr_1024ns: Some(0),
-                radv_1024ns: Some(0),
-                tidv_1024ns: Some(0),
-                tadv_1024ns: Some(0),
-                ide: Some(true),
-                delay_timers_active: true,
-            },
-        ),
+        // The same chip in MSI mode throttles through ITR.
+        ("82574", IntMode::Msi, e1000_itr.clone()),
         (
             // igb class: EITR in 1 us, no RADV/TIDV/TADV/IDE (null).
             "i210",
             IntMode::Msi,
             Registers {
                 itr_256ns: None,
-                eitr_256ns: None,
                 eitr_us: Some(vec![0]),
-                rdtr_1024ns: Some(0),
                 radv_1024ns: None,
                 tidv_1024ns: None,
                 tadv_1024ns: None,
                 ide: None,
-                delay_timers_active: true,
+                ..e1000_itr
             },
         ),
     ];
