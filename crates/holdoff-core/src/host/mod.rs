@@ -432,18 +432,23 @@ pub struct IrqLine {
 mod tests {
     use super::*;
 
+    /// Start an application-0 segment of `cost_ns` at `t_ns`, nothing after it.
+    fn begin_app0(c: &mut Core, t_ns: u64, cost_ns: u64) {
+        c.begin(
+            SimTime(t_ns),
+            Work::App { app: 0 },
+            Nanos(cost_ns),
+            None,
+            EndAction::None,
+        );
+    }
+
     #[test]
     fn hard_irq_preempts_app_and_app_resumes_with_remaining_time() {
         let mut c = Core::new();
         c.queue_app(0);
         assert_eq!(c.pick(SimTime(0)), Next::Start(Work::App { app: 0 }));
-        c.begin(
-            SimTime(0),
-            Work::App { app: 0 },
-            Nanos(1000),
-            None,
-            EndAction::None,
-        );
+        begin_app0(&mut c, 0, 1000);
         c.account(SimTime(300));
         assert!(c.should_preempt(Class::HardIrq));
         c.preempt(SimTime(300));
@@ -482,13 +487,7 @@ mod tests {
         let mut c = Core::new();
         c.queue_app(1);
         let _ = c.pick(SimTime(0));
-        c.begin(
-            SimTime(0),
-            Work::App { app: 0 },
-            Nanos(1000),
-            None,
-            EndAction::None,
-        );
+        begin_app0(&mut c, 0, 1000);
         c.account(SimTime(100));
         c.preempt(SimTime(100));
         c.softirq_pending = true;
