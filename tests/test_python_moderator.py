@@ -10,37 +10,16 @@ import pytest
 
 import holdoff
 from holdoff import Moderator, ModeratorError, Sample, ScenarioError
-
-# An 82546 (ITR in 256 ns units) on an ideal host receiving 20000 frames/s
-# at constant spacing (50 us) for 100 ms.
-SCENARIO = """
-name = "py-mod"
-duration_ms = 100
-[[hosts]]
-name = "dut"
-profile = "ideal"
-[[hosts.nics]]
-name = "eth0"
-chip = "82546"
-[hosts.nics.moderation]
-kind = "python"
-class = "{cls}"
-{params}
-[[generators]]
-name = "gen"
-rate_pps = 20000
-[[links]]
-a = "gen"
-b = "dut.eth0"
-[[apps]]
-kind = "udp_sink"
-name = "sink"
-host = "dut"
-"""
+from scenarios import inline_scenario
 
 
 def scenario(cls: str, params: str = "") -> str:
-    return SCENARIO.format(cls=cls, params=params)
+    """An 82546 (ITR in 256 ns units) on an ideal host receiving 20000 frames/s at
+    constant spacing (50 us) for 100 ms, moderated by the Python class ``cls``: the
+    shared inline scenario with a moderation table for its one port (a table header
+    after the arrays names the last ``[[hosts.nics]]`` entry)."""
+    base = inline_scenario(name="py-mod", duration_ms=100, rate_pps=20000)
+    return f'{base}\n[hosts.nics.moderation]\nkind = "python"\nclass = "{cls}"\n{params}\n'
 
 
 class FixedItr(Moderator):
