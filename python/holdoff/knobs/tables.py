@@ -76,19 +76,19 @@ def _e1000_knobs(driver: str) -> list[Knob]:
             f"Linux {param} {mod}_check_options",
         ),
     ]
-    for key, reg, what in _E1000_TIMER_KNOBS:
-        knobs.append(
-            Knob(
-                key,
-                "module parameter",
-                "1.024 us",
-                _E1000_TIMER_DEFAULTS[key],
-                "0..65535",
-                f"{reg}: {what}",
-                f"Linux {param} {mod}_check_options; written in {mod}_configure_rx/tx",
-            )
+    source = f"Linux {param} {mod}_check_options; written in {mod}_configure_rx/tx"
+    return knobs + _e1000_timer_knobs(_E1000_TIMER_DEFAULTS, source) + list(_NAPI_KNOBS)
+
+
+def _e1000_timer_knobs(defaults: dict[str, int], source: str) -> list[Knob]:
+    """The four delay-timer module parameters of an e1000 driver [1.024 us], with
+    that driver's ``defaults`` and the ``source`` that reads and writes them."""
+    return [
+        Knob(
+            key, "module parameter", "1.024 us", defaults[key], "0..65535", f"{reg}: {what}", source
         )
-    return knobs + list(_NAPI_KNOBS)
+        for key, reg, what in _E1000_TIMER_KNOBS
+    ]
 
 
 #: Linux e1000 5.x (2004) timer defaults [1.024 us]: e1000_param.c of the
@@ -117,19 +117,8 @@ def _e1000_5x_knobs() -> list[Knob]:
             "Linux e1000 5.x e1000_param.c e1000_check_options; e1000_watchdog (dynamic ITR)",
         )
     ]
-    for key, reg, what in _E1000_TIMER_KNOBS:
-        knobs.append(
-            Knob(
-                key,
-                "module parameter",
-                "1.024 us",
-                _E1000_5X_TIMER_DEFAULTS[key],
-                "0..65535",
-                f"{reg}: {what}",
-                "Linux e1000 5.x e1000_param.c; written in e1000_configure_rx/tx",
-            )
-        )
-    return knobs
+    source = "Linux e1000 5.x e1000_param.c; written in e1000_configure_rx/tx"
+    return knobs + _e1000_timer_knobs(_E1000_5X_TIMER_DEFAULTS, source)
 
 
 def _igb_knobs() -> list[Knob]:
