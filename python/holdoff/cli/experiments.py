@@ -22,6 +22,11 @@ from holdoff.cli.common import (
     app,
 )
 
+# --duration-ms of the bundled experiments (each gives its own default).
+_PointDurationOption = Annotated[
+    int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
+]
+
 
 @app.command("livelock", cls=_Command)
 def livelock_command(
@@ -31,9 +36,7 @@ def livelock_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the curves as JSON on stdout.")
     ] = False,
-    duration_ms: Annotated[
-        int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
-    ] = 100,
+    duration_ms: _PointDurationOption = 100,
 ) -> None:
     """Receive livelock: forwarded rate against offered load for four designs.
 
@@ -73,9 +76,7 @@ def experiment_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the table as JSON on stdout.")
     ] = False,
-    duration_ms: Annotated[
-        int, typer.Option("--duration-ms", min=10, max=10_000, help="Simulated time per point.")
-    ] = 50,
+    duration_ms: _PointDurationOption = 50,
     executor: _ExecutorOption = "process",
     workers: _WorkersOption = None,
 ) -> None:
