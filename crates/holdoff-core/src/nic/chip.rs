@@ -241,37 +241,25 @@ impl ChipProfile {
     pub const I82546: ChipProfile = ChipProfile {
         name: "82546",
         description: "Intel 82546EB/GB dual-port, PCI-X 64-bit up to 133 MHz, one ITR per port",
-        // FreeBSD: lem(4) since 2010 (em(4) in 2006); Linux e1000.
-        family: "lem",
-        // 8254x SDM §13.4.18: ITR in 256 ns units.
-        throttle: ThrottleKind::Itr256ns,
-        // 8254x SDM §13.4.31/§13.4.44: RADV/TADV present on 82540 and later.
-        has_abs_timers: true,
-        regs: RegisterMap::E1000,
-        // 8254x SDM §13.4.18: ITR is the chip's own throttle register.
-        legacy_itr: LegacyItr::Native,
-        // 8254x SDM: INTx only.
-        msix: false,
-        // 8254x SDM: one RX and one TX ring per port.
-        max_queues: 1,
-        // Linux e1000_param.c: 80-4096 descriptors for 82544 and newer.
-        max_ring: MAX_RING_4096,
-        // Linux e1000_main.c e1000_reset(): E1000_PBA_48K (48 KB RX of the
-        // 64 KB packet buffer) for standard frames; 40 KB with jumbo frames.
-        rx_fifo_bytes: 48 * 1024,
         // ASSUMPTION: ~1.5 us DMA + write-back through a PCI-X bridge (SDM
         // §13.3: register reads split; DMA bursts are long on PCI-X).
         rx_dma_ns: Nanos(1500),
         // ASSUMPTION: ~1.5 us descriptor fetch + data read on PCI-X.
         tx_dma_ns: Nanos(1500),
-        // ASSUMPTION: no documented RX packet-rate limit found; wire rate.
-        rx_desc_min_ns: GBE_MIN_FRAME_NS,
         // FreeBSD em(4) fast-interrupt/taskqueue commit text (sys/dev/em/if_em.c
         // revision 1.98, 2006): "the same NIC hardware seems unable to
         // transmit more than 800 kpps" -> 1e9 / 800_000 = 1250 ns per frame.
         // The freebsd-net post of 2006-10-20 suspects chip prefetching was
         // off in that test, so this is a configuration-dependent ceiling.
+        // No documented RX packet-rate limit found: wire rate, as the 82540.
         tx_desc_min_ns: Nanos(1250),
+        // Everything else as the 82540: the same 8254x register set (ITR in
+        // 256 ns units, RADV/TADV, INTx only, one RX and one TX ring per
+        // port; 8254x SDM §13.4.18-44), the same driver family (lem(4) since
+        // 2010, em(4) in 2006; Linux e1000), ring limit (e1000_param.c: 80-4096
+        // for 82544 and newer) and RX packet buffer (e1000_reset():
+        // E1000_PBA_48K for standard frames; 40 KB with jumbo frames).
+        ..ChipProfile::I82540
     };
 
     /// Intel 82574L: single-port PCIe 1.1 x1 GbE, em / e1000e.
@@ -343,49 +331,31 @@ impl ChipProfile {
         // Linux igb igb_reset() (older releases): pba = E1000_PBA_64K for
         // 82576; newer releases read the same default from RXPBS.
         rx_fifo_bytes: 64 * 1024,
-        // ASSUMPTION: ~1 us on PCIe (see the 82574 profile).
-        rx_dma_ns: Nanos(1000),
-        // ASSUMPTION: ~1 us on PCIe.
-        tx_dma_ns: Nanos(1000),
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        rx_desc_min_ns: GBE_MIN_FRAME_NS,
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // ASSUMPTION: the PCIe DMA and descriptor-rate figures of the 82574
+        // (~1 us each way; no documented packet-rate limit: wire rate).
+        rx_dma_ns: ChipProfile::I82574.rx_dma_ns,
+        tx_dma_ns: ChipProfile::I82574.tx_dma_ns,
+        rx_desc_min_ns: ChipProfile::I82574.rx_desc_min_ns,
+        tx_desc_min_ns: ChipProfile::I82574.tx_desc_min_ns,
     };
 
     /// Intel I350: 2/4-port PCIe 2.1 x4 GbE, igb (Emulab d430 class hosts).
     pub const I350: ChipProfile = ChipProfile {
         name: "i350",
         description: "Intel I350 2/4-port, PCIe 2.1, EITR in 1 us, MSI-X, 8 queues per port",
-        // FreeBSD igb; Linux igb.
-        family: "igb",
-        // I350 datasheet (EITR, as the I210 datasheet §8.8.14): interval in 1 us.
-        throttle: ThrottleKind::Eitr1us,
-        // ASSUMPTION: as the 82576 (EITR only, no IDE in advanced TX
-        // descriptors; OpenBSD if_em.c `em_initialize_transmit_unit()`).
-        has_abs_timers: false,
-        regs: RegisterMap::IGB,
-        // ASSUMPTION: as the I210 (see `LegacyItr`).
-        legacy_itr: LegacyItr::Honoured,
-        // I350 datasheet; Linux igb uses MSI-X.
-        msix: true,
         // Linux igb: I350 falls through to IGB_MAX_RX_QUEUES = 8 RSS queues.
         max_queues: 8,
-        // Linux igb: IGB_MAX_RXD 4096.
-        max_ring: MAX_RING_4096,
         // ASSUMPTION: 36 KB, the first entry of the 82580/I350 RXPBS size
         // encoding (e1000_82580_rxpbs_table, Linux igb / FreeBSD e1000);
         // the per-port default depends on the number of ports (FreeBSD igb
         // comment) and was not found in a datasheet.
         rx_fifo_bytes: 36 * 1024,
-        // ASSUMPTION: ~1 us on PCIe (see the 82574 profile).
-        rx_dma_ns: Nanos(1000),
-        // ASSUMPTION: ~1 us on PCIe.
-        tx_dma_ns: Nanos(1000),
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        rx_desc_min_ns: GBE_MIN_FRAME_NS,
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // Everything else as the 82576: FreeBSD igb / Linux igb; EITR in 1 us
+        // (I350 datasheet, as the I210 datasheet §8.8.14); no IDE in advanced
+        // TX descriptors (OpenBSD if_em.c `em_initialize_transmit_unit()`);
+        // legacy ITR as the I210 (see `LegacyItr`); MSI-X; IGB_MAX_RXD 4096;
+        // the PCIe figures.
+        ..ChipProfile::I82576
     };
 
     /// Intel I210: single-port PCIe 2.1 x1 GbE, igb (APU2 c4/d4/e4, the host
@@ -393,40 +363,25 @@ impl ChipProfile {
     pub const I210: ChipProfile = ChipProfile {
         name: "i210",
         description: "Intel I210, PCIe 2.1 x1, EITR in 1 us, MSI-X, 4 queues",
-        // FreeBSD igb; Linux igb; OpenBSD drives it with em(4) (em_i210).
-        family: "igb",
-        // I210 datasheet §7.3 / §8.8.14: EITR interval in 1 us.
-        throttle: ThrottleKind::Eitr1us,
-        // ASSUMPTION: as the 82576; OpenBSD if_em.c does not set IDE on
-        // em_i210 (`em_initialize_transmit_unit()`: "82575/6 need to enable
-        // the TX queue and lack the IDE bit").
-        has_abs_timers: false,
-        regs: RegisterMap::IGB,
         // NOT SETTLED by the datasheet or the drivers (see `LegacyItr`);
         // default from the ~8000 interrupts/s under OpenBSD em(4) in the
         // openbsd-tech post "em(4) TX interrupt mitigation" (2025-05-19),
         // which writes only 0x000C4. `legacy_itr = "ignored"` runs the other
         // reading.
         legacy_itr: LegacyItr::Honoured,
-        // I210 datasheet §8.8.14: EITR0..EITR4 (0x01680 + 4n), i.e.
-        // five MSI-X vectors.
-        msix: true,
         // Linux igb: IGB_MAX_RX_QUEUES_82575 = 4 for the I210.
         max_queues: 4,
-        // Linux igb: IGB_MAX_RXD 4096.
-        max_ring: MAX_RING_4096,
         // Linux igb: I210_RXPBSIZE_DEFAULT 0xA2 = 34 KB for host RX (+2 KB to
         // the BMC), of the 36 KB on-chip RX buffer the I210 datasheet
         // §7.1.3.2 gives; igb_reset() uses E1000_PBA_34K for I210/I211.
         rx_fifo_bytes: 34 * 1024,
-        // ASSUMPTION: ~1 us on PCIe x1 (see the 82574 profile).
-        rx_dma_ns: Nanos(1000),
-        // ASSUMPTION: ~1 us on PCIe x1.
-        tx_dma_ns: Nanos(1000),
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        rx_desc_min_ns: GBE_MIN_FRAME_NS,
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // Everything else as the 82576: FreeBSD igb, Linux igb (OpenBSD drives
+        // it with em(4), em_i210); EITR in 1 us (I210 datasheet §7.3,
+        // §8.8.14); no IDE bit (OpenBSD if_em.c does not set IDE on em_i210:
+        // "82575/6 need to enable the TX queue and lack the IDE bit");
+        // MSI-X (EITR0..EITR4 at 0x01680 + 4n: five vectors, §8.8.14);
+        // IGB_MAX_RXD 4096; the PCIe figures (x1 link).
+        ..ChipProfile::I82576
     };
 
     /// Intel I211: single-port PCIe 2.1 x1 GbE, igb (APU2 c0/c2/d2/e2; see
@@ -434,32 +389,13 @@ impl ChipProfile {
     pub const I211: ChipProfile = ChipProfile {
         name: "i211",
         description: "Intel I211, PCIe 2.1 x1, EITR in 1 us, MSI-X, 2 queues",
-        // FreeBSD igb; Linux igb; OpenBSD em(4) (em_i210 class).
-        family: "igb",
-        // I210-family EITR in 1 us (I211 shares the I210 register set).
-        throttle: ThrottleKind::Eitr1us,
-        // ASSUMPTION: as the I210.
-        has_abs_timers: false,
-        regs: RegisterMap::IGB,
-        // As the I210 (OpenBSD if_em_hw.c maps the I211 to em_i210).
-        legacy_itr: LegacyItr::Honoured,
-        // I211 shares the I210's MSI-X interrupt block; Linux igb uses MSI-X.
-        msix: true,
         // Linux igb: IGB_MAX_RX_QUEUES_I211 = 2 (the datasheet's figure of 4
         // is reported wrong by the teklager.se APU2 pfSense tuning article).
         max_queues: 2,
-        // Linux igb: IGB_MAX_RXD 4096.
-        max_ring: MAX_RING_4096,
-        // Linux igb igb_reset(): E1000_PBA_34K for I210 and I211 alike.
-        rx_fifo_bytes: 34 * 1024,
-        // ASSUMPTION: ~1 us on PCIe x1 (see the 82574 profile).
-        rx_dma_ns: Nanos(1000),
-        // ASSUMPTION: ~1 us on PCIe x1.
-        tx_dma_ns: Nanos(1000),
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        rx_desc_min_ns: GBE_MIN_FRAME_NS,
-        // ASSUMPTION: no documented limit found; wire rate for 64-B frames.
-        tx_desc_min_ns: GBE_MIN_FRAME_NS,
+        // Everything else as the I210: the I211 shares the I210 register set
+        // and MSI-X interrupt block (OpenBSD if_em_hw.c maps it to em_i210);
+        // igb_reset() uses E1000_PBA_34K for I210 and I211 alike.
+        ..ChipProfile::I210
     };
 }
 
