@@ -19,7 +19,7 @@ from typing import Any
 
 import tomli_w
 
-from holdoff import _core
+from holdoff import _core, inputs
 from holdoff.result import RunResult
 
 Scenario = str | os.PathLike[str] | Mapping[str, Any]
@@ -39,17 +39,26 @@ def scenario_text(scenario: Scenario) -> str:
 
     Raises:
         FileNotFoundError: a path that does not exist.
+        holdoff.inputs.InputError: a path that is not a regular file, is over
+            the scenario size limit or is not UTF-8 (:mod:`holdoff.inputs`).
         TypeError: ``scenario`` is of another type, or a dict value has no TOML form.
     """
     if isinstance(scenario, Mapping):
         return tomli_w.dumps(_without_none(scenario))
     if isinstance(scenario, os.PathLike):
-        return Path(scenario).read_text(encoding="utf-8")
+        return _read_scenario_file(Path(scenario))
     if isinstance(scenario, str):
         if _looks_like_path(scenario):
-            return Path(scenario.strip()).read_text(encoding="utf-8")
+            return _read_scenario_file(Path(scenario.strip()))
         return scenario
     raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def _read_scenario_file(path: Path) -> str:
+    """A scenario file's text, read as every command reads one (bounded, regular files only)."""
+    if not os.path.lexists(path):
+        raise FileNotFoundError(f"scenario file not found: {path}")
+    return inputs.read_text(path, "scenario file")
 
 
 def scenario_name(text: str) -> str | None:

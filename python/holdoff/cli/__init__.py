@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from holdoff.cli.common import BENCH_SCENARIO, app
+from holdoff.inputs import InputError, printable
 from holdoff.interrupt import sigterm_as_interrupt
 
 #: The command modules, in the order ``holdoff -h`` lists their commands
@@ -48,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with sigterm_as_interrupt() as signals:
         try:
             app(args=args, prog_name="holdoff")
+        except InputError as err:
+            # A safety net: every command checks its inputs itself, naming the flag.
+            print(f"error: {printable(str(err))}", file=sys.stderr)
+            return signals.exit_code(2)
         except SystemExit as exit_:
             code = exit_.code
             if code is None:

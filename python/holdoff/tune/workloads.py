@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from holdoff import capture as cap
-from holdoff import knobs
+from holdoff import inputs, knobs
 
 #: Relative throughput a budget objective may give up against the best
 #: throughput of the settings that meet the budget.
@@ -430,7 +430,9 @@ def scenario_workload(
     if not path.is_file():
         raise TuneError("SCENARIO", f"file {file} not found")
     try:
-        scen = tomllib.loads(path.read_text(encoding="utf-8"))
+        scen = inputs.loads_toml(inputs.read_text(path, "scenario file"), "scenario file", path)
+    except inputs.InputError as err:
+        raise TuneError("SCENARIO", str(err)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise TuneError("SCENARIO", f"{file} is not valid TOML: {err}") from err
     folder = path.resolve().parent
