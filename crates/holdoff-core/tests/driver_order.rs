@@ -4,24 +4,19 @@
 //! / `em_handle_rxtx` and the ithread `em_intr`; OpenBSD
 //! `sys/dev/pci/if_em.c` `em_intr`.
 
+mod common;
+
 use holdoff_core::api;
 use holdoff_core::nic::RegOp;
 
 /// 250 back-to-back 64-byte frames into one port of a 2006 Opteron host.
 fn log_for(driver: &str, extra: &str) -> Vec<RegOp> {
+    let host = common::host_with_nic("dut", "opteron-2006", driver, extra, "em0", "82546");
     let toml = format!(
         r#"
 name = "order"
 duration_ms = 10
-[[hosts]]
-name = "dut"
-profile = "opteron-2006"
-driver = "{driver}"
-{extra}
-[[hosts.nics]]
-name = "em0"
-chip = "82546"
-[hosts.nics.moderation]
+{host}[hosts.nics.moderation]
 kind = "static"
 itr_per_s = 8000
 [[generators]]

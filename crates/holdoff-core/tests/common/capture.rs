@@ -130,19 +130,12 @@ pub fn replay_scenario(
     nic: &str,
     generator: &str,
 ) -> String {
+    let host = super::host_with_nic("server", "xeon-modern", "napi", host, "eth0", "i350");
     format!(
         r#"
 name = "replay"
 duration_ms = {duration_ms}
-[[hosts]]
-name = "server"
-profile = "xeon-modern"
-driver = "napi"
-{host}
-[[hosts.nics]]
-name = "eth0"
-chip = "i350"
-{nic}
+{host}{nic}
 [hosts.nics.moderation]
 kind = "static"
 eitr_us = 50

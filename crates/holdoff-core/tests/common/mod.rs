@@ -4,6 +4,23 @@
 
 pub mod capture;
 
+/// The `[[hosts]]` table of host `name` with `host_extra` lines, then the
+/// `[[hosts.nics]]` table of its NIC `nic` up to the `chip` line (the
+/// caller adds the NIC's other lines).
+pub fn host_with_nic(
+    name: &str,
+    profile: &str,
+    driver: &str,
+    host_extra: &str,
+    nic: &str,
+    chip: &str,
+) -> String {
+    format!(
+        "[[hosts]]\nname = \"{name}\"\nprofile = \"{profile}\"\ndriver = \"{driver}\"\n{host_extra}\n\
+         [[hosts.nics]]\nname = \"{nic}\"\nchip = \"{chip}\"\n"
+    )
+}
+
 /// One Poisson/constant generator -> one host NIC (82546 by default) -> UDP sink.
 #[derive(Debug, Clone)]
 pub struct OneHost {
@@ -52,16 +69,7 @@ seed = {seed}
 duration_ms = {dur}
 sample_interval_us = 100000
 
-[[hosts]]
-name = "dut"
-profile = "{profile}"
-driver = "{driver}"
-{host_extra}
-
-[[hosts.nics]]
-name = "eth0"
-chip = "{chip}"
-rx_ring = {ring}
+{host}rx_ring = {ring}
 [hosts.nics.moderation]
 {moderation}
 
@@ -84,10 +92,14 @@ host = "dut"
 "#,
             seed = self.seed,
             dur = self.duration_ms,
-            profile = self.profile,
-            driver = self.driver,
-            host_extra = self.host_extra,
-            chip = self.chip,
+            host = host_with_nic(
+                "dut",
+                self.profile,
+                self.driver,
+                self.host_extra,
+                "eth0",
+                self.chip
+            ),
             ring = self.rx_ring,
             moderation = if self.moderation.contains("kind =") {
                 self.moderation.clone()
