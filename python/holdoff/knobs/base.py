@@ -301,6 +301,36 @@ def ticks_ns(ticks: int) -> int:
     return ticks * 1024
 
 
+def e1000_timer_idle(reg: str, ticks: int, *, msix: bool, rdtr: int, ide: bool) -> str:
+    """Why an 8254x/8257x delay-timer register (RDTR, RADV, TIDV, TADV) holding a
+    non-zero ``ticks`` never runs: ``"msix"`` (an 82574 in MSI-X mode bypasses the
+    timers), ``"rdtr0"`` (RADV while RDTR = 0 raises every frame at once, 8254x SDM
+    §13.4.31), ``"no-ide"`` (TIDV/TADV with no IDE bit on the TX descriptors); ``""``
+    when it runs or holds 0. The drivers word the reason each in their own terms."""
+    if not ticks:
+        return ""
+    if msix:
+        return "msix"
+    if reg == "RADV" and not rdtr:
+        return "rdtr0"
+    if reg in ("TIDV", "TADV") and not ide:
+        return "no-ide"
+    return ""
+
+
+def e1000_timer_delays_ns(
+    rdtr: int, radv: int, tidv: int, tadv: int, *, msix: bool, ide: bool
+) -> tuple[int, int]:
+    """The longest RX and TX cause delays [ns] of the four delay timers [1.024 us
+    ticks]: the absolute timer when set, else the packet timer; no RX delay with
+    RDTR = 0, no TX delay without IDE, neither in MSI-X mode."""
+    if msix:
+        return 0, 0
+    rx_delay = ticks_ns(radv or rdtr) if rdtr else 0
+    tx_delay = ticks_ns(tadv or tidv) if ide else 0
+    return rx_delay, tx_delay
+
+
 def em_usecs_to_ticks(usecs: int) -> int:
     """FreeBSD ``EM_USECS_TO_TICKS(u) = (1000 u + 512) / 1024`` (if_em.c)."""
     return (1000 * usecs + 512) // 1024

@@ -13,6 +13,8 @@ from holdoff.knobs.base import (
     KnobError,
     Register,
     _Ctx,
+    e1000_timer_delays_ns,
+    e1000_timer_idle,
     em_ticks_to_usecs,
     em_usecs_to_ticks,
     ints_to_itr,
@@ -100,13 +102,8 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
         )
         for key, reg in regmap:
             v = s[key]
-            why = ""
-            if c.msix and v:
-                why = "MSI-X mode (82574) bypasses the delay timers"
-            elif reg == "RADV" and v and not s["rx_int_delay"]:
-                why = "RDTR = 0 raises every frame at once, so RADV never runs"
-            elif reg in ("TIDV", "TADV") and v and not ide:
-                why = "tx_int_delay = 0 clears IDE on the descriptors: TX timers never run"
+            idle = e1000_timer_idle(reg, v, msix=c.msix, rdtr=s["rx_int_delay"], ide=ide)
+            why = _EM_TIMER_IDLE[idle]
             ctx.regs.append(
                 Register(
                     reg,
@@ -128,11 +125,8 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
                 )
             if why and key in ctx.given:
                 ctx.note("ignored", key, why)
-        if not c.msix:
-            if s["rx_int_delay"]:
-                rx_delay = ticks_ns(s["rx_abs_int_delay"] or s["rx_int_delay"])
-            if ide:
-                tx_delay = ticks_ns(s["tx_abs_int_delay"] or s["tx_int_delay"])
+        timers = (s[key] for key, _ in regmap)
+        rx_delay, tx_delay = e1000_timer_delays_ns(*timers, msix=c.msix, ide=ide)
         if "itr" in ctx.given:
             v = s["itr"]
             if v == 488:
@@ -204,6 +198,15 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
         scen_out,
         note,
     )
+
+
+#: Why a delay timer does not run (:func:`e1000_timer_idle`), in em(4)'s terms.
+_EM_TIMER_IDLE = {
+    "": "",
+    "msix": "MSI-X mode (82574) bypasses the delay timers",
+    "rdtr0": "RDTR = 0 raises every frame at once, so RADV never runs",
+    "no-ide": "tx_int_delay = 0 clears IDE on the descriptors: TX timers never run",
+}
 
 
 def _decode_openbsd(ctx: _Ctx) -> Decoded:

@@ -15,6 +15,8 @@ from holdoff.knobs.base import (
     Note,
     Register,
     _Ctx,
+    e1000_timer_delays_ns,
+    e1000_timer_idle,
     igb_eitr_us,
     ints_to_itr,
     itr_ns,
@@ -190,32 +192,24 @@ def _e1000_timer_registers(ctx: _Ctx, ide: bool) -> tuple[int, int]:
     for key, _reg, _ in _E1000_TIMER_KNOBS:
         if s[key] > TICKS_MAX:
             raise KnobError(key, f"got {s[key]}; allowed 0..65535 (a 16-bit register field)")
-    bypass = c.msix
-    regs_acting = {
-        "RDTR": not bypass,
-        "RADV": not bypass and s["RxIntDelay"] != 0,
-        "TIDV": not bypass and ide,
-        "TADV": not bypass and ide,
-    }
     for key, reg, _ in _E1000_TIMER_KNOBS:
         v = s[key]
-        why = ""
-        if bypass and v:
-            why = "MSI-X mode bypasses the delay timers (82574)"
-        elif reg == "RADV" and v and not s["RxIntDelay"]:
-            why = "RDTR = 0 raises every frame at once, so RADV never runs (8254x SDM §13.4.31)"
-        elif reg in ("TIDV", "TADV") and v and not ide:
-            why = "TxIntDelay = 0: the driver sets no IDE bit, so TX timers never run"
-        ctx.regs.append(
-            Register(reg, v, "1.024 us", ticks_ns(v), acts=regs_acting[reg] or not v, note=why)
-        )
+        idle = e1000_timer_idle(reg, v, msix=c.msix, rdtr=s["RxIntDelay"], ide=ide)
+        why = _E1000_TIMER_IDLE[idle]
+        ctx.regs.append(Register(reg, v, "1.024 us", ticks_ns(v), acts=not why, note=why))
         if why and key in ctx.given:
             ctx.note("ignored", key, why)
-    rx_delay = 0
-    if regs_acting["RDTR"] and s["RxIntDelay"]:
-        rx_delay = ticks_ns(s["RxAbsIntDelay"] or s["RxIntDelay"])
-    tx_delay = ticks_ns(s["TxAbsIntDelay"] or s["TxIntDelay"]) if regs_acting["TIDV"] else 0
-    return rx_delay, tx_delay
+    timers = (s[key] for key, _, _ in _E1000_TIMER_KNOBS)
+    return e1000_timer_delays_ns(*timers, msix=c.msix, ide=ide)
+
+
+#: Why a delay timer does not run (:func:`e1000_timer_idle`), in the Linux drivers' terms.
+_E1000_TIMER_IDLE = {
+    "": "",
+    "msix": "MSI-X mode bypasses the delay timers (82574)",
+    "rdtr0": "RDTR = 0 raises every frame at once, so RADV never runs (8254x SDM §13.4.31)",
+    "no-ide": "TxIntDelay = 0: the driver sets no IDE bit, so TX timers never run",
+}
 
 
 def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
