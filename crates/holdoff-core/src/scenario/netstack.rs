@@ -186,6 +186,17 @@ pub struct TxLocks<'a> {
 }
 
 impl Stack<'_> {
+    /// The socket-call context over this stack's connections.
+    fn tcp(&mut self) -> TcpCtx<'_> {
+        TcpCtx {
+            prof: self.prof,
+            sched: self.sched,
+            conns: self.conns,
+            ledger: self.ledger,
+            out: self.out,
+        }
+    }
+
     fn wake(&mut self, t: SimTime, app: u16) -> Nanos {
         let a = &self.sched[app as usize];
         if a.runnable || a.wake_pending || self.out.wakes.iter().any(|w| w.1 == app) {
@@ -304,7 +315,7 @@ impl StackSink for Stack<'_> {
             }
             PktKind::Tcp => {
                 let conn = pkt.flow;
-                let Some(c) = self.conns.get_mut(conn as usize) else {
+                let Some(c) = self.conns.get(conn as usize) else {
                     self.ledger.drop(DropReason::NoListener);
                     return Nanos::ZERO;
                 };
@@ -316,17 +327,11 @@ impl StackSink for Stack<'_> {
                     ack: pkt.ack,
                     wnd: pkt.wnd,
                 };
-                c.ep[side as usize].on_segment(t, seg, &mut self.out.tcp);
-                flush_tcp(
-                    self.conns,
-                    self.sched,
-                    conn,
-                    side,
-                    t,
-                    self.prof,
-                    self.ledger,
-                    self.out,
-                )
+                let (_, cost) = self.tcp().call(t, conn, side, |ep, out| {
+                    ep.on_segment(t, seg, out);
+                    0
+                });
+                cost
             }
         }
     }
