@@ -15,6 +15,7 @@ from holdoff.cli.common import (
     _check_file,
     _Command,
     _fail,
+    _field_set_option,
     _read,
     _stderr,
     _stdout,
@@ -138,12 +139,8 @@ def calibrate_command(
     ] = None,
     assignments: Annotated[
         list[str] | None,
-        typer.Option(
-            "--set",
-            "-s",
-            metavar="PATH=VALUE",
-            help="Change a field in every row's scenario (repeatable), e.g. duration_ms=300.",
-            show_default=False,
+        _field_set_option(
+            "Change a field in every row's scenario (repeatable), e.g. duration_ms=300."
         ),
     ] = None,
     name: Annotated[

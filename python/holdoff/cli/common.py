@@ -301,6 +301,14 @@ SeedsOption = Annotated[
     ),
 ]
 
+
+def _field_set_option(help: str) -> Any:
+    """The repeatable ``--set``/``-s PATH=VALUE`` option of the commands that change
+    scenario fields (a field path as in sweep files and a TOML value); ``help`` says
+    which scenario it changes."""
+    return typer.Option("--set", "-s", metavar="PATH=VALUE", help=help, show_default=False)
+
+
 DriverOption = Annotated[
     str,
     typer.Option(

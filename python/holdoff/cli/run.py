@@ -18,6 +18,7 @@ from holdoff.cli.common import (
     _check_output_folder,
     _Command,
     _fail,
+    _field_set_option,
     _interrupted_run,
     _print_wide,
     _ProgressLine,
@@ -48,13 +49,9 @@ def run_command(
     seed: SeedOption = None,
     assignments: Annotated[
         list[str] | None,
-        typer.Option(
-            "--set",
-            "-s",
-            metavar="PATH=VALUE",
-            help="Change a field for this run (repeatable): a field path as in sweep files "
-            "and a TOML value, e.g. generators[0].rate_pps=150000.",
-            show_default=False,
+        _field_set_option(
+            "Change a field for this run (repeatable): a field path as in sweep files "
+            "and a TOML value, e.g. generators[0].rate_pps=150000."
         ),
     ] = None,
     seeds: SeedsOption = 1,
