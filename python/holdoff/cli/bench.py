@@ -18,6 +18,7 @@ from holdoff.cli.common import (
     BENCH_SCENARIO,
     _Command,
     _cpus,
+    _duration_ms_option,
     _fail,
     _load_sweep_or_exit,
     _read,
@@ -62,11 +63,8 @@ def bench_command(
     ] = None,
     duration_ms: Annotated[
         int | None,
-        typer.Option(
-            "--duration-ms",
-            min=1,
-            help="With --hosts: simulated time of each run [ms] (default "
-            f"{BENCH_HOSTS_DURATION_MS}).",
+        _duration_ms_option(
+            f"With --hosts: simulated time of each run [ms] (default {BENCH_HOSTS_DURATION_MS})."
         ),
     ] = None,
 ) -> None:

@@ -309,6 +309,12 @@ def _field_set_option(help: str) -> Any:
     return typer.Option("--set", "-s", metavar="PATH=VALUE", help=help, show_default=False)
 
 
+def _duration_ms_option(help: str) -> Any:
+    """The ``--duration-ms`` option (simulated time [ms], at least 1) of the commands
+    whose default comes from elsewhere; ``help`` says of what and the default."""
+    return typer.Option("--duration-ms", min=1, help=help)
+
+
 DriverOption = Annotated[
     str,
     typer.Option(

@@ -22,6 +22,7 @@ from holdoff.cli.common import (
     _check_file,
     _check_output_file,
     _Command,
+    _duration_ms_option,
     _ExecutorOption,
     _fail,
     _NoStoreOption,
@@ -90,10 +91,8 @@ def tune_command(
     ] = None,
     duration_ms: Annotated[
         int | None,
-        typer.Option(
-            "--duration-ms",
-            min=1,
-            help="Simulated time per point (default: the workload's; a capture's whole span).",
+        _duration_ms_option(
+            "Simulated time per point (default: the workload's; a capture's whole span)."
         ),
     ] = None,
     span: Annotated[
