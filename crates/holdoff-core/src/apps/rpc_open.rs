@@ -32,9 +32,8 @@
 //!
 //! Units: times [ns] (`_ps` for the fixed arrival period), sizes [bytes].
 
-use super::tcp_apps::{read_call, write_call, BusyPoll, TcpIo, Wait};
+use super::tcp_apps::{BusyPoll, Calls, TcpIo, Wait};
 use crate::engine::StreamRng;
-use crate::host::profile::HostProfile;
 use crate::metrics::LatencyHist;
 use crate::units::{Nanos, SimTime};
 use rand::RngExt;
@@ -233,11 +232,10 @@ impl RpcOpenClient {
     /// next arrival (the client also waits for its sockets to be readable).
     pub fn run<I: TcpIo>(
         &mut self,
-        now: SimTime,
+        calls: &mut Calls<I>,
         mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
     ) -> (Nanos, Wait, SimTime) {
+        let now = calls.now;
         while self.next_arrival() <= now {
             let t = self.next_arrival();
             self.arrive(t);
@@ -246,7 +244,7 @@ impl RpcOpenClient {
         for i in 0..self.conns.len() {
             let c = self.conns[i];
             while !self.unsent[i].is_empty() {
-                let n = write_call(io, prof, now, &mut cost, c, 0, self.write_left[i]);
+                let n = calls.write(&mut cost, c, 0, self.write_left[i]);
                 self.write_left[i] -= n;
                 self.tx_bytes += n;
                 if self.write_left[i] > 0 {
@@ -260,8 +258,8 @@ impl RpcOpenClient {
                 self.inflight[i].push_back(t);
                 self.write_left[i] = self.sizes.request(c, self.wr_idx[i]);
             }
-            while !self.inflight[i].is_empty() && io.readable(c, 0) > 0 {
-                let n = read_call(io, prof, now, &mut cost, c, 0, self.read_left[i]);
+            while !self.inflight[i].is_empty() && calls.io.readable(c, 0) > 0 {
+                let n = calls.read(&mut cost, c, 0, self.read_left[i]);
                 self.read_left[i] -= n;
                 self.rx_bytes += n;
                 if self.read_left[i] > 0 {
@@ -353,13 +351,7 @@ impl RpcOpenServer {
     /// One slice: serve the whole requests waiting on the thread's
     /// connections, up to `QUANTUM` of CPU (then `true`: run again); else
     /// block reading (or writing, when only writes are stuck).
-    pub fn run<I: TcpIo>(
-        &mut self,
-        now: SimTime,
-        mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
-    ) -> (Nanos, Wait, bool) {
+    pub fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, mut cost: Nanos) -> (Nanos, Wait, bool) {
         let start = cost;
         let n = self.conns.len();
         loop {
@@ -371,7 +363,7 @@ impl RpcOpenServer {
                 let i = (self.cursor + k) % n;
                 let c = self.conns[i];
                 if self.write_left[i] > 0 {
-                    let w = write_call(io, prof, now, &mut cost, c, 1, self.write_left[i]);
+                    let w = calls.write(&mut cost, c, 1, self.write_left[i]);
                     self.write_left[i] -= w;
                     progress |= w > 0;
                     if self.write_left[i] > 0 {
@@ -381,10 +373,10 @@ impl RpcOpenServer {
                     self.idx[i] += 1;
                     self.read_left[i] = self.sizes.request(c, self.idx[i]);
                 }
-                if io.readable(c, 1) == 0 {
+                if calls.io.readable(c, 1) == 0 {
                     continue;
                 }
-                let r = read_call(io, prof, now, &mut cost, c, 1, self.read_left[i]);
+                let r = calls.read(&mut cost, c, 1, self.read_left[i]);
                 self.read_left[i] -= r;
                 progress |= r > 0;
                 if self.read_left[i] > 0 {
@@ -393,7 +385,7 @@ impl RpcOpenServer {
                 cost += self.service_time();
                 self.served += 1;
                 self.write_left[i] = self.sizes.response(c, self.idx[i]);
-                let w = write_call(io, prof, now, &mut cost, c, 1, self.write_left[i]);
+                let w = calls.write(&mut cost, c, 1, self.write_left[i]);
                 self.write_left[i] -= w;
                 if self.write_left[i] == 0 {
                     self.idx[i] += 1;
@@ -407,7 +399,8 @@ impl RpcOpenServer {
                 }
             }
             if !progress {
-                let w = if write_blocked && self.conns.iter().all(|&c| io.readable(c, 1) == 0) {
+                let w = if write_blocked && self.conns.iter().all(|&c| calls.io.readable(c, 1) == 0)
+                {
                     Wait::Writable
                 } else {
                     Wait::Readable

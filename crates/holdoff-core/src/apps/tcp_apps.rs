@@ -58,42 +58,91 @@ fn copy(prof: &HostProfile, n: u64) -> Nanos {
     Nanos(n * prof.copy_ps_per_byte / 1000)
 }
 
-/// One write(2) at `now + *cost`: the stack's send cost plus the copy of
-/// the bytes accepted are added to `*cost`; returns the bytes accepted.
-pub(crate) fn write_call<I: TcpIo>(
-    io: &mut I,
-    prof: &HostProfile,
-    now: SimTime,
-    cost: &mut Nanos,
-    conn: u16,
-    side: u8,
-    n: u64,
-) -> u64 {
-    let (got, c) = io.write(now + *cost, conn, side, n);
-    *cost += copy(prof, got) + c;
-    got
+/// The socket calls of one application slice: each at `now + *cost`, its
+/// CPU time (the stack's part plus the copy of the bytes moved) added to
+/// `*cost`.
+pub struct Calls<'a, I> {
+    pub io: &'a mut I,
+    pub prof: &'a HostProfile,
+    pub now: SimTime,
 }
 
-/// One read(2) at `now + *cost`, likewise; returns the bytes read.
-pub(crate) fn read_call<I: TcpIo>(
-    io: &mut I,
-    prof: &HostProfile,
-    now: SimTime,
-    cost: &mut Nanos,
-    conn: u16,
-    side: u8,
-    n: u64,
-) -> u64 {
-    let (got, c) = io.read(now + *cost, conn, side, n);
-    *cost += copy(prof, got) + c;
-    got
+impl<I: TcpIo> Calls<'_, I> {
+    /// Charge a call's `(bytes moved, stack CPU time)`; returns the bytes.
+    fn charge(&self, cost: &mut Nanos, (got, c): (u64, Nanos)) -> u64 {
+        *cost += copy(self.prof, got) + c;
+        got
+    }
+
+    /// One write(2) of up to `n` bytes; returns the bytes accepted.
+    pub(crate) fn write(&mut self, cost: &mut Nanos, conn: u16, side: u8, n: u64) -> u64 {
+        let r = self.io.write(self.now + *cost, conn, side, n);
+        self.charge(cost, r)
+    }
+
+    /// One read(2) of up to `n` bytes; returns the bytes read.
+    pub(crate) fn read(&mut self, cost: &mut Nanos, conn: u16, side: u8, n: u64) -> u64 {
+        let r = self.io.read(self.now + *cost, conn, side, n);
+        self.charge(cost, r)
+    }
+
+    /// Write what is left of a message: one write call, `left` reduced by
+    /// what the socket took; true when nothing is left.
+    fn write_rest(&mut self, cost: &mut Nanos, conn: u16, side: u8, left: &mut u64) -> bool {
+        *left -= self.write(cost, conn, side, *left);
+        *left == 0
+    }
+}
+
+/// One request/response exchange of a closed-loop client on side 0 of its
+/// connection: write the request, then read the whole response [bytes left].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exchange {
+    Write { left: u64, response: u64 },
+    Read { left: u64 },
+}
+
+impl Exchange {
+    fn new(request_bytes: u64, response_bytes: u64) -> Self {
+        Exchange::Write {
+            left: request_bytes,
+            response: response_bytes,
+        }
+    }
+
+    /// Socket calls until the response is read (`None`) or the socket
+    /// blocks (`Some`: what to wait for).
+    fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, cost: &mut Nanos, conn: u16) -> Option<Wait> {
+        loop {
+            match *self {
+                Exchange::Write { left, response } => {
+                    let n = calls.write(cost, conn, 0, left);
+                    if n < left {
+                        *self = Exchange::Write {
+                            left: left - n,
+                            response,
+                        };
+                        return Some(Wait::Writable);
+                    }
+                    *self = Exchange::Read { left: response };
+                }
+                Exchange::Read { left } => {
+                    let n = calls.read(cost, conn, 0, left);
+                    if n < left {
+                        *self = Exchange::Read { left: left - n };
+                        return Some(Wait::Readable);
+                    }
+                    return None;
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     NextPoint,
-    Write { left: u64 },
-    Read { left: u64 },
+    Exchange(Exchange),
     Done,
 }
 
@@ -136,13 +185,8 @@ impl NetpipeClient {
     }
 
     /// One scheduling slice starting at `now`.
-    pub fn run<I: TcpIo>(
-        &mut self,
-        now: SimTime,
-        mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
-    ) -> (Nanos, Wait) {
+    pub fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, mut cost: Nanos) -> (Nanos, Wait) {
+        let now = calls.now;
         loop {
             match self.phase {
                 Phase::NextPoint => match self.np.next_point() {
@@ -155,26 +199,16 @@ impl NetpipeClient {
                         self.start_trial(now + cost);
                     }
                 },
-                Phase::Write { left } => {
-                    let n = write_call(io, prof, now, &mut cost, self.conn, 0, left);
-                    if n < left {
-                        self.phase = Phase::Write { left: left - n };
-                        return (cost, Wait::Writable);
-                    }
-                    self.phase = Phase::Read {
-                        left: self.current_bytes(),
-                    };
-                }
-                Phase::Read { left } => {
-                    let n = read_call(io, prof, now, &mut cost, self.conn, 0, left);
-                    if n < left {
-                        self.phase = Phase::Read { left: left - n };
-                        return (cost, Wait::Readable);
+                Phase::Exchange(mut x) => {
+                    let blocked = x.run(calls, &mut cost, self.conn);
+                    self.phase = Phase::Exchange(x);
+                    if let Some(wait) = blocked {
+                        return (cost, wait);
                     }
                     self.rep += 1;
                     let p = self.point.expect("a point is running");
                     if self.rep < p.nrepeat {
-                        self.phase = Phase::Write { left: p.bytes };
+                        self.phase = Phase::Exchange(Exchange::new(p.bytes, p.bytes));
                         continue;
                     }
                     let elapsed = (now + cost) - self.trial_start;
@@ -194,9 +228,8 @@ impl NetpipeClient {
     fn start_trial(&mut self, t: SimTime) {
         self.trial_start = t;
         self.rep = 0;
-        self.phase = Phase::Write {
-            left: self.current_bytes(),
-        };
+        let bytes = self.current_bytes();
+        self.phase = Phase::Exchange(Exchange::new(bytes, bytes));
     }
 }
 
@@ -222,17 +255,13 @@ impl NetpipeServer {
     /// One slice; `msg_bytes` is the size of the message the client is sending.
     pub fn run<I: TcpIo>(
         &mut self,
-        now: SimTime,
+        calls: &mut Calls<I>,
         mut cost: Nanos,
-        prof: &HostProfile,
         msg_bytes: u64,
-        io: &mut I,
     ) -> (Nanos, Wait) {
         loop {
             if self.write_left > 0 {
-                let n = write_call(io, prof, now, &mut cost, self.conn, 1, self.write_left);
-                self.write_left -= n;
-                if self.write_left > 0 {
+                if !calls.write_rest(&mut cost, self.conn, 1, &mut self.write_left) {
                     return (cost, Wait::Writable);
                 }
             }
@@ -241,14 +270,14 @@ impl NetpipeServer {
                 None => {
                     // The size of a new message is known once its first byte
                     // arrived (the client has moved to it by then).
-                    if msg_bytes == 0 || io.readable(self.conn, 1) == 0 {
+                    if msg_bytes == 0 || calls.io.readable(self.conn, 1) == 0 {
                         return (cost, Wait::Readable);
                     }
                     self.msg = msg_bytes;
                     msg_bytes
                 }
             };
-            let n = read_call(io, prof, now, &mut cost, self.conn, 1, left);
+            let n = calls.read(&mut cost, self.conn, 1, left);
             if n < left {
                 self.read_left = Some(left - n);
                 return (cost, Wait::Readable);
@@ -277,8 +306,7 @@ pub struct RpcClient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RpcPhase {
     Idle,
-    Write { left: u64 },
-    Read { left: u64 },
+    Exchange(Exchange),
     Think,
 }
 
@@ -296,38 +324,28 @@ impl RpcClient {
         }
     }
 
+    /// The next request's write call is at `t`.
+    fn start(&mut self, t: SimTime) {
+        self.started = t;
+        self.phase = RpcPhase::Exchange(Exchange::new(self.request_bytes, self.response_bytes));
+    }
+
     /// One slice. Returns the wait, and `Some(t)` when the client sleeps
     /// until `t` (think time) instead of waiting for the socket.
     pub fn run<I: TcpIo>(
         &mut self,
-        now: SimTime,
+        calls: &mut Calls<I>,
         mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
     ) -> (Nanos, Wait, Option<SimTime>) {
+        let now = calls.now;
         loop {
             match self.phase {
-                RpcPhase::Idle | RpcPhase::Think => {
-                    self.started = now + cost;
-                    self.phase = RpcPhase::Write {
-                        left: self.request_bytes,
-                    };
-                }
-                RpcPhase::Write { left } => {
-                    let n = write_call(io, prof, now, &mut cost, self.conn, 0, left);
-                    if n < left {
-                        self.phase = RpcPhase::Write { left: left - n };
-                        return (cost, Wait::Writable, None);
-                    }
-                    self.phase = RpcPhase::Read {
-                        left: self.response_bytes,
-                    };
-                }
-                RpcPhase::Read { left } => {
-                    let n = read_call(io, prof, now, &mut cost, self.conn, 0, left);
-                    if n < left {
-                        self.phase = RpcPhase::Read { left: left - n };
-                        return (cost, Wait::Readable, None);
+                RpcPhase::Idle | RpcPhase::Think => self.start(now + cost),
+                RpcPhase::Exchange(mut x) => {
+                    let blocked = x.run(calls, &mut cost, self.conn);
+                    self.phase = RpcPhase::Exchange(x);
+                    if let Some(wait) = blocked {
+                        return (cost, wait, None);
                     }
                     self.transactions += 1;
                     self.latency.record(((now + cost) - self.started).as_ns());
@@ -335,10 +353,7 @@ impl RpcClient {
                         self.phase = RpcPhase::Think;
                         return (cost, Wait::Readable, Some(now + cost + self.think));
                     }
-                    self.started = now + cost;
-                    self.phase = RpcPhase::Write {
-                        left: self.request_bytes,
-                    };
+                    self.start(now + cost);
                 }
             }
         }
@@ -383,23 +398,15 @@ impl RpcServer {
         }
     }
 
-    pub fn run<I: TcpIo>(
-        &mut self,
-        now: SimTime,
-        mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
-    ) -> (Nanos, Wait) {
+    pub fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, mut cost: Nanos) -> (Nanos, Wait) {
         loop {
             if self.write_left > 0 {
-                let n = write_call(io, prof, now, &mut cost, self.conn, 1, self.write_left);
-                self.write_left -= n;
-                if self.write_left > 0 {
+                if !calls.write_rest(&mut cost, self.conn, 1, &mut self.write_left) {
                     return (cost, Wait::Writable);
                 }
                 self.read_left = self.request_bytes;
             }
-            let n = read_call(io, prof, now, &mut cost, self.conn, 1, self.read_left);
+            let n = calls.read(&mut cost, self.conn, 1, self.read_left);
             self.read_left -= n;
             if self.read_left > 0 {
                 return (cost, Wait::Readable);
@@ -418,17 +425,9 @@ pub struct IperfClient {
 }
 
 impl IperfClient {
-    pub fn run<I: TcpIo>(
-        &mut self,
-        now: SimTime,
-        mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
-    ) -> (Nanos, Wait) {
+    pub fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, mut cost: Nanos) -> (Nanos, Wait) {
         let write = self.write_bytes;
-        self.written += until_idle(&self.conns, |c| {
-            write_call(io, prof, now, &mut cost, c, 0, write)
-        });
+        self.written += until_idle(&self.conns, |c| calls.write(&mut cost, c, 0, write));
         (cost, Wait::Writable)
     }
 }
@@ -458,16 +457,8 @@ pub struct IperfServer {
 }
 
 impl IperfServer {
-    pub fn run<I: TcpIo>(
-        &mut self,
-        now: SimTime,
-        mut cost: Nanos,
-        prof: &HostProfile,
-        io: &mut I,
-    ) -> (Nanos, Wait) {
-        self.read_bytes += until_idle(&self.conns, |c| {
-            read_call(io, prof, now, &mut cost, c, 1, u64::MAX)
-        });
+    pub fn run<I: TcpIo>(&mut self, calls: &mut Calls<I>, mut cost: Nanos) -> (Nanos, Wait) {
+        self.read_bytes += until_idle(&self.conns, |c| calls.read(&mut cost, c, 1, u64::MAX));
         (cost, Wait::Readable)
     }
 }

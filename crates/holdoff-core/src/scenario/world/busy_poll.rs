@@ -10,7 +10,7 @@
 //! Units: times [ns].
 
 use super::{Ev, World};
-use crate::apps::tcp_apps::{BusyPoll, Wait};
+use crate::apps::tcp_apps::{BusyPoll, Calls, Wait};
 use crate::apps::AppKind;
 use crate::host::driver::{self, EpollIrq, NapiTimerKind};
 use crate::host::drivers::{napi, Poll};
@@ -93,10 +93,24 @@ impl World {
         }
         let (mut io, apps) = self.app_io(prof);
         let (cost, w) = match &mut apps[a].kind {
-            AppKind::RpcServer(srv) => srv.run(now, cost, prof, &mut io),
+            AppKind::RpcServer(srv) => srv.run(
+                &mut Calls {
+                    io: &mut io,
+                    prof,
+                    now,
+                },
+                cost,
+            ),
             AppKind::RpcOpenServer(_) if spin_now => (cost, Wait::Readable),
             AppKind::RpcOpenServer(srv) => {
-                let (cost, w, more) = srv.run(now, cost, prof, &mut io);
+                let (cost, w, more) = srv.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 if more {
                     // Its quantum is used up: serve again when the slice ends.
                     self.busy_serve[a] = true;

@@ -6,7 +6,7 @@
 //! Units: times [ns].
 
 use super::{Ev, World};
-use crate::apps::tcp_apps::{RpcServer, Wait};
+use crate::apps::tcp_apps::{Calls, RpcServer, Wait};
 use crate::apps::AppKind;
 use crate::host::drivers::{Irq, IrqNext};
 use crate::host::{Class, EndAction, Next, Work, HOG, SWI_NET};
@@ -305,7 +305,14 @@ impl World {
                 (cost, None)
             }
             AppKind::NetpipeClient(c) => {
-                let (cost, w) = c.run(now, cost, prof, &mut io);
+                let (cost, w) = c.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 if w == Wait::Done && self.netpipes_running > 0 {
                     self.netpipes_running -= 1;
                     if self.netpipes_running == 0 {
@@ -316,23 +323,59 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::NetpipeServer { srv, .. } => {
-                let (cost, w) = srv.run(now, cost, prof, np_bytes, &mut io);
+                let (cost, w) = srv.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                    np_bytes,
+                );
                 (cost, Some(w))
             }
             AppKind::IperfClient(c) => {
-                let (cost, w) = c.run(now, cost, prof, &mut io);
+                let (cost, w) = c.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 (cost, Some(w))
             }
             AppKind::IperfServer { srv, .. } => {
-                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                let (cost, w) = srv.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 (cost, Some(w))
             }
             AppKind::RpcServer(srv) => {
-                let (cost, w) = srv.run(now, cost, prof, &mut io);
+                let (cost, w) = srv.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 (cost, Some(w))
             }
             AppKind::RpcOpenServer(srv) => {
-                let (cost, w, more) = srv.run(now, cost, prof, &mut io);
+                let (cost, w, more) = srv.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 if more && now + cost <= end {
                     // Its quantum is used up: run again when the slice ends.
                     self.sched[app as usize].wake_pending = true;
@@ -341,7 +384,14 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::RpcOpenClient(c) => {
-                let (cost, w, next) = c.run(now, cost, prof, &mut io);
+                let (cost, w, next) = c.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 // Woken by its sockets or at the next arrival, whichever first.
                 let due = c.timer_at != Some(next) && next <= end;
                 if due {
@@ -351,7 +401,14 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::RpcClient(c) => {
-                let (cost, w, sleep) = c.run(now, cost, prof, &mut io);
+                let (cost, w, sleep) = c.run(
+                    &mut Calls {
+                        io: &mut io,
+                        prof,
+                        now,
+                    },
+                    cost,
+                );
                 if let Some(t) = sleep {
                     if t <= self.end {
                         self.q.schedule(t, Ev::AppTimer { app });
