@@ -301,20 +301,23 @@ def ticks_ns(ticks: int) -> int:
     return ticks * 1024
 
 
-def e1000_timer_idle(reg: str, ticks: int, *, msix: bool, rdtr: int, ide: bool) -> str:
+def e1000_timer_idle(reg: str, ticks: int, *, msix: bool, rdtr: int, ide: bool, tx_key: str) -> str:
     """Why an 8254x/8257x delay-timer register (RDTR, RADV, TIDV, TADV) holding a
-    non-zero ``ticks`` never runs: ``"msix"`` (an 82574 in MSI-X mode bypasses the
-    timers), ``"rdtr0"`` (RADV while RDTR = 0 raises every frame at once, 8254x SDM
-    §13.4.31), ``"no-ide"`` (TIDV/TADV with no IDE bit on the TX descriptors); ``""``
-    when it runs or holds 0. The drivers word the reason each in their own terms."""
+    non-zero ``ticks`` never runs, or ``""`` when it runs or holds 0: an 82574 in
+    MSI-X mode bypasses the timers; RADV never runs while RDTR = 0 raises every
+    frame at once (8254x SDM §13.4.31); TIDV/TADV never run without the IDE bit on
+    the TX descriptors, which the drivers set only when ``tx_key`` (their TX packet
+    delay knob) is not 0."""
     if not ticks:
         return ""
     if msix:
-        return "msix"
+        return "MSI-X mode (82574) bypasses the delay timers"
     if reg == "RADV" and not rdtr:
-        return "rdtr0"
+        return "RDTR = 0 raises every frame at once, so RADV never runs (8254x SDM §13.4.31)"
     if reg in ("TIDV", "TADV") and not ide:
-        return "no-ide"
+        return (
+            f"{tx_key} = 0: the driver sets no IDE bit on the descriptors, so TX timers never run"
+        )
     return ""
 
 

@@ -102,8 +102,9 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
         )
         for key, reg in regmap:
             v = s[key]
-            idle = e1000_timer_idle(reg, v, msix=c.msix, rdtr=s["rx_int_delay"], ide=ide)
-            why = _EM_TIMER_IDLE[idle]
+            why = e1000_timer_idle(
+                reg, v, msix=c.msix, rdtr=s["rx_int_delay"], ide=ide, tx_key="tx_int_delay"
+            )
             ctx.regs.append(
                 Register(
                     reg,
@@ -198,15 +199,6 @@ def _decode_freebsd(ctx: _Ctx) -> Decoded:
         scen_out,
         note,
     )
-
-
-#: Why a delay timer does not run (:func:`e1000_timer_idle`), in em(4)'s terms.
-_EM_TIMER_IDLE = {
-    "": "",
-    "msix": "MSI-X mode (82574) bypasses the delay timers",
-    "rdtr0": "RDTR = 0 raises every frame at once, so RADV never runs",
-    "no-ide": "tx_int_delay = 0 clears IDE on the descriptors: TX timers never run",
-}
 
 
 def _decode_openbsd(ctx: _Ctx) -> Decoded:

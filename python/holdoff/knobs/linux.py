@@ -194,22 +194,14 @@ def _e1000_timer_registers(ctx: _Ctx, ide: bool) -> tuple[int, int]:
             raise KnobError(key, f"got {s[key]}; allowed 0..65535 (a 16-bit register field)")
     for key, reg, _ in _E1000_TIMER_KNOBS:
         v = s[key]
-        idle = e1000_timer_idle(reg, v, msix=c.msix, rdtr=s["RxIntDelay"], ide=ide)
-        why = _E1000_TIMER_IDLE[idle]
+        why = e1000_timer_idle(
+            reg, v, msix=c.msix, rdtr=s["RxIntDelay"], ide=ide, tx_key="TxIntDelay"
+        )
         ctx.regs.append(Register(reg, v, "1.024 us", ticks_ns(v), acts=not why, note=why))
         if why and key in ctx.given:
             ctx.note("ignored", key, why)
     timers = (s[key] for key, _, _ in _E1000_TIMER_KNOBS)
     return e1000_timer_delays_ns(*timers, msix=c.msix, ide=ide)
-
-
-#: Why a delay timer does not run (:func:`e1000_timer_idle`), in the Linux drivers' terms.
-_E1000_TIMER_IDLE = {
-    "": "",
-    "msix": "MSI-X mode bypasses the delay timers (82574)",
-    "rdtr0": "RDTR = 0 raises every frame at once, so RADV never runs (8254x SDM §13.4.31)",
-    "no-ide": "TxIntDelay = 0: the driver sets no IDE bit, so TX timers never run",
-}
 
 
 def _decode_e1000_5x(ctx: _Ctx) -> Decoded:
