@@ -58,7 +58,7 @@ impl DriverArch for FreebsdIthread {
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {
-        let Poll { now, port, vector } = at;
+        let Poll { port, vector, .. } = at;
         let prof = k.profile();
         let entry = cost;
         let mut cost = cost;
@@ -69,12 +69,7 @@ impl DriverArch for FreebsdIthread {
             cost += prof.mmio_read_ns;
             if k.nic(port).read_icr(vector) == 0 {
                 cost = k.start_tx(at, cost) + prof.lock_ns;
-                let wait = k.lock(port, now + entry, cost - entry);
-                return Pass {
-                    cost: cost + wait,
-                    work: 0,
-                    more: false,
-                };
+                return Pass::under_lock(k, at, entry, cost, 0, false);
             }
         }
         // em_rxeof(-1): no limit; RDT written and the lock dropped/re-taken
@@ -95,12 +90,7 @@ impl DriverArch for FreebsdIthread {
             cost = k.reclaim_tx(at, cost).0;
             *k.slice_state(port, vector) = LOOP_HEAD;
         }
-        let wait = k.lock(port, now + entry, cost - entry);
-        Pass {
-            cost: cost + wait,
-            work,
-            more: true,
-        }
+        Pass::under_lock(k, at, entry, cost, work, true)
     }
 
     /// The loop ended (ICR read 0): unmask the line in the I/O APIC once no

@@ -95,12 +95,7 @@ impl DriverArch for FreebsdTaskqueue {
         // EM_LOCK; em_txeof; em_start_locked; EM_UNLOCK.
         let locked = cost;
         cost = k.clean_tx(at, cost + prof.lock_ns).0;
-        let wait = k.lock(port, now + locked, cost - locked);
-        Pass {
-            cost: cost + wait,
-            work,
-            more: ready,
-        }
+        Pass::under_lock(k, at, locked, cost, work, ready)
     }
 
     /// Interrupts back on after every pass, even when the task re-queued

@@ -169,6 +169,26 @@ pub struct Pass {
     pub more: bool,
 }
 
+impl Pass {
+    /// A pass whose CPU time from `held_from` to `cost` ran under `at.port`'s
+    /// driver lock: the wait to take the lock (`Kernel::lock`) is added.
+    pub fn under_lock(
+        k: &mut dyn Kernel,
+        at: Poll,
+        held_from: Nanos,
+        cost: Nanos,
+        work: u32,
+        more: bool,
+    ) -> Pass {
+        let wait = k.lock(at.port, at.now + held_from, cost - held_from);
+        Pass {
+            cost: cost + wait,
+            work,
+            more,
+        }
+    }
+}
+
 /// A driver architecture. The defaults describe a driver that only reads
 /// the cause in its handler and defers nothing.
 pub trait DriverArch: Sync {
