@@ -92,25 +92,16 @@ impl World {
             }
         }
         let (mut io, apps) = self.app_io(prof);
+        let mut calls = Calls {
+            io: &mut io,
+            prof,
+            now,
+        };
         let (cost, w) = match &mut apps[a].kind {
-            AppKind::RpcServer(srv) => srv.run(
-                &mut Calls {
-                    io: &mut io,
-                    prof,
-                    now,
-                },
-                cost,
-            ),
+            AppKind::RpcServer(srv) => srv.run(&mut calls, cost),
             AppKind::RpcOpenServer(_) if spin_now => (cost, Wait::Readable),
             AppKind::RpcOpenServer(srv) => {
-                let (cost, w, more) = srv.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w, more) = srv.run(&mut calls, cost);
                 if more {
                     // Its quantum is used up: serve again when the slice ends.
                     self.busy_serve[a] = true;

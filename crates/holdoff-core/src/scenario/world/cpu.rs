@@ -234,6 +234,11 @@ impl World {
         };
         let end = self.end;
         let (mut io, apps) = self.app_io(prof);
+        let mut calls = Calls {
+            io: &mut io,
+            prof,
+            now,
+        };
         let (cost, wait) = match &mut apps[app as usize].kind {
             AppKind::UdpSink(s) => {
                 let mut cost = cost;
@@ -247,7 +252,7 @@ impl World {
                     if selected {
                         s.latency_selected.record(lat_ns);
                     }
-                    io.ledger.delivered += 1;
+                    calls.io.ledger.delivered += 1;
                 }
                 (cost, None)
             }
@@ -264,14 +269,14 @@ impl World {
                         app,
                     );
                     p.sent += 1;
-                    io.ledger.injected += 1;
-                    io.out.sends.push((now + cost, p.port, pkt));
+                    calls.io.ledger.injected += 1;
+                    calls.io.out.sends.push((now + cost, p.port, pkt));
                 }
                 while let Some(r) = p.replies.pop_front() {
                     cost += prof.copy_ns(p.size_bytes);
                     p.received += 1;
                     p.rtt.record(((now + cost) - r.created).as_ns());
-                    io.ledger.delivered += 1;
+                    calls.io.ledger.delivered += 1;
                 }
                 (cost, None)
             }
@@ -296,23 +301,16 @@ impl World {
                         app,
                     );
                     u.sent += 1;
-                    io.ledger.injected += 1;
-                    io.out.sends.push((now + cost, u.port, pkt));
+                    calls.io.ledger.injected += 1;
+                    calls.io.out.sends.push((now + cost, u.port, pkt));
                 }
                 if u.due > 0 {
-                    io.out.wakes.push((now + cost, app));
+                    calls.io.out.wakes.push((now + cost, app));
                 }
                 (cost, None)
             }
             AppKind::NetpipeClient(c) => {
-                let (cost, w) = c.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w) = c.run(&mut calls, cost);
                 if w == Wait::Done && self.netpipes_running > 0 {
                     self.netpipes_running -= 1;
                     if self.netpipes_running == 0 {
@@ -323,59 +321,23 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::NetpipeServer { srv, .. } => {
-                let (cost, w) = srv.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                    np_bytes,
-                );
+                let (cost, w) = srv.run(&mut calls, cost, np_bytes);
                 (cost, Some(w))
             }
             AppKind::IperfClient(c) => {
-                let (cost, w) = c.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w) = c.run(&mut calls, cost);
                 (cost, Some(w))
             }
             AppKind::IperfServer { srv, .. } => {
-                let (cost, w) = srv.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w) = srv.run(&mut calls, cost);
                 (cost, Some(w))
             }
             AppKind::RpcServer(srv) => {
-                let (cost, w) = srv.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w) = srv.run(&mut calls, cost);
                 (cost, Some(w))
             }
             AppKind::RpcOpenServer(srv) => {
-                let (cost, w, more) = srv.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w, more) = srv.run(&mut calls, cost);
                 if more && now + cost <= end {
                     // Its quantum is used up: run again when the slice ends.
                     self.sched[app as usize].wake_pending = true;
@@ -384,14 +346,7 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::RpcOpenClient(c) => {
-                let (cost, w, next) = c.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w, next) = c.run(&mut calls, cost);
                 // Woken by its sockets or at the next arrival, whichever first.
                 let due = c.timer_at != Some(next) && next <= end;
                 if due {
@@ -401,14 +356,7 @@ impl World {
                 (cost, Some(w))
             }
             AppKind::RpcClient(c) => {
-                let (cost, w, sleep) = c.run(
-                    &mut Calls {
-                        io: &mut io,
-                        prof,
-                        now,
-                    },
-                    cost,
-                );
+                let (cost, w, sleep) = c.run(&mut calls, cost);
                 if let Some(t) = sleep {
                     if t <= self.end {
                         self.q.schedule(t, Ev::AppTimer { app });
