@@ -9,8 +9,12 @@ use common::TwoHosts;
 use serde_json::Value;
 
 /// Client and server: xeon-modern, NAPI, 2 cores, an i210 with EITR 0
-/// each, linked at 1 Gb/s; `app` the application table's body.
-fn run(duration_ms: u64, app: &str) -> Value {
+/// each, linked at 1 Gb/s. Runs application `name` of `kind` from "client"
+/// to "server" with its other `settings` lines; returns its summary.
+fn run(duration_ms: u64, kind: &str, name: &str, settings: &str) -> Value {
+    let app = format!(
+        "kind = \"{kind}\"\nname = \"{name}\"\nhost = \"client\"\nto = \"server\"\n{settings}"
+    );
     let text = TwoHosts {
         head: &format!("name = \"t\"\nseed = 3\nduration_ms = {duration_ms}"),
         hosts: ["client", "server"],
@@ -32,28 +36,14 @@ fn p(app: &Value, q: &str) -> f64 {
 
 #[test]
 fn low_load_sees_the_closed_loop_round_trip() {
-    let rpc = run(
-        50,
-        r#"kind = "rpc"
-name = "rr"
-host = "client"
-to = "server""#,
-    );
+    let rpc = run(50, "rpc", "rr", "");
     // 2000 requests/s with a round trip near 30 us: the chance that another
     // request is in flight during one (1 - exp(-rate x rtt)) is about 6 %,
     // so the median is an unloaded round trip. The open-loop client measures
     // from the intended send time, which adds its own wake-up (timer ->
     // context switch, a few us on this profile) that the closed-loop
     // client, already running when it writes, does not pay.
-    let open = run(
-        200,
-        r#"kind = "rpc_open"
-name = "load"
-host = "client"
-to = "server"
-rate_rps = 2000
-connections = 64"#,
-    );
+    let open = run(200, "rpc_open", "load", "rate_rps = 2000\nconnections = 64");
     let (a, b) = (p(&rpc, "p50"), p(&open, "p50"));
     assert!(
         b >= a * 0.95 && b <= a * 1.10 + 5.0,
@@ -74,26 +64,20 @@ fn past_saturation_throughput_levels_off_and_latency_grows() {
     // wait in the connections' queues, so the median latency of a 100 ms
     // run is larger than that of a 50 ms run (the queue grows by ~10 000
     // requests/s at 30 000/s offered).
-    let app = |rate: u32| {
-        format!(
-            r#"kind = "rpc_open"
-name = "load"
-host = "client"
-to = "server"
-rate_rps = {rate}
-connections = 32
-max_outstanding = 4096
-service_ns = 50000"#
-        )
+    let app = |duration_ms: u64, rate: u32| {
+        let settings = format!(
+            "rate_rps = {rate}\nconnections = 32\nmax_outstanding = 4096\nservice_ns = 50000"
+        );
+        run(duration_ms, "rpc_open", "load", &settings)
     };
-    let a30 = run(100, &app(30_000));
-    let a40 = run(100, &app(40_000));
+    let a30 = app(100, 30_000);
+    let a40 = app(100, 40_000);
     let r30 = a30["rpc_open"]["achieved_rps"].as_f64().unwrap();
     let r40 = a40["rpc_open"]["achieved_rps"].as_f64().unwrap();
     assert!(r30 <= 20_000.0 && r40 <= 20_000.0, "{r30} {r40}");
     assert!(r30 > 15_000.0, "{r30}");
     assert!((r40 - r30).abs() / r30 < 0.05, "{r30} {r40}");
-    let short = run(50, &app(30_000));
+    let short = app(50, 30_000);
     assert!(
         p(&a30, "p50") > 1.5 * p(&short, "p50"),
         "{} vs {}",
@@ -112,11 +96,9 @@ fn drawn_sizes_agree_between_client_and_server() {
     // sd of the mean 668 / sqrt(1000) = 21; 5 sd).
     let a = run(
         200,
-        r#"kind = "rpc_open"
-name = "load"
-host = "client"
-to = "server"
-rate_rps = 5000
+        "rpc_open",
+        "load",
+        r#"rate_rps = 5000
 connections = 8
 request_sizes = [{ bytes = 64, weight = 1 }, { bytes = 300, weight = 1 }]
 response_sizes = [{ bytes = 64, weight = 1 }, { bytes = 1400, weight = 1 }]"#,
