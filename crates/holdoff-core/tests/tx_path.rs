@@ -25,7 +25,20 @@ struct Bulk<'a> {
     propagation_ns: u64,
 }
 
-impl Bulk<'_> {
+impl<'a> Bulk<'a> {
+    /// The same TCP settings on both hosts; no NIC or moderation lines, no
+    /// propagation delay.
+    fn both(duration_ms: u64, tcp: &'a str) -> Self {
+        Bulk {
+            duration_ms,
+            a_tcp: tcp,
+            b_tcp: tcp,
+            a_nic: "",
+            a_moderation: "",
+            propagation_ns: 0,
+        }
+    }
+
     fn toml(&self) -> String {
         let tcp = |t: &str| format!("driver = \"napi\"\n[hosts.tcp]\n{t}");
         TwoHosts {
@@ -140,12 +153,9 @@ fn bql_keeps_the_ring_near_twice_the_bytes_completed_per_poll() {
     let s = 1514u64;
     let tcp = "skb_truesize_bytes = 0\nrmem_default = 1048576\nwmem_max = 1048576\nlimit_output_bytes = 0";
     let r = run(&Bulk {
-        duration_ms: 500,
-        a_tcp: tcp,
-        b_tcp: tcp,
         a_nic: "bql = true",
         a_moderation: ITR_2000,
-        propagation_ns: 0,
+        ..Bulk::both(500, tcp)
     }
     .toml());
     let bql = &r["summary"]["ports"][0]["bql"];
@@ -178,12 +188,8 @@ fn autotuning_opens_the_window_past_64_kb_on_a_long_path() {
     let prop = 5_000_000;
     let fixed = "skb_truesize_bytes = 0\nwmem_max = 4194304\nmoderate_rcvbuf = false";
     let r = run(&Bulk {
-        duration_ms: 3000,
-        a_tcp: fixed,
-        b_tcp: fixed,
-        a_nic: "",
-        a_moderation: "",
         propagation_ns: prop,
+        ..Bulk::both(3000, fixed)
     }
     .toml());
     let want = 63712.0 * 8.0 / (2.0 * prop as f64 / 1e9);
@@ -192,12 +198,8 @@ fn autotuning_opens_the_window_past_64_kb_on_a_long_path() {
     let tuned =
         "skb_truesize_bytes = 0\nwmem_max = 4194304\nmoderate_rcvbuf = true\nrmem_max = 2097152";
     let r = run(&Bulk {
-        duration_ms: 3000,
-        a_tcp: tuned,
-        b_tcp: tuned,
-        a_nic: "",
-        a_moderation: "",
         propagation_ns: prop,
+        ..Bulk::both(3000, tuned)
     }
     .toml());
     let got = goodput_bps(&r);
