@@ -557,9 +557,9 @@ impl Moderator for Dim {
             bpms: -1,
             epms: -1,
         });
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values: vec![
+        self.last = Some(TraceRow::at(
+            s,
+            vec![
                 ("events", s.interrupts as i64),
                 ("packets", pkts as i64),
                 ("bytes", bytes as i64),
@@ -578,7 +578,7 @@ impl Moderator for Dim {
                 ("pkts", cur.pkts as i64),
                 ("applied", o.changed as i64),
             ],
-        });
+        ));
         if o.changed {
             // The work item: program the profile, restart the measurement.
             self.core.state = MeasureState::StartMeasure;

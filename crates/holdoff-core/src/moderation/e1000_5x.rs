@@ -74,15 +74,15 @@ pub fn ditr(tx_octets: u32, rx_octets: u32) -> (u32, u32, u32) {
 pub fn ditr_step(s: &Sample) -> (u32, TraceRow) {
     let (goc, dif, rate) = ditr(s.tx_bytes as u32, s.rx_bytes as u32);
     let itr = ints_per_s_to_itr_256ns(rate);
-    let row = TraceRow {
-        t_ns: s.now.as_ns(),
-        values: vec![
+    let row = TraceRow::at(
+        s,
+        vec![
             ("goc", goc as i64),
             ("dif", dif as i64),
             ("rate_per_s", rate as i64),
             ("itr_256ns", itr as i64),
         ],
-    };
+    );
     (itr, row)
 }
 

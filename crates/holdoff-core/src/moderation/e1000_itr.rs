@@ -511,10 +511,7 @@ impl E1000Itr {
             ("itr_256ns", itr_reg as i64),
             ("written", written.is_some() as i64),
         ]);
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values,
-        });
+        self.last = Some(TraceRow::at(s, values));
         written
     }
 

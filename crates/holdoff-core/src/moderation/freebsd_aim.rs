@@ -559,9 +559,9 @@ impl Moderator for FreebsdAim {
             AimTarget::EmItr => ("itr_256ns", out.itr_256ns.unwrap_or(0)),
             AimTarget::IgbEitr => ("eitr_us", out.eitr_us.unwrap_or(0)),
         };
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values: vec![
+        self.last = Some(TraceRow::at(
+            s,
+            vec![
                 ("tx_bytes", txb as i64),
                 ("tx_packets", txp as i64),
                 ("rx_bytes", rxb as i64),
@@ -582,7 +582,7 @@ impl Moderator for FreebsdAim {
                 ),
                 ("written", written as i64),
             ],
-        });
+        ));
         written.then_some(out)
     }
 

@@ -412,10 +412,7 @@ impl Moderator for Igb {
             ("pending", self.set_itr as i64),
             ("eitr_us_written", written.map_or(-1, |v| v as i64)),
         ]);
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values,
-        });
+        self.last = Some(TraceRow::at(s, values));
         written.map(ModerationParams::eitr)
     }
 

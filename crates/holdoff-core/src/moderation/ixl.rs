@@ -301,9 +301,9 @@ impl Moderator for Ixl {
         };
         let written = rx_w.is_some() || tx_w.is_some();
         let us = ixl_itr_to_us(self.effective_itr());
-        self.last = Some(TraceRow {
-            t_ns: s.now.as_ns(),
-            values: vec![
+        self.last = Some(TraceRow::at(
+            s,
+            vec![
                 ("rx_bytes", s.rx_bytes as i64),
                 ("rx_b_per_2us", rx_b),
                 ("rx_latency", self.rx.latency as i64),
@@ -315,7 +315,7 @@ impl Moderator for Ixl {
                 ("eitr_us", us as i64),
                 ("written", written as i64),
             ],
-        });
+        ));
         written.then_some(ModerationParams::eitr(us))
     }
 

@@ -263,6 +263,16 @@ pub struct TraceRow {
     pub values: Vec<(&'static str, i64)>,
 }
 
+impl TraceRow {
+    /// A decision taken on sample `s`, with its `values`.
+    pub fn at(s: &Sample, values: Vec<(&'static str, i64)>) -> Self {
+        TraceRow {
+            t_ns: s.now.as_ns(),
+            values,
+        }
+    }
+}
+
 /// A moderation algorithm.
 pub trait Moderator {
     /// Stable name used in scenario files and outputs.
