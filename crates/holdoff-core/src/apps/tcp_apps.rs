@@ -260,10 +260,10 @@ impl NetpipeServer {
         msg_bytes: u64,
     ) -> (Nanos, Wait) {
         loop {
-            if self.write_left > 0 {
-                if !calls.write_rest(&mut cost, self.conn, 1, &mut self.write_left) {
-                    return (cost, Wait::Writable);
-                }
+            if self.write_left > 0
+                && !calls.write_rest(&mut cost, self.conn, 1, &mut self.write_left)
+            {
+                return (cost, Wait::Writable);
             }
             let left = match self.read_left {
                 Some(l) => l,
