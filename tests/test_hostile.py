@@ -395,17 +395,18 @@ def _slow_sweep(tmp_path: Path, base: str) -> Path:
     return path
 
 
+def _start_in_session(cmd: list[str], cwd: Path, *, stderr: int) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in a session of its own (so its whole group can be signalled)."""
+    return subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+    )
+
+
 def test_sigterm_stops_a_sweep_and_its_workers(files: dict[str, str], tmp_path: Path) -> None:
     sweep = _slow_sweep(tmp_path, files["valid scenario"])
     store = tmp_path / "store"
     cmd = [sys.executable, "-m", "holdoff", "sweep", str(sweep), "--store", str(store)]
-    proc = subprocess.Popen(
-        [*cmd, "--workers", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = _start_in_session([*cmd, "--workers", "2"], tmp_path, stderr=subprocess.PIPE)
     try:
         time.sleep(4)
         proc.send_signal(signal.SIGTERM)
@@ -421,13 +422,7 @@ def test_sigterm_stops_a_sweep_and_its_workers(files: dict[str, str], tmp_path: 
         except ProcessLookupError:
             pass
     # SIGKILL mid-sweep, then the same sweep again: it resumes cleanly.
-    killed = subprocess.Popen(
-        [*cmd, "--workers", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    killed = _start_in_session([*cmd, "--workers", "2"], tmp_path, stderr=subprocess.DEVNULL)
     time.sleep(4)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait(timeout=30)

@@ -37,6 +37,16 @@ def sweep_cmd(sweep: Path, store: Path, *extra: str) -> list[str]:
     ]
 
 
+def _results_json(store: Path) -> subprocess.CompletedProcess[str]:
+    """``holdoff results --store STORE --json`` in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "holdoff", "results", "--store", str(store), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_two_sweeps_writing_one_store_at_once_lose_nothing(tmp_path: Path) -> None:
     # Overlapping point sets: the middle four rates are in both sweeps, with
     # the same base and seed, so both sweeps compute and write those keys.
@@ -90,12 +100,7 @@ def test_corrupt_entries_are_reported_skipped_and_recomputed(tmp_path: Path) -> 
     assert str(truncated) in messages and str(garbage) in messages
 
     # The CLI: results works and warns.
-    listed = subprocess.run(
-        [sys.executable, "-m", "holdoff", "results", "--store", str(store), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    listed = _results_json(store)
     assert listed.returncode == 0, listed.stderr
     assert truncated.name in listed.stderr and garbage.name in listed.stderr
     assert "warning:" in listed.stderr
@@ -202,12 +207,7 @@ def test_results_lists_good_entries_and_folds_many_damaged(tmp_path: Path) -> No
     _damage("no-sim_time_ns", store.path("a" * 64), "a" * 64)
     for i in range(14):
         store.path(f"{i:x}".rjust(64, "b")).write_bytes(b"junk")
-    listed = subprocess.run(
-        [sys.executable, "-m", "holdoff", "results", "--store", str(tmp_path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    listed = _results_json(tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "Traceback" not in listed.stderr
     assert [r["scenario_hash"] for r in json.loads(listed.stdout)] == ["1" * 64]

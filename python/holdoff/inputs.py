@@ -170,6 +170,32 @@ def _os_message(err: OSError, path: str) -> str:
     return f"cannot be read ({err.strerror or err})"
 
 
+def _output_stat(name: str, *, dangling_link_refused: bool) -> os.stat_result | str | None:
+    """An output path's stat (symlinks followed), None where nothing is there
+    yet, or why the path cannot be used."""
+    try:
+        return os.stat(name)
+    except FileNotFoundError:
+        if dangling_link_refused and os.path.lexists(name):
+            return _os_message(FileNotFoundError(errno.ENOENT, "missing"), name)
+        return None
+    except OSError as err:
+        return _os_message(err, name)
+    except ValueError:
+        return "the path contains a NUL character"
+
+
+def _parent_problem(name: str) -> str | None:
+    """Why a path that does not exist yet cannot be made: its nearest existing
+    ancestor is not a folder."""
+    for parent in Path(name).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{printable(str(parent))} is not a folder"
+            break
+    return None
+
+
 def output_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` cannot be written as a regular file, or None if it can.
 
@@ -179,46 +205,24 @@ def output_problem(path: str | os.PathLike[str]) -> str | None:
     something that is not a folder.
     """
     name = os.fspath(path)
-    try:
-        st = os.stat(name)
-    except FileNotFoundError:
-        st = None
-    except OSError as err:
-        return _os_message(err, name)
-    except ValueError:
-        return "the path contains a NUL character"
+    st = _output_stat(name, dangling_link_refused=False)
+    if isinstance(st, str):
+        return st
     if st is not None:
         wrong = _not_regular(st.st_mode)
         return None if wrong is None else f"{wrong}; give the path of a file to write"
-    for parent in Path(name).absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                return f"{printable(str(parent))} is not a folder"
-            break
-    return None
+    return _parent_problem(name)
 
 
 def output_folder_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` cannot be used as an output folder (made if missing), or None."""
     name = os.fspath(path)
-    try:
-        st = os.stat(name)
-    except FileNotFoundError:
-        if os.path.lexists(name):
-            return _os_message(FileNotFoundError(errno.ENOENT, "missing"), name)
-        st = None
-    except OSError as err:
-        return _os_message(err, name)
-    except ValueError:
-        return "the path contains a NUL character"
+    st = _output_stat(name, dangling_link_refused=True)
+    if isinstance(st, str):
+        return st
     if st is not None:
         return None if stat.S_ISDIR(st.st_mode) else "is a file, not a folder; give a folder"
-    for parent in Path(name).absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                return f"{printable(str(parent))} is not a folder"
-            break
-    return None
+    return _parent_problem(name)
 
 
 def check_file(path: str | os.PathLike[str], what: str, limit: int | None = None) -> int:
