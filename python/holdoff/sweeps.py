@@ -47,7 +47,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import pandas as pd
 
@@ -639,27 +639,23 @@ def run_sweep(
     )
 
 
-def sweep(
-    sweep: SweepSource,
-    *,
-    store: str | os.PathLike[str] | ResultStore | None = DEFAULT_STORE,
-    executor: Executor = "process",
-    workers: int | None = None,
-    address: str | None = None,
-    progress: Progress | None = None,
-) -> pd.DataFrame:
-    """Runs a sweep (see :func:`run_sweep`) and returns its tidy table.
+class SweepOptions(TypedDict, total=False):
+    """The keyword options :func:`sweep` passes on to :func:`run_sweep`."""
+
+    store: str | os.PathLike[str] | ResultStore | None
+    executor: Executor
+    workers: int | None
+    address: str | None
+    progress: Progress | None
+
+
+def sweep(sweep: SweepSource, **options: Unpack[SweepOptions]) -> pd.DataFrame:
+    """Runs a sweep (see :func:`run_sweep`, whose defaults the options take)
+    and returns its tidy table.
 
     One row per point in point order: ``point``, ``replicate``, one column per
     sweep parameter (its path), ``seed``, ``scenario_hash``, then the run's
     metrics (:func:`metrics_record`). Serial, process and Ray runs of the same
     sweep give identical tables.
     """
-    return run_sweep(
-        sweep,
-        store=store,
-        executor=executor,
-        workers=workers,
-        address=address,
-        progress=progress,
-    ).table
+    return run_sweep(sweep, **options).table

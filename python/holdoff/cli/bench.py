@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -145,6 +146,24 @@ def _bench_report(name: str, path: str, runs: list[dict[str, Any]]) -> dict[str,
     }
 
 
+def _numbers_table(
+    title: str, caption: str, columns: Sequence[str], cells: Iterable[Sequence[str]]
+) -> Table:
+    """A table of right-aligned figures, one row per measured run."""
+    table = Table(
+        title=title,
+        caption=caption,
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+    )
+    for col in columns:
+        table.add_column(col, justify="right")
+    for row in cells:
+        table.add_row(*row)
+    return table
+
+
 def _bench_table(report: dict[str, Any]) -> Table:
     table = Table(
         title=f"bench: {report['scenario']}",
@@ -205,16 +224,12 @@ def _bench_hosts(
         report: dict[str, Any] = rows[0] if len(rows) == 1 else {"results": rows}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    table = Table(
-        title=f"bench --hosts: {rows[0]['scenario']}",
-        caption=f"{ms} ms simulated per run, {repeat} run{'s' if repeat != 1 else ''} per "
+    caption = (
+        f"{ms} ms simulated per run, {repeat} run{'s' if repeat != 1 else ''} per "
         f"host count (best / median), each count in its own process; cost = wall time per "
-        f"packet relative to {rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}",
-        title_justify="left",
-        caption_justify="left",
-        header_style="bold",
+        f"packet relative to {rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}"
     )
-    for col in (
+    columns = (
         "hosts",
         "sim packets",
         "M pkt/s best",
@@ -223,10 +238,9 @@ def _bench_hosts(
         "events/pkt",
         "peak queue",
         "peak RSS (MB)",
-    ):
-        table.add_column(col, justify="right")
-    for row in rows:
-        table.add_row(
+    )
+    cells = [
+        (
             str(row["hosts"]),
             f"{row['sim_packets']:,}",
             f"{row['packets_per_s']['best'] / 1e6:.2f}",
@@ -236,7 +250,10 @@ def _bench_hosts(
             f"{row['peak_queue_len']:,}",
             f"{row['peak_rss_bytes'] / 1e6:.0f}",
         )
-    _stdout().print(table)
+        for row in rows
+    ]
+    title = f"bench --hosts: {rows[0]['scenario']}"
+    _stdout().print(_numbers_table(title, caption, columns, cells))
 
 
 def _bench_sweep(file: Path, workers_text: str, repeat: int, json_output: bool) -> None:
@@ -287,21 +304,18 @@ def _bench_sweep(file: Path, workers_text: str, repeat: int, json_output: bool) 
     if json_output:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    table = Table(
-        title=f"sweep bench: {spec.name}",
-        caption=f"{rows[0]['points']} points per run, best of {repeat}, {_cpus()} cores; "
-        "each run with a fresh result store",
-        title_justify="left",
-        caption_justify="left",
-        header_style="bold",
+    caption = (
+        f"{rows[0]['points']} points per run, best of {repeat}, {_cpus()} cores; "
+        "each run with a fresh result store"
     )
-    for col in ("workers", "wall time (s)", "points / s", "speedup"):
-        table.add_column(col, justify="right")
-    for row in rows:
-        table.add_row(
+    cells = [
+        (
             str(row["workers"]),
             f"{row['wall_time_s']['best']:.3f}",
             f"{row['points_per_s']['best']:.1f}",
             f"{row['speedup']:.2f}x",
         )
-    _stdout().print(table)
+        for row in rows
+    ]
+    columns = ("workers", "wall time (s)", "points / s", "speedup")
+    _stdout().print(_numbers_table(f"sweep bench: {spec.name}", caption, columns, cells))
