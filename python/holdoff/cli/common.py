@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 import tomllib
 import warnings
 from collections.abc import Iterator, Sequence
@@ -27,6 +26,7 @@ from typer.core import TyperCommand, TyperGroup
 from holdoff import _core, inputs, sweep_paths
 from holdoff.api import run_text
 from holdoff.inputs import printable, shorten
+from holdoff.progress import ProgressLine
 from holdoff.result import RunResult
 from holdoff.summary import render_summary
 from holdoff.termtable import FittingConsole
@@ -224,7 +224,7 @@ def _apply_assignments(text: str, assignments: list[str]) -> str:
 def _run(
     text: str,
     seed: int | None,
-    progress: _ProgressLine | None = None,
+    progress: ProgressLine | None = None,
     base_dir: Path | None = None,
 ) -> RunResult:
     """Runs ``text``; scenario errors exit 2, simulation errors exit 1.
@@ -239,52 +239,6 @@ def _run(
     finally:
         if progress is not None:
             progress.clear()
-
-
-class _ProgressLine:
-    """One updating line on stderr: simulated time, speed and ETA of a run.
-
-    On a terminal the line is rewritten in place; elsewhere (``--progress``
-    into a file or pipe) a new line is written about once a second.
-    """
-
-    def __init__(self, terminal: bool) -> None:
-        self.started = time.perf_counter()
-        self.terminal = terminal
-        self.shown = False
-        self.last_line = 0.0
-
-    def __call__(self, now_ns: int, end_ns: int, events: int) -> None:
-        wall = max(time.perf_counter() - self.started, 1e-9)
-        if wall < 0.5:
-            return  # short runs show nothing
-        speed = now_ns / 1e9 / wall  # simulated seconds per wall second
-        eta = (end_ns - now_ns) / 1e9 / speed if speed > 0 else float("inf")
-        line = (
-            f"t = {now_ns / 1e6:,.1f} / {end_ns / 1e6:,.1f} ms simulated "
-            f"({100 * now_ns / max(end_ns, 1):.0f}%), {speed:.3g}x real time, "
-            f"{events:,} events, ETA {_duration(eta)}"
-        )
-        if self.terminal:
-            sys.stderr.write("\r" + line + "\x1b[K")
-            self.shown = True
-        elif wall - self.last_line >= 1.0 or not self.last_line:
-            sys.stderr.write(line + "\n")
-            self.last_line = wall
-        sys.stderr.flush()
-
-    def clear(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-            self.shown = False
-
-
-def _duration(seconds: float) -> str:
-    if seconds == float("inf"):
-        return "?"
-    minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes} m {secs:02d} s" if minutes else f"{secs} s"
 
 
 SeedOption = Annotated[

@@ -21,7 +21,6 @@ from holdoff.cli.common import (
     _field_set_option,
     _interrupted_run,
     _print_wide,
-    _ProgressLine,
     _read,
     _refuse_other_kind,
     _run,
@@ -29,6 +28,7 @@ from holdoff.cli.common import (
     _stdout,
     app,
 )
+from holdoff.progress import ProgressLine
 from holdoff.seeds_view import scenario_replay_warnings, seeds_header, seeds_table
 from holdoff.summary import render_summary
 
@@ -83,7 +83,7 @@ def run_command(
         return
     if show_progress is None:
         show_progress = sys.stderr.isatty() and not json_output
-    progress = _ProgressLine(sys.stderr.isatty()) if show_progress else None
+    progress = ProgressLine(sys.stderr.isatty()) if show_progress else None
     try:
         result = _run(text, seed, progress, file.resolve().parent)
     except KeyboardInterrupt as err:
