@@ -22,7 +22,7 @@ def collect_command(
         ),
     ] = None,
     seconds: Annotated[
-        float, typer.Option("--seconds", help="Window over which rates are measured [s].")
+        float, typer.Option("--seconds", help="Window over which rates are measured, in seconds.")
     ] = 10.0,
     output: Annotated[
         Path | None,
