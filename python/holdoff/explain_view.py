@@ -46,6 +46,28 @@ def _host_line(host: dict[str, Any]) -> Text:
     return line
 
 
+def _channels_line(report: dict[str, Any]) -> Text:
+    """Queues and vectors (``ethtool -l``), the port's interrupt ceiling over
+    its queue vectors and the flow control (``ethtool -a``), in one line."""
+    ch = report["channels"]
+    parts = []
+    for kind in ("combined", "rx", "tx"):
+        if ch[kind]:
+            top = f" of {ch['max_' + kind]}" if ch.get("max_" + kind) else ""
+            parts.append(f"{ch[kind]} {kind}{top}")
+    queues = ", ".join(parts) or "1 queue"
+    pairs = " (RX and TX queue pairs)" if ch["paired"] else ""
+    other = f" + {ch['other']} other (no queue)" if ch["other"] else ""
+    line = Text(f"queues: {queues}{pairs}; vectors: {ch['queue_vectors']}{other}", style="bold")
+    total = report.get("max_interrupts_per_s_all_queue_vectors")
+    if total is not None:
+        line.append(f"   highest over the {ch['queue_vectors']} queue vectors: {total:,.0f}/s")
+    pause = report.get("pause")
+    if pause and pause.get("sends_pause") is not None:
+        line.append(f"   TX flow control: {'on' if pause['sends_pause'] else 'off'}")
+    return line
+
+
 def render_explain(report: dict[str, Any]) -> Group:
     """The explanation as a rich renderable."""
     parts: list[RenderableType] = []
@@ -109,6 +131,8 @@ def render_explain(report: dict[str, Any]) -> Group:
         rx, tx = _us(report["rx_delay_us"]), _us(report["tx_delay_us"])
         line.append(f"   delay timers: RX {rx} us, TX {tx} us")
     parts.append(line)
+    if report.get("channels"):
+        parts.append(_channels_line(report))
 
     for n in report["notes"]:
         t = Text(f"{n['kind']}: ", style=_KIND_STYLE.get(n["kind"], "dim"))

@@ -1,0 +1,336 @@
+"""Linux ixgbe in ``holdoff explain`` and ``holdoff tune``: the channel and pause
+readers, the side-effect warnings, and the tuner's queues/cores/rx-usecs space.
+
+The texts are shaped as ethtool prints them (netlink text from ethtool's
+``netlink/channels.c`` and ``netlink/pause.c``: ``n/a`` for a count the driver
+does not report; ioctl-era text: ``0``; ``--json``), with the values Linux
+``ixgbe_get_channels`` reports (only ``Combined`` and ``Other`` 1 with MSI-X).
+Expected values come from the driver source named in each case:
+
+- ``ixgbe_set_coalesce``: rx-usecs N > 1 is stored as ``N << 2``; 1 adaptive,
+  0 off; above 1022 (``IXGBE_MAX_EITR >> 2``) EINVAL; any non-zero tx-usecs
+  EINVAL while vectors are RX/TX pairs;
+- ``ixgbe_write_eitr``: the EITR interval field is ``itr & 0xFF8`` read as
+  bits 11:3, so rx-usecs 84 writes field (336 & 0xFF8) >> 3 = 42;
+- ``ixgbe_update_rsc``: RSC off for settings 2..24 and 0 (rx-usecs 0..6), on
+  for adaptive and rx-usecs 7 and more -- a change resets the interface;
+- ``ixgbe_set_coalesce`` with BQL: crossing ``IXGBE_100K_ITR`` 40 (10 us; off
+  counts as below) resets the interface;
+- ``ixgbe_set_rx_drop_en``: DROP_EN on every queue with more than one RX queue
+  and no TX pause.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from holdoff.cli import main
+from holdoff.knobs.channels import split_sections
+from holdoff.knobs.ixgbe_warnings import itr_setting, rsc_on, wthresh_one
+from scenarios import REPO
+
+EXAMPLE = REPO / "examples" / "explain" / "ixgbe-enp1s0f0-c-l-a.txt"
+
+
+def coalesce_text(rx_usecs: int, iface: str = "eth0") -> str:
+    """``ethtool -c`` (netlink text) of ixgbe: it reports rx-usecs, tx-usecs
+    (0 with queue pairs: ixgbe_get_coalesce reports only RX) and tx-frames-irq."""
+    na = "n/a"
+    return "\n".join(
+        [
+            f"Coalesce parameters for {iface}:",
+            f"Adaptive RX: {na}  TX: {na}",
+            f"stats-block-usecs: {na}",
+            "",
+            f"rx-usecs: {rx_usecs}",
+            f"rx-frames: {na}",
+            "",
+            "tx-usecs: 0",
+            f"tx-frames: {na}",
+            "tx-frames-irq: 256",
+            "",
+            f"CQE mode RX: {na}  TX: {na}",
+            "",
+        ]
+    )
+
+
+def channels_text(
+    combined: int, maximum: int = 63, iface: str = "eth0", ioctl: bool = False
+) -> str:
+    """``ethtool -l``: netlink prints n/a for RX/TX, the ioctl era 0."""
+    none = "0" if ioctl else "n/a"
+    return "\n".join(
+        [
+            f"Channel parameters for {iface}:",
+            "Pre-set maximums:",
+            f"RX:\t\t{none}",
+            f"TX:\t\t{none}",
+            "Other:\t\t1",
+            f"Combined:\t{maximum}",
+            "Current hardware settings:",
+            f"RX:\t\t{none}",
+            f"TX:\t\t{none}",
+            "Other:\t\t1",
+            f"Combined:\t{combined}",
+            "",
+        ]
+    )
+
+
+def pause_text(tx: str, negotiated: str | None = None, iface: str = "eth0") -> str:
+    lines = [f"Pause parameters for {iface}:", "Autonegotiate:\ton", "RX:\t\ton", f"TX:\t\t{tx}"]
+    if negotiated is not None:
+        lines += [f"RX negotiated: {negotiated}", f"TX negotiated: {negotiated}"]
+    return "\n".join(lines) + "\n"
+
+
+def explain_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict[str, Any]:
+    code = main(["explain", "--json", "--driver", "linux-ixgbe", *[str(a) for a in argv]])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+# -- the channel and pause readers ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "combined", "maximum", "other"),
+    [
+        (channels_text(8), 8, 63, 1),
+        (channels_text(4, 16, ioctl=True), 4, 16, 1),
+        ("$ ethtool -l eth0\n" + channels_text(1), 1, 63, 1),
+        (
+            json.dumps(
+                [
+                    {
+                        "ifname": "eth0",
+                        "other-max": 1,
+                        "combined-max": 63,
+                        "other-count": 1,
+                        "combined-count": 12,
+                    }
+                ]
+            ),
+            12,
+            63,
+            1,
+        ),
+    ],
+    ids=["netlink", "ioctl-zeros", "prompt", "json"],
+)
+def test_channels_read(text: str, combined: int, maximum: int, other: int) -> None:
+    sec = split_sections(text)
+    ch = sec.channels
+    assert ch is not None
+    assert (ch.combined, ch.max_combined, ch.other) == (combined, maximum, other)
+    # One RX/TX pair per combined channel, one vector each; Other has no queue.
+    assert ch.rx_queues == combined
+    assert ch.queue_vectors == combined
+    assert ch.to_dict()["vectors"] == combined + 1
+    assert ch.paired
+    assert sec.rest.strip() in ("", "$ ethtool -l eth0")
+
+
+def test_channels_and_coalesce_in_one_text_are_separated() -> None:
+    sec = split_sections(coalesce_text(84) + channels_text(8) + pause_text("off"))
+    assert sec.channels is not None and sec.channels.combined == 8
+    assert sec.pause is not None and sec.pause.sends_pause is False
+    assert "rx-usecs: 84" in sec.rest
+    assert "Combined" not in sec.rest and "Autonegotiate" not in sec.rest
+
+
+@pytest.mark.parametrize(
+    ("text", "sends"),
+    [
+        (pause_text("on"), True),
+        (pause_text("off"), False),
+        # Requested on, the link partner does not: the negotiated value counts.
+        (pause_text("on", "off"), False),
+        (json.dumps([{"ifname": "eth0", "autonegotiate": True, "rx": True, "tx": False}]), False),
+    ],
+)
+def test_pause_read(text: str, sends: bool) -> None:
+    pause = split_sections(text).pause
+    assert pause is not None
+    assert pause.sends_pause is sends
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Channel parameters for eth0:\nCurrent hardware settings:\nCombined:\tmany\n",
+        "Pause parameters for eth0:\nTX:\tmaybe\n",
+    ],
+)
+def test_bad_channel_or_pause_value_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any, text: str
+) -> None:
+    f = tmp_path / "in.txt"
+    f.write_text(text)
+    code = main(["explain", "--driver", "linux-ixgbe", str(f)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "ethtool -" in err and "is not" in err
+
+
+# -- the driver's rules, as functions of the setting -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rx_usecs", "setting", "rsc", "wthresh1"),
+    [
+        (0, 0, False, True),  # off: below IXGBE_MIN_RSC_ITR and IXGBE_100K_ITR
+        (1, 1, True, False),  # adaptive keeps RSC and WTHRESH 8
+        (2, 8, False, True),
+        (6, 24, False, True),  # 24 is not above IXGBE_MIN_RSC_ITR
+        (7, 28, True, True),
+        (9, 36, True, True),
+        (10, 40, True, False),  # 40 is not below IXGBE_100K_ITR
+        (84, 336, True, False),
+        (1022, 4088, True, False),
+    ],
+)
+def test_rsc_and_wthresh_rules(rx_usecs: int, setting: int, rsc: bool, wthresh1: bool) -> None:
+    assert itr_setting(rx_usecs) == setting
+    assert rsc_on(setting) is rsc
+    assert wthresh_one(setting) is wthresh1
+
+
+# -- explain, table-driven both ways ------------------------------------------------------
+
+# (rx-usecs, mode, EITR interval field, warnings that must appear, warnings that must not)
+ACCEPTED = [
+    (1, "adaptive", None, [], ["RSC", "10 us"]),
+    # 84 << 2 = 336; 336 & 0xFF8 = 336; bits 11:3 -> 42.
+    (84, "static", 42, [], ["RSC", "10 us"]),
+    # 5 << 2 = 20 <= 24: RSC off, and 20 < 40: WTHRESH 1; both reset.
+    (5, "static", 2, ["RSC (hardware LRO) off", "below 10 us"], []),
+    # 8 << 2 = 32 > 24 keeps RSC; 32 < 40 still crosses 10 us.
+    (8, "static", 4, ["below 10 us"], ["RSC"]),
+    (0, "off", 0, ["RSC (hardware LRO) off", "below 10 us"], []),
+]
+
+
+@pytest.mark.parametrize(("rx_usecs", "mode", "field", "want", "not_want"), ACCEPTED)
+def test_explain_ixgbe_settings(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    rx_usecs: int,
+    mode: str,
+    field: int | None,
+    want: list[str],
+    not_want: list[str],
+) -> None:
+    f = tmp_path / "c.txt"
+    f.write_text(coalesce_text(rx_usecs))
+    report = explain_json(capsys, f)
+    assert report["settings"]["rx-usecs"] == rx_usecs
+    assert report["mode"] == mode
+    eitr = next(r for r in report["registers"] if r["register"] == "EITR")
+    if field is not None:
+        assert eitr["value"] == field
+    text = " ".join(w["message"] for w in report["warnings"])
+    for phrase in want:
+        assert phrase in text
+    for phrase in not_want:
+        assert phrase not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "key", "why"),
+    [
+        # ixgbe_set_coalesce: above IXGBE_MAX_EITR >> 2 is EINVAL.
+        (["--set", "rx-usecs=1023"], "rx-usecs", "1022"),
+    ],
+)
+def test_explain_ixgbe_refused(
+    capsys: pytest.CaptureFixture[str], args: list[str], key: str, why: str
+) -> None:
+    code = main(["explain", "--driver", "linux-ixgbe", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert key in err and why in err
+
+
+def test_tx_usecs_with_queue_pairs_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    # The driver answers `ethtool -C eth0 tx-usecs 50` with EINVAL while the
+    # vectors are RX/TX pairs (ixgbe_set_coalesce), which netlink ethtool prints.
+    f = tmp_path / "c.txt"
+    f.write_text(
+        coalesce_text(1)
+        + channels_text(4)
+        + "$ ethtool -C eth0 tx-usecs 50\nnetlink error: Invalid argument\n"
+    )
+    report = explain_json(capsys, f)
+    refused = [n for n in report["notes"] if n["kind"] == "refused"]
+    assert any("tx-usecs" in n["key"] for n in refused)
+    assert report["settings"].get("tx-usecs", 0) != 50
+    assert report["channels"]["paired"] is True
+    # Given directly, the decoder says why the driver refuses it.
+    direct = explain_json(capsys, "--set", "tx-usecs=50")
+    assert any(n["kind"] == "refused" and n["key"] == "tx-usecs" for n in direct["notes"])
+
+
+@pytest.mark.parametrize(
+    ("combined", "pause", "phrase"),
+    [
+        (8, pause_text("off"), "sets DROP_EN on every queue"),
+        (8, pause_text("on", "off"), "sets DROP_EN on every queue"),
+        (8, pause_text("on"), "DROP_EN stays off"),
+        (8, "", "depends on flow control"),
+        (1, pause_text("off"), None),
+    ],
+)
+def test_explain_drop_en(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    combined: int,
+    pause: str,
+    phrase: str | None,
+) -> None:
+    c, lp = tmp_path / "c.txt", tmp_path / "l.txt"
+    c.write_text(coalesce_text(84))
+    # Two files: ethtool -c in one, ethtool -l (and -a) in the other.
+    lp.write_text(channels_text(combined) + pause)
+    report = explain_json(capsys, c, lp)
+    assert report["channels"]["rx_queues"] == combined
+    drop = [w["message"] for w in report["warnings"] if w["key"] == "queues"]
+    if phrase is None:
+        assert drop == []
+    else:
+        assert len(drop) == 1 and phrase in drop[0]
+
+
+def test_explain_shipped_session(capsys: pytest.CaptureFixture[str]) -> None:
+    """The shipped session file: -c, -l and -a of one port in one input."""
+    report = explain_json(capsys, EXAMPLE)
+    assert report["iface"] == "enp1s0f0"
+    assert report["mode"] == "adaptive"
+    ch = report["channels"]
+    assert (ch["combined"], ch["max_combined"], ch["other"], ch["vectors"]) == (8, 63, 1, 9)
+    # Pause requested but not negotiated: no TX pause, so DROP_EN per queue.
+    assert report["pause"]["sends_pause"] is False
+    assert any("DROP_EN on every queue" in w["message"] for w in report["warnings"])
+    code = main(["explain", "--driver", "linux-ixgbe", str(EXAMPLE)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "queues: 8 combined of 63 (RX and TX queue pairs); vectors: 8 + 1 other" in out
+
+
+def test_static_ceiling_sums_over_queue_vectors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    # One EITR per queue vector: the port's ceiling is the per-vector one times 8.
+    f = tmp_path / "c.txt"
+    f.write_text(coalesce_text(84) + channels_text(8))
+    report = explain_json(capsys, f)
+    per = report["max_interrupts_per_s_per_vector"]
+    assert report["max_interrupts_per_s_all_queue_vectors"] == pytest.approx(per * 8, abs=0.5)
