@@ -27,9 +27,13 @@ from typing import Any
 
 import pytest
 
+from holdoff import knobs, tune
 from holdoff.cli import main
 from holdoff.knobs.channels import split_sections
 from holdoff.knobs.ixgbe_warnings import itr_setting, rsc_on, wthresh_one
+from holdoff.tune import ports
+from holdoff.tune.choose import Point
+from holdoff.tune.space import Candidate, PointMetrics
 from scenarios import REPO
 
 EXAMPLE = REPO / "examples" / "explain" / "ixgbe-enp1s0f0-c-l-a.txt"
@@ -334,3 +338,128 @@ def test_static_ceiling_sums_over_queue_vectors(
     report = explain_json(capsys, f)
     per = report["max_interrupts_per_s_per_vector"]
     assert report["max_interrupts_per_s_all_queue_vectors"] == pytest.approx(per * 8, abs=0.5)
+
+
+# -- the tuner: queues, cores, rings and the RSS fields as knobs ----------------------------
+
+
+def test_port_defaults_follow_the_driver() -> None:
+    # ixgbe_set_rss_queues: one queue pair per online CPU; ixgbe.h: 512 descriptors.
+    assert ports.defaults("linux-ixgbe", 8) == {
+        "combined": 8,
+        "irq-cores": 8,
+        "ring": 512,
+        "udp4-sdfn": 0,
+    }
+    assert ports.defaults("linux-ixgbe", 2)["combined"] == 2
+    assert ports.defaults("linux-igb", 8) == {}
+
+
+def test_port_grid_puts_the_default_first_and_stays_within_the_host() -> None:
+    g = ports.grid("linux-ixgbe", 4)
+    assert g["combined"] == [4, 1, 2]
+    assert g["irq-cores"] == [4, 1, 2]
+    assert g["ring"][0] == 512 and g["udp4-sdfn"][0] == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        # More cores than vectors: the extra cores take nothing.
+        ({"combined": 2, "irq-cores": 8}, {"combined": 2, "irq-cores": 2}),
+        # One queue: every flow lands on it, the UDP hash fields cannot matter.
+        ({"combined": 1, "irq-cores": 1, "udp4-sdfn": 1}, {"combined": 1, "udp4-sdfn": 0}),
+        ({"combined": 4, "irq-cores": 2, "udp4-sdfn": 1}, {"irq-cores": 2, "udp4-sdfn": 1}),
+    ],
+)
+def test_port_canonical(given: dict[str, int], expected: dict[str, int]) -> None:
+    out = ports.canonical(given, ports.defaults("linux-ixgbe", 8))
+    for key, value in expected.items():
+        assert out[key] == value
+
+
+def test_port_changes_are_the_scenario_fields() -> None:
+    port = {"combined": 4, "irq-cores": 2, "ring": 4096, "udp4-sdfn": 1}
+    assert ports.changes(port, "hosts[0].nics[0]") == {
+        "hosts[0].nics[0].queues": 4,
+        # vector i on core i mod 2
+        "hosts[0].nics[0].irq_cores": [0, 1, 0, 1],
+        "hosts[0].nics[0].rx_ring": 4096,
+        "hosts[0].nics[0].tx_ring": 4096,
+        "hosts[0].nics[0].rx_flow_hash_udp4": "sdfn",
+    }
+
+
+def test_port_lines_and_persistent_forms() -> None:
+    dflt = ports.defaults("linux-ixgbe", 8)
+    port = {"combined": 4, "irq-cores": 2, "ring": 4096, "udp4-sdfn": 1}
+    lines = ports.commands(port, dflt, "enp1s0f0")
+    assert lines[0] == "ethtool -L enp1s0f0 combined 4"
+    assert "ethtool -G enp1s0f0 rx 4096 tx 4096" in lines
+    assert "ethtool -N enp1s0f0 rx-flow-hash udp4 sdfn" in lines
+    assert any(line.startswith("# irqbalance") for line in lines)
+    affinity = [line for line in lines if "smp_affinity_list" in line]
+    assert len(affinity) == 4
+    assert affinity[3] == (
+        "echo 1 > /proc/irq/$(awk '/enp1s0f0-TxRx-3$/ {print $1+0}' /proc/interrupts)"
+        "/smp_affinity_list"
+    )
+    # Nothing changed: no line.
+    assert ports.commands(dflt, dflt, "eth0") == []
+    forms = {f.kind: f for f in ports.forms(port, dflt, "enp1s0f0")}
+    assert "CombinedChannels=4" in forms["networkd"].text
+    assert "RxBufferSize=4096" in forms["networkd"].text
+    unit = forms["systemd-unit"].text
+    # systemd expands $ in ExecStart: the lines' $ are written $$.
+    assert "$$(awk" in unit and "rx-flow-hash udp4 sdfn" in unit
+    assert "irqbalance" in forms["systemd-unit"].note
+
+
+def _point(cores: int, cpu: float, drops: int = 0, thr: float = 1e9) -> Point:
+    port = {"combined": 8, "irq-cores": cores, "ring": 512, "udp4-sdfn": 0}
+    dflt = ports.defaults("linux-ixgbe", 8)
+    cand = Candidate({"rx-usecs": 1, **port}, knobs.decode("linux-ixgbe", {}), {}, port, dflt)
+    m = PointMetrics(10.0, 20.0, cpu, 1000.0, thr, drops)
+    return Point(cand, m, f"k{cores}-{cpu}-{drops}-{thr}")
+
+
+def test_fewest_cores_objective() -> None:
+    obj = tune.parse_objective("fewest-cores")
+    assert obj.kind == "cores"
+    pts = [
+        _point(8, 0.10),
+        _point(4, 0.12),
+        _point(2, 0.30),
+        # One core drops frames: it does not carry the load.
+        _point(1, 0.50, drops=12),
+        # Two cores without drops but losing throughput do not carry it either.
+        _point(2, 0.05, thr=0.5e9),
+    ]
+    pick, why = tune.choose(pts, obj)
+    assert pick is pts[2]
+    assert why.startswith("2 interrupt cores carry the load")
+    assert "an interface reset" not in (tune.decide.disruption(pick) or "")
+
+
+def test_fewest_cores_needs_a_driver_with_queues(capsys: pytest.CaptureFixture[str]) -> None:
+    capture = REPO / "examples" / "captures" / "office.pcap"
+    code = main(
+        ["tune", "--no-store", "--capture", str(capture), "--driver", "linux-igb", "-O", "cores"]
+    )
+    assert code == 2
+    assert "fewest-cores" in capsys.readouterr().err
+
+
+def test_ixgbe_space_has_the_port_knobs() -> None:
+    work = tune.capture_workload(
+        REPO / "examples" / "captures" / "office.pcap",
+        driver="linux-ixgbe",
+        chip="82599",
+        profile="xeon-modern",
+    )
+    # A 10 GbE chip: the replay link runs at 10G and the host has 8 cores.
+    assert work.scenario["links"][0]["rate"] == "10G"
+    grid, skipped = tune.space("linux-ixgbe", work)
+    assert list(grid) == ["rx-usecs", "combined", "irq-cores", "ring", "udp4-sdfn"]
+    assert grid["rx-usecs"][0] == 1 and grid["combined"][0] == 8
+    assert any(s.startswith("tx-usecs") for s in skipped)

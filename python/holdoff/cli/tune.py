@@ -168,8 +168,9 @@ def tune_command(
 
     if emit_to is not None and emit_kind is None:
         _fail("--emit-to needs --emit KIND (networkd, nm, tuned, ...)", 2)
-    if emit_kind is not None and emit_kind not in persist.KINDS:
-        _fail(f"--emit: unknown kind {emit_kind!r}; choose one of {', '.join(persist.KINDS)}", 2)
+    kinds = (*persist.KINDS, "systemd-unit")
+    if emit_kind is not None and emit_kind not in kinds:
+        _fail(f"--emit: unknown kind {emit_kind!r}; choose one of {', '.join(kinds)}", 2)
     host = _read_host_file(host_file)
     if host is not None:
         driver = driver or host.driver or ""
@@ -293,7 +294,6 @@ def tune_command(
 
 def _emit(result: Any, kind: str, emit_to: Path | None) -> None:
     """``--emit KIND``: the recommendation's persistent form alone."""
-    from holdoff import knobs
     from holdoff.cli.explain import _write_form
 
     rec, cur = result.recommended, result.current or result.default
@@ -301,12 +301,11 @@ def _emit(result: Any, kind: str, emit_to: Path | None) -> None:
         why = result.reason if rec is None else "the current setting is the recommendation"
         _stderr().print(Text(f"--emit {kind}: nothing to write: {why}"), soft_wrap=True)
         return
-    try:
-        form = knobs.emit(
-            kind, result.driver, result.iface, rec.candidate.settings, chip=result.chip
-        )
-    except knobs.KnobError as err:
-        _fail(f"{err.key}: {err.message}", 2)
+    forms = result.forms(rec)
+    form = next((f for f in forms if f.kind == kind), None)
+    if form is None:
+        have = ", ".join(f.kind for f in forms) or "none"
+        _fail(f"--emit: {kind} does not apply to this recommendation; the forms that do: {have}", 2)
     _write_form(form, emit_to)
 
 

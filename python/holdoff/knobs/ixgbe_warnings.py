@@ -53,6 +53,18 @@ def wthresh_one(setting: int) -> bool:
     return setting != 1 and setting < IXGBE_100K_ITR
 
 
+def resets(decoded: Decoded, previous_rx_usecs: int = 1) -> bool:
+    """Whether ``ixgbe_set_coalesce`` resets the interface going from
+    ``previous_rx_usecs`` to ``decoded``'s rx-usecs (RSC on/off on the 82599
+    and later while LRO is on; the TX write-back threshold with BQL)."""
+    if decoded.driver != "linux-ixgbe":
+        return False
+    new = itr_setting(decoded.settings.get("rx-usecs", 1))
+    old = itr_setting(previous_rx_usecs)
+    rsc = decoded.chip.name != "82598" and rsc_on(new) != rsc_on(old)
+    return rsc or wthresh_one(new) != wthresh_one(old)
+
+
 def ixgbe_warnings(
     decoded: Decoded,
     channels: Channels | None = None,
@@ -134,6 +146,7 @@ __all__ = [
     "IXGBE_MIN_RSC_ITR",
     "itr_setting",
     "ixgbe_warnings",
+    "resets",
     "rsc_on",
     "wthresh_one",
 ]

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from holdoff import knobs
 from holdoff.tune.space import Candidate, PointMetrics
 from holdoff.tune.workloads import THROUGHPUT_FLOOR, THROUGHPUT_TIE, Objective
 
@@ -32,8 +31,8 @@ class Point:
         d = self.candidate.decoded
         return {
             "settings": dict(self.candidate.settings),
-            "changed": _changed(d),
-            "commands": knobs.commands(d, iface),
+            "changed": _changed(self.candidate),
+            "commands": self.candidate.commands(iface),
             "mode": d.mode,
             "registers": {r.name: r.value for r in d.registers},
             **self.metrics.to_dict(),
@@ -41,9 +40,9 @@ class Point:
         }
 
 
-def _changed(d: knobs.Decoded) -> dict[str, int]:
-    dflt = knobs.defaults(d.driver)
-    return {k: v for k, v in d.settings.items() if v != dflt.get(k)}
+def _changed(c: Candidate) -> dict[str, int]:
+    """The knobs ``c`` changes from the driver's defaults (port knobs included)."""
+    return c.changed()
 
 
 def _valid(p: Point) -> bool:
@@ -110,7 +109,7 @@ def pareto_front(
 
 def _simplicity(p: Point) -> int:
     """How many knobs a point changes from the driver's defaults."""
-    return len(_changed(p.candidate.decoded))
+    return len(_changed(p.candidate))
 
 
 def _nan_last(x: float) -> float:
@@ -131,6 +130,22 @@ def choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None,
         return pick, (
             f"the most throughput ({best / 1e6:.1f} Mb/s); of the {len(tied)} settings within "
             f"{(1 - THROUGHPUT_TIE) * 100:.1f} % of it, the least CPU"
+        )
+    if objective.kind == "cores":
+        same = fewest_cores(valid)
+        k = irq_cores_of(same[0])
+        pick = min(
+            same,
+            key=lambda p: (
+                round(p.metrics.cpu_util, 6),
+                _nan_last(p.metrics.p99_us),
+                _simplicity(p),
+            ),
+        )
+        return pick, (
+            f"{k} interrupt core{'s' if k != 1 else ''} carry the load with no drops "
+            f"({len(same)} settings, within {(1 - THROUGHPUT_FLOOR) * 100:.0f} % of the best "
+            "throughput); of those, the least CPU"
         )
     if objective.kind == "pareto":
         front = pareto_front(valid)
@@ -191,19 +206,36 @@ def choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None,
     )
 
 
+def irq_cores_of(p: Point) -> int:
+    """The cores taking a point's queue vectors (1 for a single-vector port)."""
+    return int(p.candidate.port.get("irq-cores", 1))
+
+
+def fewest_cores(valid: Sequence[Point]) -> list[Point]:
+    """Of the settings without drops that keep the best throughput (within
+    :data:`THROUGHPUT_FLOOR`), those on the fewest interrupt cores."""
+    top = max(p.metrics.throughput_bps for p in valid)
+    keep = [p for p in valid if p.metrics.throughput_bps >= THROUGHPUT_FLOOR * top]
+    k = min(irq_cores_of(p) for p in keep)
+    return [p for p in keep if irq_cores_of(p) == k]
+
+
 def _settings_text(p: Point) -> str:
-    changed = _changed(p.candidate.decoded)
+    changed = _changed(p.candidate)
     return ", ".join(f"{k}={v}" for k, v in changed.items()) or "the defaults"
 
 
-def _score(m: PointMetrics, objective: Objective) -> float:
+def _score(m: PointMetrics, objective: Objective, cores: int = 1) -> float:
     """A single number for a budget objective's sampler (lower is better):
     the quantity minimised when the budget holds, else a penalty above any
-    feasible value growing with the excess."""
+    feasible value growing with the excess; ``cores``: the point's interrupt
+    cores (the fewest-cores objective counts them first)."""
     if m.drops or math.isnan(m.cpu_util):
         return 1e6 + m.drops
     if objective.kind == "throughput":
         return -m.throughput_bps / 1e9 + m.cpu_util * 1e-3
+    if objective.kind == "cores":
+        return float(cores) + (m.cpu_util if not math.isnan(m.cpu_util) else 1.0)
     lat = m.p99_us if objective.metric == "p99" else m.p50_us
     if objective.kind == "latency":
         if math.isnan(lat):

@@ -32,7 +32,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from holdoff import knobs, stats
-from holdoff.tune.choose import Point, _changed, _simplicity, _valid, choose, pareto_front
+from holdoff.knobs.ixgbe_warnings import resets
+from holdoff.tune.choose import (
+    Point,
+    _changed,
+    _simplicity,
+    _valid,
+    choose,
+    fewest_cores,
+    pareto_front,
+)
 from holdoff.tune.workloads import THROUGHPUT_FLOOR, THROUGHPUT_TIE, Objective
 
 #: Differences of means at or below these are ties whatever the intervals:
@@ -44,10 +53,17 @@ _WORDS = {"cpu_util": "CPU", "p99_us": "p99", "p50_us": "p50", "throughput_bps":
 
 #: Where a knob is set -> what applying it needs (None: takes effect at once).
 DISRUPTION = {
+    "ixgbe rx-usecs": "an interface reset (ixgbe_set_coalesce resets when RSC or the TX "
+    "write-back threshold changes)",
+    "ethtool -L/-G": "an interface reset (ixgbe_set_channels and ixgbe_set_ringparam restart "
+    "the port)",
     "loader.conf": "a reboot",
     "#define (kernel rebuild)": "a kernel rebuild and a reboot",
     "module parameter": "a driver reload (the interface resets)",
 }
+
+#: Port knobs (:mod:`holdoff.tune.ports`) and where they are set.
+PORT_WHERE = {"combined": "ethtool -L/-G", "ring": "ethtool -L/-G"}
 
 
 def objective_metric(objective: Objective) -> str | None:
@@ -56,8 +72,10 @@ def objective_metric(objective: Objective) -> str | None:
         return "cpu_util"
     if objective.kind == "cpu":
         return "p99_us" if objective.metric == "p99" else "p50_us"
-    if objective.kind == "throughput":
+    if objective.kind in ("throughput",):
         return "throughput_bps"
+    if objective.kind == "cores":
+        return "cpu_util"
     return None
 
 
@@ -65,11 +83,11 @@ def disruption(point: Point) -> str | None:
     """What applying ``point`` needs beyond a runtime command (the worst of its
     changed knobs), or None."""
     where = {k.key: k.where for k in knobs.knobs(point.candidate.decoded.driver)}
-    needs = [
-        DISRUPTION[where[k]]
-        for k in _changed(point.candidate.decoded)
-        if where.get(k) in DISRUPTION
-    ]
+    where.update(PORT_WHERE)
+    changed = _changed(point.candidate)
+    needs = [DISRUPTION[where[k]] for k in changed if where.get(k) in DISRUPTION]
+    if point.candidate.decoded.driver == "linux-ixgbe" and resets(point.candidate.decoded):
+        needs.append(DISRUPTION["ixgbe rx-usecs"])
     order = list(DISRUPTION.values())
     return max(needs, key=order.index) if needs else None
 
@@ -85,6 +103,8 @@ def eligible(points: Sequence[Point], objective: Objective) -> list[Point]:
     if objective.kind == "pareto":
         front = pareto_front(valid)
         return [p for p in front if not math.isnan(p.metrics.p99_us)] or front
+    if objective.kind == "cores":
+        return fewest_cores(valid)
     if objective.kind == "latency":
         name = "p99_us" if objective.metric == "p99" else "p50_us"
         ok = [p for p in valid if p.metrics.value(name) <= objective.bound]
@@ -227,10 +247,10 @@ _SETTERS = ("sysctl ", "ethtool ", "echo ", "#define ")
 
 def paste_lines(pick: Point, current: Point, iface: str = "eth0") -> list[str]:
     """``pick``'s lines without those that set what ``current`` already has."""
-    have = set(knobs.commands(current.candidate.decoded, iface))
+    have = set(current.candidate.commands(iface))
     return [
         line
-        for line in knobs.commands(pick.candidate.decoded, iface)
+        for line in pick.candidate.commands(iface)
         if not (line in have and line.startswith(_SETTERS))
     ]
 

@@ -6,6 +6,7 @@ result; see :mod:`holdoff.tune`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -15,13 +16,15 @@ from typing import Any
 from holdoff import knobs, stats
 from holdoff.store import DEFAULT_STORE, ResultStore
 from holdoff.sweeps import Executor, SweepError, run_sweep
-from holdoff.tune.choose import Point, _score, _settings_text, choose, pareto_front
+from holdoff.tune import ports
+from holdoff.tune.choose import Point, _score, _settings_text, choose, irq_cores_of, pareto_front
 from holdoff.tune.decide import Decision, disruption, settle
 from holdoff.tune.space import (
     Candidate,
     _check_host_drivers,
     aggregate,
     candidate,
+    drv_of,
     grid_points,
     grid_size,
     point_metrics,
@@ -125,13 +128,28 @@ class TuneResult:
         rec, cur = self.recommended, self.current or self.default
         if rec is None or rec.key == cur.key:
             return []
+        return [f.to_dict() for f in self.forms(rec)]
+
+    def forms(self, point: Point) -> list[knobs.Form]:
+        """``point``'s persistent forms: the driver's (:mod:`holdoff.knobs.persist`)
+        with the port knobs' ``.link`` keys added to the networkd file, and the
+        unit for what systemd.link has no key for (:func:`holdoff.tune.ports.forms`)."""
+        c = point.candidate
         try:
             forms = knobs.persistent_forms(
-                self.driver, self.iface, rec.candidate.settings, chip=self.chip
+                self.driver, self.iface, drv_of(c.settings), chip=self.chip
             )
         except knobs.KnobError:
-            return []
-        return [f.to_dict() for f in forms]
+            forms = []
+        for extra in ports.forms(c.port, c.port_default, self.iface):
+            same = next((i for i, f in enumerate(forms) if f.path == extra.path), None)
+            if same is None:
+                forms.append(extra)
+                continue
+            f = forms[same]
+            link = extra.text.split("[Link]\n", 1)[1]
+            forms[same] = dataclasses.replace(f, text=f.text + link)
+        return forms
 
     def _point(self, p: Point) -> dict[str, Any]:
         return {**p.to_dict(self.iface), "needs": disruption(p)}
@@ -183,6 +201,12 @@ def tune(
         raise TuneError("--seeds", str(err).removeprefix("--seeds ")) from err
     if chip is not None:
         knobs.chip_for(driver, chip)
+    if objective.kind == "cores" and not ports.has_ports(driver):
+        raise TuneError(
+            "--objective",
+            f"fewest-cores searches the queues and their cores, which the tuner does for "
+            f"{', '.join(ports.PORT_DRIVERS)}, not {driver}",
+        )
     needs_latency = objective.kind in ("latency", "cpu")
     if needs_latency and not _measures_latency(workload):
         raise TuneError(
@@ -435,7 +459,7 @@ def _optuna_search(
                     ],
                 )
             else:
-                study.tell(t, _score(m, objective))
+                study.tell(t, _score(m, objective, irq_cores_of(p)))
         done += n
         if progress is not None:
             progress(done, trials, ev.best_text(objective))

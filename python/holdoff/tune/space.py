@@ -14,6 +14,7 @@ from typing import Any
 
 from holdoff import knobs, stats
 from holdoff.store import Scalar
+from holdoff.tune import ports
 from holdoff.tune.workloads import HOST_DRIVER, STATIC_DROPS, TuneError, Workload, check_driver
 
 # -- the search space ----------------------------------------------------------------
@@ -62,6 +63,16 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
             "cqe-mode-rx": [0, 1],
             **napi,
         }
+    elif driver == "linux-ixgbe":
+        # rx-usecs: off, adaptive, and static values from 10 us (below it a
+        # change resets the interface, ixgbe_set_coalesce) to 250 us; 84 and
+        # 126 are the adaptive bulk ceilings discussed upstream.
+        grid = {"rx-usecs": [1, 0, 10, 20, 50, 84, 126, 250]}
+        skipped.append("tx-usecs: ixgbe refuses it with queue pairs (the default)")
+        skipped.append(
+            "gro_flush_timeout, napi_defer_hard_irqs: held at their defaults so the queue and "
+            "core search stays small (tune them for the chosen queues with a scenario file)"
+        )
     elif driver in ("freebsd-em", "freebsd-igb"):
         grid = {
             "enable_aim": [1, 0, 2, 3],
@@ -83,7 +94,7 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
     else:
         check_driver(driver)
         raise AssertionError(driver)
-    if driver.startswith("linux-") and driver != "linux-e1000-5x":
+    if driver.startswith("linux-") and driver not in ("linux-e1000-5x", "linux-ixgbe"):
         busy = any(
             isinstance(a, dict) and a.get("server_prefer_busy_poll")
             for a in workload.scenario.get("apps", [])
@@ -99,7 +110,16 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
         if values[0] != d[key]:
             values.remove(d[key]) if d[key] in values else None
             values.insert(0, d[key])
+    grid.update(ports.grid(driver, host_cores(workload)))
     return grid, skipped
+
+
+def host_cores(workload: Workload) -> int:
+    """The cores of the first tuned host (the scenario's default 1)."""
+    hosts = workload.scenario.get("hosts", [])
+    for hi in workload.hosts:
+        return int(hosts[hi].get("cores", 1))
+    return 1
 
 
 def grid_size(grid: Mapping[str, Sequence[int]]) -> int:
@@ -127,13 +147,43 @@ class Candidate:
     settings: dict[str, int]
     decoded: knobs.Decoded
     changes: dict[str, Any]
+    #: The port knobs (queues, cores, rings, RSS fields; :mod:`holdoff.tune.ports`)
+    #: and their defaults on the tuned host; empty for a driver without them.
+    port: dict[str, int] = field(default_factory=dict)
+    port_default: dict[str, int] = field(default_factory=dict)
+
+    def changed(self) -> dict[str, int]:
+        """The knobs that differ from the driver's (and the port's) defaults."""
+        dflt = knobs.defaults(self.decoded.driver)
+        out = {k: v for k, v in self.decoded.settings.items() if v != dflt.get(k)}
+        return {**out, **ports.changed(self.port, self.port_default)}
+
+    def commands(self, iface: str = "eth0") -> list[str]:
+        """The lines that set this candidate: coalescing, then the port."""
+        return knobs.commands(self.decoded, iface) + ports.commands(
+            self.port, self.port_default, iface
+        )
 
 
 def candidate(
     driver: str, settings: Mapping[str, int], workload: Workload, chip: str | None
 ) -> Candidate:
     """Decode ``settings`` for every tuned port and collect the field changes."""
-    settings = canonical_settings(driver, settings, chip or _first_chip(workload))
+    drv, port = ports.split(settings)
+    cores = host_cores(workload)
+    port_default = ports.defaults(driver, cores)
+    unknown = [k for k in port if k not in port_default]
+    if unknown:
+        raise TuneError("--knob", f"{unknown[0]} is not a knob of {driver}")
+    if port_default:
+        # Knobs not given stay at the port's defaults (written into the scenario
+        # too, so the workload's own NIC fields do not decide them).
+        port = ports.canonical(port, port_default)
+        try:
+            ports.check(port, cores)
+        except ValueError as err:
+            raise TuneError("--knob", str(err)) from err
+    settings = {**canonical_settings(driver, drv, chip or _first_chip(workload)), **port}
     changes: dict[str, Any] = {}
     decoded: knobs.Decoded | None = None
     hosts = workload.scenario.get("hosts", [])
@@ -142,7 +192,7 @@ def candidate(
         nics = host.get("nics", [])
         for ni, nic in enumerate(nics):
             nic_chip = chip or nic.get("chip") or None
-            d = knobs.decode(driver, dict(settings), nic_chip)
+            d = knobs.decode(driver, drv_of(settings), nic_chip)
             if d.scenario is None:
                 raise TuneError("--driver", d.scenario_note or f"{driver} has no simulator model")
             decoded = decoded or d
@@ -151,6 +201,7 @@ def candidate(
                 if key == "napi":
                     continue
                 changes[f"{base}.{key}"] = value
+            changes.update(ports.changes(port, base))
         if HOST_DRIVER.get(driver) == "napi" and decoded is not None:
             napi = dict(host.get("napi", {}))
             table = (decoded.scenario or {}).get("napi", {})
@@ -159,7 +210,12 @@ def candidate(
             changes[f"hosts[{hi}].napi"] = napi
     if decoded is None:
         raise TuneError("--host", "the tuned hosts have no NICs")
-    return Candidate(dict(settings), decoded, changes)
+    return Candidate(dict(settings), decoded, changes, dict(port), port_default)
+
+
+def drv_of(settings: Mapping[str, int]) -> dict[str, int]:
+    """The driver's own knobs of a setting (without the port knobs)."""
+    return ports.split(settings)[0]
 
 
 def _first_chip(workload: Workload) -> str | None:

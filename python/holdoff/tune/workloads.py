@@ -41,6 +41,7 @@ HOST_DRIVER: dict[str, str] = {
     "linux-e1000-5x": "linux-isr",
     "linux-e1000e": "napi",
     "linux-igb": "napi",
+    "linux-ixgbe": "napi",
     "linux-dim": "napi",
     # FreeBSD em/igb (iflib): the interrupt filter masks the queue and a task
     # cleans with a budget, modelled with the NAPI mechanics (as the
@@ -74,8 +75,8 @@ def check_driver(driver: str) -> None:
     if driver not in HOST_DRIVER:
         raise TuneError(
             "--driver",
-            f"{driver}: holdoff has no 10 GbE chip or ixgbe adaptive model, so it cannot "
-            "run a tune for it (holdoff explain decodes its knobs)",
+            f"{driver}: the tuner has no simulator model for it (holdoff explain decodes its "
+            "knobs)",
         )
 
 
@@ -84,7 +85,8 @@ def check_driver(driver: str) -> None:
 
 @dataclass(frozen=True)
 class Objective:
-    """What the tuner optimises: ``kind`` is "latency", "cpu", "throughput" or "pareto"."""
+    """What the tuner optimises: ``kind`` is "latency", "cpu", "throughput", "cores"
+    (the fewest interrupt cores with no drops) or "pareto"."""
 
     kind: str
     #: The budget: latency [us] (metric ``p50``/``p99``) or CPU [fraction].
@@ -103,6 +105,8 @@ def parse_objective(text: str) -> Objective:
         return Objective("pareto", text=text)
     if t in ("max-throughput", "throughput"):
         return Objective("throughput", text=text)
+    if t in ("fewest-cores", "cores", "min-cores"):
+        return Objective("cores", text=text)
     m = re.fullmatch(r"(p50|p99)<=([0-9]*\.?[0-9]+)(ns|us|µs|ms|s)?", t)
     if m:
         if m.group(3) is None:
@@ -121,7 +125,8 @@ def parse_objective(text: str) -> Objective:
     raise TuneError(
         "--objective",
         f"cannot read {text!r}; use p99<=100us (least CPU within a latency budget), "
-        "cpu<=30% (least p99 within a CPU budget), max-throughput or pareto",
+        "cpu<=30% (least p99 within a CPU budget), max-throughput, fewest-cores (the fewest "
+        "interrupt cores that carry the load with no drops) or pareto",
     )
 
 
@@ -219,7 +224,9 @@ def capture_workload(
         flag = "--span" if window is not None else "--duration-ms"
         raise TuneError(flag, f"no frame of {path.name} falls inside the simulated window")
     host = _host("host", _profile_value(profile), driver, chip, ["eth0"])
-    host["cores"] = 4
+    link_mbps = _link_mbps(driver, chip)
+    # A 10 GbE port runs a queue per core: give the host room for 8 queue cores.
+    host["cores"] = 8 if link_mbps >= 10_000 else 4
     gen: dict[str, Any] = {
         "name": "capture",
         "pattern": "replay",
@@ -237,7 +244,7 @@ def capture_workload(
         "duration_ms": max(1, math.ceil(cov.simulated_ns / 1e6)),
         "hosts": [host],
         "generators": [gen],
-        "links": [{"a": "capture", "b": "host.eth0", "rate": "1G"}],
+        "links": [{"a": "capture", "b": "host.eth0", "rate": _rate(link_mbps)}],
         "apps": [{"kind": "udp_sink", "name": "sink", "host": "host"}],
     }
     return Workload(
@@ -249,6 +256,18 @@ def capture_workload(
         coverage=cov,
         latency_of=latency_of,
     )
+
+
+def _link_mbps(driver: str, chip: str) -> int:
+    """The chip's link speed [Mb/s] (the driver's default chip without one)."""
+    try:
+        return knobs.chip_for(driver, chip or None).link_mbps
+    except knobs.KnobError:
+        return 1000
+
+
+def _rate(mbps: int) -> str:
+    return f"{mbps // 1000}G" if mbps % 1000 == 0 else f"{mbps}M"
 
 
 #: ``--span`` time units [ns].
@@ -340,6 +359,12 @@ def mix_workload(
     """
     if mix not in MIXES:
         raise TuneError("--mix", f"unknown mix {mix!r}; choose one of {', '.join(MIXES)}")
+    if _link_mbps(driver, chip) >= 10_000:
+        raise TuneError(
+            "--mix",
+            f"the built-in mixes are 1 GbE workloads; for {driver} give --capture FILE or a "
+            "scenario file with 10 GbE links",
+        )
     if rate is not None and not rate > 0:
         raise TuneError("--rate", f"must be above 0, got {rate}")
     prof = _profile_value(profile)
