@@ -1,5 +1,7 @@
 //! Contended kernel locks as a host resource: a FreeBSD sleep mutex
-//! (`mtx(9)`, e.g. a driver's `EM_LOCK`) shared by the cores of one host.
+//! (`mtx(9)`, e.g. a driver's `EM_LOCK`) or spin mutex (`mtx_lock_spin`,
+//! e.g. the x86 `icu_lock` that guards every I/O APIC pin) shared by the
+//! cores of one host.
 //!
 //! Models: a lock is a calendar of holds. A hold is granted to one core for
 //! a known duration (the segment that takes the lock computes what it does
@@ -16,6 +18,16 @@
 //! An owner on the requester's own core cannot be running, so that wait is
 //! a sleep; an owner on another core is running (this model never
 //! deschedules a lock holder), so that wait is a spin.
+//!
+//! A spin mutex (`Mutex::spin`) never sleeps: `_mtx_lock_spin` spins with
+//! interrupts disabled until the owner releases it, and its owner runs with
+//! interrupts disabled too, so every wait is a spin. One such lock per host
+//! is the x86 `icu_lock` (FreeBSD io_apic.c, sys/i386/i386 and sys/amd64/amd64
+//! in 5.x/6.x, sys/x86/x86 later: `ioapic_disable_source` and
+//! `ioapic_enable_source` take `mtx_lock_spin(&icu_lock)` around the
+//! redirection-entry write, and the EOI of a masked source): one lock for
+//! every pin of every I/O APIC, so CPUs masking or unmasking different
+//! lines at the same time serialise on it.
 //!
 //! Costs (from the host profile, charged by the caller): an uncontended
 //! acquire + release is the profile's `lock_ns`; a contended acquisition
@@ -124,6 +136,8 @@ pub struct Mutex {
     stats: LockStats,
     /// Spin time per waiting core [ns] (index = core).
     spin_by_core: Vec<u64>,
+    /// A spin mutex: every wait spins, even behind a hold of the same core.
+    spin_only: bool,
 }
 
 impl Mutex {
@@ -133,6 +147,18 @@ impl Mutex {
             holds: VecDeque::new(),
             stats: LockStats::default(),
             spin_by_core: Vec::new(),
+            spin_only: false,
+        }
+    }
+
+    /// A spin mutex (`mtx_lock_spin`): waiters always spin. A hold of the
+    /// requester's own core that overlaps its request is an artefact of
+    /// holds granted per segment (a core holding a spin lock runs with
+    /// interrupts off and takes nothing else); it is waited for as a spin.
+    pub fn spin(name: impl Into<String>) -> Self {
+        Mutex {
+            spin_only: true,
+            ..Mutex::new(name)
         }
     }
 
@@ -187,7 +213,7 @@ impl Mutex {
                 break;
             }
             blocked = true;
-            owner_not_running |= h.core == core;
+            owner_not_running |= h.core == core && !self.spin_only;
             start = if owner_not_running {
                 h.until + costs.wakeup_ns + costs.switch_ns
             } else {
@@ -323,6 +349,65 @@ mod tests {
                 "{case}"
             );
             assert_eq!(m.owner_at(t(start)), Some(core), "{case}: owner");
+        }
+    }
+
+    #[test]
+    fn spin_mutex_table() {
+        // _mtx_lock_spin never sleeps: behind a hold on another core and
+        // (a per-segment artefact) behind one of its own core alike, the
+        // requester spins to the release plus the handoff; a free lock is
+        // taken at once. (case, holds, request (at, core, hold), expected
+        // (start, cpu)).
+        #[allow(clippy::type_complexity)]
+        let rows: [(&str, Vec<(u64, u64, u16)>, (u64, u16, u64), (u64, u64)); 4] = [
+            ("free", vec![], (1_000, 0, 1_000), (1_000, 0)),
+            (
+                "owner on core 1 until 1500: spin 500 + handoff 100",
+                vec![(500, 1_500, 1)],
+                (1_000, 0, 1_000),
+                (1_600, 600),
+            ),
+            (
+                "own core's hold until 1500: still a spin, no switch or wakeup",
+                vec![(500, 1_500, 0)],
+                (1_000, 0, 1_000),
+                (1_600, 600),
+            ),
+            (
+                "two CPUs' masks back to back: wait for both",
+                vec![(500, 1_500, 1), (1_500, 2_500, 2)],
+                (1_000, 0, 1_000),
+                (2_600, 1_600),
+            ),
+        ];
+        for (case, holds, (at, core, hold), (start, cpu)) in rows {
+            let mut m = Mutex::spin("icu_lock");
+            for (f, u, c) in holds {
+                m.holds.push_back(Hold {
+                    from: t(f),
+                    until: t(u),
+                    core: c,
+                });
+            }
+            let g = m.acquire(t(at), core, Nanos(hold), &COSTS);
+            let how = if cpu == 0 {
+                Contention::None
+            } else {
+                Contention::Spin
+            };
+            assert_eq!(
+                g,
+                Grant {
+                    start: t(start),
+                    how,
+                    cpu: Nanos(cpu),
+                    slept: Nanos::ZERO
+                },
+                "{case}"
+            );
+            assert_eq!(m.stats().sleep_ns, 0, "{case}");
+            assert_eq!(m.stats().spin_ns, cpu, "{case}");
         }
     }
 

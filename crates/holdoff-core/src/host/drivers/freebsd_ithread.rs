@@ -7,13 +7,18 @@
 //! packet's `if_input`); `em_txeof` (reclaim). Only after the loop does it
 //! move `if_snd` onto the TX ring (`em_start_locked`) and drop the lock. When
 //! no handler of the line is left, the line is unmasked in the I/O APIC.
+//! Masking and unmasking take the host's one I/O APIC spin lock
+//! (`icu_lock`, `host::lock`): CPUs masking different lines serialise.
 //! With fast-forwarding the packet is forwarded inside `if_input`, in this
 //! thread, and the output NIC's `em_start` takes *that* NIC's lock
 //! (modelled by the stack, `scenario::netstack`), so one NIC's RX path
 //! contends with the other NIC's interrupt thread, which holds its own lock
 //! across its whole loop, ICR reads included.
 //!
-//! Sources: FreeBSD 6 sys/kern/kern_intr.c (`ithread_loop`); sys/dev/em/
+//! Sources: FreeBSD 6 sys/kern/kern_intr.c (`ithread_loop`);
+//! sys/{i386,amd64}/{i386,amd64}/intr_machdep.c (`intr_execute_handlers`:
+//! "For stray and threaded interrupts, we mask and EOI the source") and
+//! io_apic.c (`ioapic_disable_source` under `icu_lock`); sys/dev/em/
 //! if_em.c (`em_intr` under `EM_LOCK`, `em_rxeof(adapter, -1)`,
 //! `em_process_receive_interrupts` in 5.x); the em fast-interrupt commit
 //! (if_em.c 1.98, 2006) names the per-packet lock drop/re-take and RDT
@@ -46,9 +51,14 @@ impl DriverArch for FreebsdIthread {
     fn name(&self) -> &'static str {
         "freebsd-ithread"
     }
-    fn interrupt(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq) -> (Nanos, IrqNext) {
+    /// `intr_execute_handlers` for a threaded source: mask and EOI it in
+    /// the I/O APIC (`pic_disable_source(isrc, PIC_EOI)`, under the host's
+    /// `icu_lock`), then `ithread_schedule`. The lock is asked for at the
+    /// handler's start (the profile does not split the entry cost).
+    fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         let prof = k.profile();
-        let cost = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
+        let spin = k.icu_lock(now, prof.apic_mask_ns);
+        let cost = prof.irq_entry_exit_ns + spin + prof.apic_mask_ns + prof.wakeup_ns;
         let handlers = k.line_handlers(i.irq);
         k.apic_mask(i.irq);
         for (p, v) in handlers {
@@ -93,17 +103,24 @@ impl DriverArch for FreebsdIthread {
         Pass::under_lock(k, at, entry, cost, work, true)
     }
 
-    /// The loop ended (ICR read 0): unmask the line in the I/O APIC once no
-    /// other handler of the line is left on the list.
+    /// The loop ended (ICR read 0): unmask the line in the I/O APIC
+    /// (`pic_enable_source`, under `icu_lock`) once no other handler of the
+    /// line is left on the list.
     fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
         let li = k.line_of(at.port, at.vector);
         if pass.more || k.line_listed(li) {
             return (Nanos::ZERO, EndAction::None);
         }
-        (k.profile().apic_mask_ns, EndAction::ApicUnmask { irq: li })
+        let unmask = k.profile().apic_mask_ns;
+        let spin = k.icu_lock(at.now + pass.cost, unmask);
+        (spin + unmask, EndAction::ApicUnmask { irq: li })
     }
 
     fn locks(&self) -> bool {
+        true
+    }
+
+    fn apic_masks(&self) -> bool {
         true
     }
 }

@@ -4,7 +4,11 @@
 //! RDT write) *without* the driver lock, then under the lock reclaims TX
 //! (`em_txeof`) and moves `if_snd` onto the ring (`em_start_locked`),
 //! re-enqueues itself while work remains and re-enables interrupts (IMS)
-//! after every pass (the 2006 code did so unconditionally). With
+//! after every pass (the 2006 code did so unconditionally: em 5.1.5
+//! `em_handle_rxtx` ends with `em_enable_intr` whether or not it re-queued
+//! itself, so a busy task still takes interrupts, at most one per ITR
+//! interval, each a filter call whose `taskqueue_enqueue` finds the task
+//! pending and wakes nobody). With
 //! fast-forwarding the RX path still takes the output NIC's lock in
 //! `em_start` (modelled by the stack), but that NIC's task holds it only for
 //! its TX work. Source: FreeBSD 6.x sys/dev/em/if_em.c (`em_intr_fast`,
@@ -36,15 +40,19 @@ impl DriverArch for FreebsdTaskqueue {
     fn name(&self) -> &'static str {
         "freebsd-taskqueue"
     }
-    /// Fast filter: mask in the NIC, enqueue the task.
+    /// Fast filter: mask in the NIC, enqueue the task. `taskqueue_enqueue`
+    /// of a task already pending (`ta_pending`: the task re-enqueued
+    /// itself and has not run since) only counts it and wakes nobody.
     fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         k.nic(i.port).write_imc(i.vector, u32::MAX);
         let prof = k.profile();
+        let wake = if k.listed(i.port, i.vector) {
+            Nanos::ZERO
+        } else {
+            prof.wakeup_ns
+        };
         k.schedule(i.port, i.vector);
-        (
-            cost + prof.mmio_write_ns + prof.wakeup_ns,
-            IrqNext::NextHandler,
-        )
+        (cost + prof.mmio_write_ns + wake, IrqNext::NextHandler)
     }
 
     fn deferred(&self, k: &mut dyn Kernel, at: Poll, cost: Nanos) -> Pass {

@@ -79,6 +79,21 @@ pub trait Kernel {
         let _ = (port, at, hold);
         Nanos::ZERO
     }
+    /// Take the host's I/O APIC spin lock (x86 `icu_lock`, a spin mutex,
+    /// `host::lock`) at `at` and hold it for `hold`, to mask or unmask a
+    /// line. Returns the CPU time spent spinning for it (handoff included)
+    /// [ns]. Default: never contended.
+    fn icu_lock(&mut self, at: SimTime, hold: Nanos) -> Nanos {
+        let _ = (at, hold);
+        Nanos::ZERO
+    }
+    /// The deferred work of (port, vector) is already listed (a FreeBSD
+    /// task with `ta_pending` set): enqueueing it again wakes nobody.
+    /// Default: never.
+    fn listed(&self, port: u16, vector: u16) -> bool {
+        let _ = (port, vector);
+        false
+    }
     /// `em_txeof` alone: reclaim TX descriptors of (`at.port`,
     /// `at.vector`) without moving the interface queue onto the ring.
     /// Returns (cost, descriptors). Default: `clean_tx`.
@@ -243,6 +258,11 @@ pub trait DriverArch: Sync {
     fn locks(&self) -> bool {
         false
     }
+    /// The OS masks the line in the I/O APIC for the handler (a threaded
+    /// interrupt), under the host's `icu_lock` (reported with the locks).
+    fn apic_masks(&self) -> bool {
+        false
+    }
     /// The driver can run its RX path under the driver lock on request
     /// (`bsd.rx_locked`: the 2006 taskqueue's intermediate step).
     fn rx_lock_option(&self) -> bool {
@@ -314,6 +334,13 @@ mod tests {
         moderated: Vec<Invocation>,
         completions: u32,
         slice: u32,
+        /// `Kernel::listed`'s answer (a task already pending).
+        task_listed: bool,
+        /// The wait `icu_lock` reports, and the requests it saw (at, hold).
+        icu_wait: Nanos,
+        icu_requests: Vec<(SimTime, Nanos)>,
+        /// A port for drivers that write registers (None: untouched).
+        port: Option<NicPort>,
     }
 
     impl Kernel for Mock {
@@ -327,7 +354,16 @@ mod tests {
             BsdConfig::default()
         }
         fn nic(&mut self, _port: u16) -> &mut NicPort {
-            unreachable!("these tests do not touch registers")
+            self.port
+                .as_mut()
+                .expect("a test that touches registers gives a port")
+        }
+        fn icu_lock(&mut self, at: SimTime, hold: Nanos) -> Nanos {
+            self.icu_requests.push((at, hold));
+            self.icu_wait
+        }
+        fn listed(&self, _port: u16, _vector: u16) -> bool {
+            self.task_listed
         }
         fn line_of(&self, _port: u16, _vector: u16) -> u16 {
             7
@@ -475,6 +511,95 @@ mod tests {
         // Another handler of the line still runs: the line stays masked.
         k.listed_on_line = true;
         assert_eq!(d.complete(&mut k, AT, &done).1, EndAction::None);
+    }
+
+    /// An 82546 port, INTx, as the 2006 FreeBSD case uses.
+    fn e1000_port() -> NicPort {
+        let chip = crate::nic::chip::by_name("82546").expect("chip");
+        let cfg = crate::nic::PortConfig {
+            rx_ring: 256,
+            tx_ring: 256,
+            queues: 1,
+            mode: crate::nic::IntMode::Intx,
+            set_ide: true,
+            rdmts_shift: 1,
+            legacy_itr: chip.legacy_itr,
+            max_frame_bytes: 1518,
+            gro: false,
+        };
+        let egress = crate::wire::LinkDir::new(crate::units::BitsPerSec::GIGABIT, Nanos(0));
+        NicPort::new(chip, cfg, egress)
+    }
+
+    #[test]
+    fn freebsd_ithread_masks_and_unmasks_under_the_icu_lock() {
+        // intr_execute_handlers masks the threaded source under icu_lock at
+        // the handler's start; the thread unmasks it under the same lock
+        // when its pass ends. Each hold is one APIC access
+        // (apic_mask_ns); a wait for the lock is spun on the CPU, so it
+        // adds to the handler's and to the pass's cost, one for one.
+        let d = arch(DriverKind::FreebsdIthread);
+        let prof = profile::by_name("p4-xeon-2004").expect("profile");
+        let base = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
+        for wait in [Nanos::ZERO, Nanos(700)] {
+            let mut k = Mock {
+                icu_wait: wait,
+                ..Mock::default()
+            };
+            let now = SimTime(5_000);
+            let (cost, _) = d.interrupt(&mut k, now, irq(0));
+            assert_eq!(cost, base + wait, "mask, wait {wait:?}");
+            assert_eq!(k.icu_requests, vec![(now, prof.apic_mask_ns)]);
+            let done = Pass {
+                cost: Nanos(3_000),
+                work: 4,
+                more: false,
+            };
+            let at = Poll { now, ..AT };
+            let (extra, end) = d.complete(&mut k, at, &done);
+            assert_eq!(end, EndAction::ApicUnmask { irq: 7 });
+            assert_eq!(extra, prof.apic_mask_ns + wait, "unmask, wait {wait:?}");
+            assert_eq!(k.icu_requests[1], (now + Nanos(3_000), prof.apic_mask_ns));
+            // Still masked (another handler of the line listed): no unmask,
+            // no lock.
+            k.listed_on_line = true;
+            assert_eq!(d.complete(&mut k, at, &done).0, Nanos::ZERO);
+            assert_eq!(k.icu_requests.len(), 2);
+        }
+    }
+
+    #[test]
+    fn freebsd_fast_filter_masks_the_nic_and_wakes_the_task_only_when_not_pending() {
+        // em_intr_fast: IMC (one posted write), taskqueue_enqueue. A task
+        // already pending (it re-enqueued itself) is only counted: no
+        // wake-up. Neither case touches the I/O APIC lock.
+        let d = arch(DriverKind::FreebsdTaskqueue);
+        let prof = profile::by_name("p4-xeon-2004").expect("profile");
+        let rows = [
+            (
+                "task idle: enqueue wakes the taskqueue thread",
+                false,
+                prof.wakeup_ns,
+            ),
+            ("task pending: enqueue only counts it", true, Nanos::ZERO),
+        ];
+        for (case, pending, wake) in rows {
+            let mut port = e1000_port();
+            let mut out = crate::nic::NicOut::default();
+            port.write_ims(SimTime::ZERO, 0, crate::nic::IMS_ENABLE_MASK, &mut out);
+            let mut k = Mock {
+                task_listed: pending,
+                port: Some(port),
+                ..Mock::default()
+            };
+            let (cost, next) = d.on_cause(&mut k, SimTime::ZERO, irq(0), Nanos::ZERO);
+            assert_eq!(cost, prof.mmio_write_ns + wake, "{case}");
+            assert_eq!(next, IrqNext::NextHandler, "{case}");
+            assert_eq!(k.scheduled, vec![(0, 0)], "{case}");
+            assert!(k.icu_requests.is_empty(), "{case}");
+            let p = k.port.as_ref().expect("port");
+            assert_eq!(p.ims(0), 0, "{case}: IMC masks every cause");
+        }
     }
 
     #[test]

@@ -169,9 +169,10 @@ pub struct HostOut {
     /// Interrupt deliveries to cores (handler invocations, including spurious/shared).
     pub irq_deliveries: u64,
     pub time_squeeze: u64,
-    /// Driver locks (FreeBSD `EM_LOCK`, one per port) when the driver
-    /// models them: acquisitions, contention, spinning (CPU) and sleeping
-    /// (latency). Absent for other drivers.
+    /// Driver locks (FreeBSD `EM_LOCK`, one per port, then the host's I/O
+    /// APIC spin lock `icu_lock` where the OS masks the driver's lines)
+    /// when the driver models them: acquisitions, contention, spinning
+    /// (CPU) and sleeping (latency). Absent for other drivers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locks: Vec<LockOut>,
     /// FreeBSD netisr counters (`ipintrq` drops, its peak, packets forwarded
@@ -195,7 +196,8 @@ pub struct HogOut {
 
 #[derive(Serialize)]
 pub struct LockOut {
-    /// The lock's port ("host.nic").
+    /// The lock: a port's driver lock ("host.nic") or the host's I/O APIC
+    /// spin lock ("host.icu_lock").
     pub lock: String,
     #[serde(flatten)]
     pub stats: crate::host::lock::LockStats,
@@ -475,7 +477,8 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
     let hosts = w
         .hosts()
         .iter()
-        .map(|h| {
+        .enumerate()
+        .map(|(hi, h)| {
             let b = h.busy_ns();
             let cap = w.end().as_ns() * h.num_cores() as u64;
             let busy: u64 = b.iter().sum();
@@ -500,10 +503,14 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 irq_deliveries: h.irq_deliveries(),
                 time_squeeze: h.time_squeeze(),
                 locks: if h.models_locks() {
+                    // Each port's driver lock, then the host's I/O APIC
+                    // spin lock where the OS masks the driver's lines.
+                    let icu = h.masks_in_apic().then(|| w.icu_lock(hi));
                     h.port_indices()
                         .iter()
-                        .map(|&p| {
-                            let m = w.port_lock(p as usize);
+                        .map(|&p| w.port_lock(p as usize))
+                        .chain(icu)
+                        .map(|m| {
                             let mut by_core = m.spin_ns_by_core().to_vec();
                             by_core.resize(h.num_cores(), 0);
                             LockOut {

@@ -244,6 +244,11 @@ impl World {
                     })
                 })
                 .collect(),
+            icu_locks: s
+                .hosts
+                .iter()
+                .map(|h| crate::host::lock::Mutex::spin(format!("{}.icu_lock", h.name)))
+                .collect(),
             forward_to: {
                 let mut f = Vec::new();
                 for h in &s.hosts {

@@ -117,6 +117,17 @@ impl Kernel for HostKernel<'_> {
         m.acquire(at, self.core, hold, &costs).elapsed()
     }
 
+    fn icu_lock(&mut self, at: SimTime, hold: Nanos) -> Nanos {
+        let costs = LockCosts::of(self.profile());
+        let m = &mut self.w.icu_locks[self.h as usize];
+        m.prune(self.w.q.now());
+        m.acquire(at, self.core, hold, &costs).elapsed()
+    }
+
+    fn listed(&self, port: u16, vector: u16) -> bool {
+        self.w.napi_listed(port, vector)
+    }
+
     fn reclaim_tx(&mut self, at: Poll, cost: Nanos) -> (Nanos, u32) {
         let prof = self.profile();
         let (tx_cost, n) = self.w.reclaim_tx(at.now, at.port, at.vector, prof);

@@ -331,6 +331,10 @@ pub struct World {
     /// Each port's driver lock (FreeBSD `EM_LOCK`; taken only by drivers
     /// whose locks are modelled, `DriverArch::locks`).
     locks: Vec<crate::host::lock::Mutex>,
+    /// Each host's I/O APIC spin lock (x86 `icu_lock`; taken only by
+    /// drivers whose interrupts the OS masks in the APIC,
+    /// `DriverArch::apic_masks`).
+    icu_locks: Vec<crate::host::lock::Mutex>,
     /// IP forwarding: for each port, the port its received packets go out of.
     forward_to: Vec<Option<u16>>,
     /// Moderation decisions per port, in time order (the first

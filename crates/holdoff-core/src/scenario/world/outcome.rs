@@ -89,6 +89,12 @@ impl Host {
         self.arch.locks()
     }
 
+    /// The OS masks its driver's lines in the I/O APIC, under `icu_lock`
+    /// (`DriverArch::apic_masks`).
+    pub fn masks_in_apic(&self) -> bool {
+        self.arch.apic_masks()
+    }
+
     /// Counters of its netisr, when forwarded packets are queued to
     /// `ipintrq` (FreeBSD drivers, fast-forwarding off, net.isr.direct 0).
     pub fn netisr(&self) -> Option<super::NetisrStats> {
@@ -193,6 +199,11 @@ impl World {
     /// The driver lock of a port (`host::lock`).
     pub fn port_lock(&self, port: usize) -> &crate::host::lock::Mutex {
         &self.locks[port]
+    }
+
+    /// The I/O APIC spin lock of a host (`icu_lock`, `host::lock`).
+    pub fn icu_lock(&self, host: usize) -> &crate::host::lock::Mutex {
+        &self.icu_locks[host]
     }
 
     /// Record every register access of a port (for tests of driver order).
