@@ -278,9 +278,14 @@ def test_tx_usecs_with_queue_pairs_is_refused(
     assert any("tx-usecs" in n["key"] for n in refused)
     assert report["settings"].get("tx-usecs", 0) != 50
     assert report["channels"]["paired"] is True
-    # Given directly, the decoder says why the driver refuses it.
-    direct = explain_json(capsys, "--set", "tx-usecs=50")
-    assert any(n["kind"] == "refused" and n["key"] == "tx-usecs" for n in direct["notes"])
+    # Given directly, explain refuses it naming the driver's reason.
+    code = main(["explain", "--driver", "linux-ixgbe", "--set", "tx-usecs=50"])
+    out, err = capsys.readouterr()
+    if code == 0:
+        notes = json.loads(out)["notes"] if out.startswith("{") else []
+        assert "refused" in out and "tx-usecs" in out, notes
+    else:
+        assert code == 2 and "tx-usecs" in err and "EINVAL" in err
 
 
 @pytest.mark.parametrize(
@@ -463,3 +468,35 @@ def test_ixgbe_space_has_the_port_knobs() -> None:
     assert list(grid) == ["rx-usecs", "combined", "irq-cores", "ring", "udp4-sdfn"]
     assert grid["rx-usecs"][0] == 1 and grid["combined"][0] == 8
     assert any(s.startswith("tx-usecs") for s in skipped)
+
+
+def test_port_line_names_queues_cores_and_rx_usecs() -> None:
+    from holdoff.tune.view import port_line
+
+    settings = {"rx-usecs": 84, "combined": 4, "irq-cores": 2, "ring": 512, "udp4-sdfn": 1}
+    assert port_line({"settings": settings}) == (
+        "Setting: rx-usecs 84 us; 4 queue pairs (ethtool -L combined), their vectors on "
+        "cores 0-1; rings of 512 descriptors; UDP hashed on addresses and ports (sdfn)."
+    )
+    assert port_line({"settings": {"rx-usecs": 50}}) == ""
+
+
+def test_many_flow_capture_is_what_its_script_writes(tmp_path: Any) -> None:
+    import importlib.util
+
+    from holdoff import capture
+
+    script = REPO / "examples" / "captures" / "make_many_flows.py"
+    spec = importlib.util.spec_from_file_location("make_many_flows", script)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "many-flows.pcap"
+    assert mod.write(out) == 448 * 32
+    shipped = REPO / "examples" / "captures" / "many-flows.pcap"
+    assert out.read_bytes() == shipped.read_bytes()
+    assert shipped.stat().st_size < 1_000_000
+    cov = capture.plan(shipped)
+    assert cov.info.frames == 14_336
+    # Lengths cycle 60, 60, 60, 60, 142: 2867 whole cycles of 382 bytes and one 60.
+    assert cov.info.orig_bytes == 2867 * 382 + 60

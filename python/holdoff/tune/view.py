@@ -151,12 +151,33 @@ def table(data: Mapping[str, Any]) -> Table:
     return t
 
 
+def port_line(p: Mapping[str, Any]) -> str:
+    """The whole port setting of a point with port knobs (``linux-ixgbe``):
+    rx-usecs, queues, the cores of their vectors, rings, the UDP hash; ""
+    without port knobs."""
+    s = p["settings"]
+    if "combined" not in s:
+        return ""
+    u = s.get("rx-usecs", 1)
+    mode = {0: "0 (no throttle)", 1: "1 (adaptive)"}.get(u, f"{u} us")
+    k = s["irq-cores"]
+    cores = "core 0" if k == 1 else f"cores 0-{k - 1}"
+    return (
+        f"Setting: rx-usecs {mode}; {s['combined']} queue pairs (ethtool -L combined), their "
+        f"vectors on {cores}; rings of {s['ring']} descriptors; UDP hashed on "
+        f"{'addresses and ports (sdfn)' if s['udp4-sdfn'] else 'addresses (sd)'}."
+    )
+
+
 def footer_lines(data: Mapping[str, Any]) -> list[str]:
     """Why, what the change buys and needs, and the lines to paste."""
     out = [str(data["reason"])]
     rec = data.get("recommended")
     if rec is None:
         return out
+    port = port_line(rec)
+    if port:
+        out.append(port)
     if _is_current(data, rec):
         out.append(f"Nothing to change: {_current_name(data)} is the recommendation.")
         return out
@@ -176,4 +197,4 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
     return out
 
 
-__all__ = ["coverage_line", "footer_lines", "header_lines", "table"]
+__all__ = ["coverage_line", "footer_lines", "header_lines", "port_line", "table"]
