@@ -2,7 +2,8 @@
 //!
 //! Models: a packet is a small `Copy` record (no payload bytes): its frame
 //! size on the wire, what it is (UDP, ICMP echo request/reply), which flow or
-//! application it belongs to, a sequence number and its creation time. Being
+//! application it belongs to, the low bits of its RSS hash, a sequence
+//! number and its creation time. Being
 //! `Copy` and fixed-size, packets live in preallocated ring slots and in
 //! events; nothing is allocated per packet.
 //!
@@ -46,8 +47,15 @@ pub struct Packet {
     pub ack: u32,
     /// TCP advertised window [bytes]; 0 otherwise.
     pub wnd: u32,
-    /// Flow id: the generator or application index that owns the exchange.
+    /// Flow id: the generator's flow (0 to `flows - 1`), the TCP connection
+    /// or the ping application that owns the exchange.
     pub flow: u16,
+    /// The RSS hash the receiving port computes over the frame's headers,
+    /// precomputed by the sender from the flow's 5-tuple (`nic::rss::tag`:
+    /// bit 15 set, bits 0-14 the hash's low bits); 0 when the frame carries
+    /// no 5-tuple (TCP segments, ICMP and UDP sent by modelled hosts) or
+    /// the receiving port does not hash.
+    pub rss: u16,
     pub kind: PktKind,
     /// TCP segmentation offload: this frame is not the last one the NIC
     /// cut from one TSO send (its descriptor carries no RS, so its
@@ -84,6 +92,7 @@ impl Packet {
             ack: 0,
             wnd: 0,
             flow,
+            rss: 0,
             kind,
             tso_more: false,
             selected: false,
@@ -97,6 +106,7 @@ impl Packet {
         ack: 0,
         wnd: 0,
         flow: 0,
+        rss: 0,
         kind: PktKind::Udp,
         tso_more: false,
         selected: false,

@@ -29,6 +29,10 @@ from holdoff.cli.common import (
     app,
 )
 
+# The 10 GbE benchmark (`holdoff bench --ten-gbe`): 64-byte frames at
+# 14.88 Mframes/s on 8 RSS queues.
+BENCH_10G_SCENARIO = "bench-64b-10g-8q-napi.toml"
+
 
 @app.command("bench", cls=_Command)
 def bench_command(
@@ -39,6 +43,14 @@ def bench_command(
             "--scenario", help=f"Scenario file to run (default: the packaged {BENCH_SCENARIO})."
         ),
     ] = None,
+    ten_gbe: Annotated[
+        bool,
+        typer.Option(
+            "--ten-gbe",
+            help=f"Run the packaged 10 GbE scenario ({BENCH_10G_SCENARIO}: 64-byte frames "
+            "at 14.88 Mframes/s from 1024 flows on 8 RSS queues) instead of the default.",
+        ),
+    ] = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the measurements as JSON on stdout.")
     ] = False,
@@ -71,6 +83,9 @@ def bench_command(
 ) -> None:
     """Run a fixed scenario several times and report simulated packets per wall second.
 
+    Also reported: the ratio to real time (simulated seconds per wall second;
+    above 1 the simulation runs faster than the modelled machine would).
+
     With --hosts N[,N...]: the same scenario replicated over N independent
     hosts (one JSON object with --json for one count, {"results": [...]} for
     several). With --sweep FILE: run the sweep with each worker count (a
@@ -78,6 +93,13 @@ def bench_command(
     """
     if hosts is not None and sweep_file is not None:
         _fail("--hosts and --sweep measure different things: give one of them", 2)
+    if ten_gbe and scenario is not None:
+        _fail("--ten-gbe picks the packaged 10 GbE scenario: give it or --scenario, not both", 2)
+    if ten_gbe:
+        try:
+            scenario = examples_dir() / BENCH_10G_SCENARIO
+        except FileNotFoundError as err:
+            _fail(str(err), 2)
     if duration_ms is not None and hosts is None:
         _fail("--duration-ms applies to the scaling benchmark: use it with --hosts", 2)
     from holdoff import benchscale
@@ -120,7 +142,11 @@ def _bench_command(
     for _ in range(repeat):
         result = _run(text, None)
         name = result.scenario
-        runs.append(dict(result.perf))
+        perf = dict(result.perf)
+        wall = float(perf.get("wall_time_s", 0.0))
+        # Simulated seconds per wall second.
+        perf["realtime_ratio"] = result.sim_time_ns / 1e9 / wall if wall > 0 else 0.0
+        runs.append(perf)
     report = _bench_report(name, str(scenario), runs)
     if json_output:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
@@ -141,6 +167,7 @@ def _bench_report(name: str, path: str, runs: list[dict[str, Any]]) -> dict[str,
         "events_processed": runs[0]["events_processed"] if runs else 0,
         "packets_per_s": best_and_median("packets_per_s", max),
         "events_per_s": best_and_median("events_per_s", max),
+        "realtime_ratio": best_and_median("realtime_ratio", max),
         "wall_time_s": best_and_median("wall_time_s", min),
         "runs": runs,
     }
@@ -180,6 +207,7 @@ def _bench_table(report: dict[str, Any]) -> Table:
     rows = (
         ("simulated packets / wall s", "packets_per_s", "{:,.0f}"),
         ("events / s", "events_per_s", "{:,.0f}"),
+        ("simulated s / wall s", "realtime_ratio", "{:.3f}"),
         ("wall time (s)", "wall_time_s", "{:.4f}"),
     )
     for label, key, fmt in rows:

@@ -25,10 +25,12 @@ pub mod tcp_apps;
 
 use crate::engine::StreamRng;
 use crate::metrics::LatencyHist;
+use crate::nic::rss::{self, FiveTuple, Rss, PROTO_UDP};
 use crate::packet::{Packet, PktKind};
 use crate::units::{wire_bytes, Nanos, SimTime};
 pub use generator::{GeneratorCfg, Pattern, SizeWeight};
 use rand::RngExt;
+use std::net::IpAddr;
 
 /// IPv4 (20) + ICMP (8) + Ethernet header and FCS (18) around a ping payload [bytes].
 pub const PING_OVERHEAD_BYTES: u32 = 46;
@@ -57,6 +59,39 @@ pub struct Generator {
     pub offered_bps: f64,
     /// The capture being replayed (`pattern = "replay"`).
     pub replay: Option<Box<replay::Replay>>,
+    /// The receiving port's RSS, when it runs the model: a replayed frame
+    /// carries the hash of its own headers.
+    rss: Option<Box<Rss>>,
+    /// The hash tag (`nic::rss::tag`) of each flow's 5-tuple at the
+    /// receiving port; empty when that port does not hash.
+    flow_tags: Vec<u16>,
+}
+
+/// The 5-tuples of a generator's `n` flows, drawn from `rng` (a stream of
+/// their own, so the frames' timing draws do not move): UDP from distinct
+/// (source address, source port) pairs, the addresses uniform in
+/// 198.18.0.0/16 and the ports uniform in 1024-65535, to 198.19.0.1 port 7.
+/// 198.18.0.0/15 is the block RFC 2544 (Appendix C.2.6.2) reserves for
+/// benchmark tests, port 7 the destination its UDP test frame uses
+/// (Appendix C.2.6.4).
+pub fn flow_tuples(n: u16, rng: &mut StreamRng) -> Vec<FiveTuple> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(n as usize);
+    while out.len() < n as usize {
+        let host: u16 = rng.random();
+        let sport: u16 = rng.random_range(1024..=65535);
+        if seen.insert((host, sport)) {
+            let [a, b] = host.to_be_bytes();
+            out.push(FiveTuple {
+                src: IpAddr::from([198, 18, a, b]),
+                dst: IpAddr::from([198, 19, 0, 1]),
+                proto: PROTO_UDP,
+                sport,
+                dport: 7,
+            });
+        }
+    }
+    out
 }
 
 impl Generator {
@@ -86,6 +121,8 @@ impl Generator {
             rx_bytes: 0,
             offered_bps: 0.0,
             replay: Some(Box::new(r)),
+            rss: None,
+            flow_tags: Vec::new(),
         }
     }
 
@@ -148,6 +185,19 @@ impl Generator {
             rx_bytes: 0,
             offered_bps: rate_pps * mean_frame_bits * duty,
             replay: None,
+            rss: None,
+            flow_tags: Vec::new(),
+        }
+    }
+
+    /// The receiving port hashes with `rss`: each flow (`tuples`, one per
+    /// flow; ignored by a replay, whose frames carry their own) gets its
+    /// hash tag.
+    pub fn set_rss(&mut self, rss: &Rss, tuples: &[FiveTuple]) {
+        if self.replay.is_some() {
+            self.rss = Some(Box::new(rss.clone()));
+        } else {
+            self.flow_tags = tuples.iter().map(|t| rss::tag(rss.hash(t))).collect();
         }
     }
 
@@ -200,6 +250,9 @@ impl Generator {
             let mut pkt =
                 Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
             pkt.selected = r.selects(&f);
+            if let (Some(h), Some(t)) = (&self.rss, f.tuple()) {
+                pkt.rss = rss::tag(h.hash(&t));
+            }
             self.next_seq = self.next_seq.wrapping_add(1);
             self.sent_packets += 1;
             self.sent_bytes += pkt.frame_bytes as u64;
@@ -216,7 +269,10 @@ impl Generator {
         } else {
             (self.next_seq % self.flows as u32) as u16
         };
-        let pkt = Packet::datagram(PktKind::Udp, now, bytes, self.next_seq, flow);
+        let mut pkt = Packet::datagram(PktKind::Udp, now, bytes, self.next_seq, flow);
+        if let Some(&tag) = self.flow_tags.get(flow as usize) {
+            pkt.rss = tag;
+        }
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;
         self.sent_bytes += bytes as u64;

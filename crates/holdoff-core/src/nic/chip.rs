@@ -176,6 +176,9 @@ pub struct ChipProfile {
     pub max_queues: u32,
     /// Largest descriptor ring [descriptors].
     pub max_ring: u32,
+    /// RSS redirection table entries (RETA) [count]; 0: the drivers run
+    /// one queue on this chip and the model has no RSS table for it.
+    pub reta_entries: u32,
     /// On-chip receive packet buffer [bytes]; frames beyond it are dropped (`rx_fifo_overrun`).
     pub rx_fifo_bytes: u32,
     /// Time from the last byte received to descriptor write-back in host memory [ns].
@@ -217,6 +220,8 @@ impl ChipProfile {
         // Linux e1000_param.c: RxDescriptors/TxDescriptors valid range
         // 80-4096 for 82544 and newer.
         max_ring: MAX_RING_4096,
+        // No RSS on the 8254x.
+        reta_entries: 0,
         // Linux e1000_main.c e1000_reset(): default PBA = E1000_PBA_48K
         // ("48K for Rx, 16K for Tx") for 8254x other than 82547, 64 KB total.
         rx_fifo_bytes: 48 * 1024,
@@ -287,6 +292,8 @@ impl ChipProfile {
         max_queues: 1,
         // Linux e1000e: E1000_MAX_RXD/E1000_MAX_TXD 4096.
         max_ring: MAX_RING_4096,
+        // The drivers run one queue pair: no RSS table in the model.
+        reta_entries: 0,
         // Linux e1000e 82571.c: e1000_82574_info.pba = 32 (KB for RX; older
         // e1000e releases used 20).
         rx_fifo_bytes: 32 * 1024,
@@ -328,6 +335,8 @@ impl ChipProfile {
         max_queues: 16,
         // Linux igb: IGB_MAX_RXD/IGB_MAX_TXD 4096.
         max_ring: MAX_RING_4096,
+        // Linux igb.h: IGB_RETA_SIZE 128.
+        reta_entries: 128,
         // Linux igb igb_reset() (older releases): pba = E1000_PBA_64K for
         // 82576; newer releases read the same default from RXPBS.
         rx_fifo_bytes: 64 * 1024,

@@ -49,6 +49,7 @@ impl NicPort {
         let vector = self.vector_of_queue(queue);
         let q = &mut self.rxq[queue as usize];
         if q.hw_free == 0 {
+            q.ring_drops += 1;
             self.rx_fifo.pop_front();
             self.stats.rx_missed += 1;
             out.drops.push(DropReason::RxRingFull);

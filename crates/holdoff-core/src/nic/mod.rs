@@ -54,6 +54,7 @@
 pub mod chip;
 mod datapath;
 mod registers;
+pub mod rss;
 pub mod timers;
 
 pub use registers::{IgnoredWrite, Registers};
@@ -298,6 +299,8 @@ struct RxQueue {
     /// Frames / bytes written to host memory on this queue.
     packets: u64,
     bytes: u64,
+    /// Frames of this queue that found no free descriptor (`rx_ring_full`).
+    ring_drops: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -384,6 +387,9 @@ pub struct NicPort {
     /// Error of the port's reference clock [parts per billion]; positive =
     /// fast (its intervals end early). 0 unless set.
     clock_error_ppb: i32,
+    /// RSS (key, hashed fields, redirection table) when the scenario turns
+    /// the hardware model on; None: the queue is `flow mod queues`.
+    rss: Option<Box<rss::Rss>>,
 }
 
 impl NicPort {
@@ -444,6 +450,7 @@ impl NicPort {
                 timers: DelayPair::default(),
                 packets: 0,
                 bytes: 0,
+                ring_drops: 0,
             })
             .collect();
         let txq = (0..cfg.queues)
@@ -478,6 +485,7 @@ impl NicPort {
             stats: PortStats::default(),
             log: None,
             clock_error_ppb: 0,
+            rss: None,
         }
     }
 
@@ -525,16 +533,38 @@ impl NicPort {
         }
     }
 
-    /// RSS: the receive queue of a flow.
-    #[inline]
-    fn rx_queue_of(&self, pkt: &Packet) -> u16 {
-        self.rx_queue_of_flow(pkt.flow)
+    /// Turn the RSS model on: frames pick their queue through `rss`'s
+    /// redirection table (the caller built it for this port's queues).
+    pub fn set_rss(&mut self, rss: rss::Rss) {
+        debug_assert!(rss.reta().iter().all(|&q| (q as usize) < self.rxq.len()));
+        self.rss = Some(Box::new(rss));
     }
 
-    /// RSS: the receive queue of flow `flow` (a TCP connection's index).
+    /// The port's RSS, if the model is on.
+    pub fn rss(&self) -> Option<&rss::Rss> {
+        self.rss.as_deref()
+    }
+
+    /// The receive queue of a frame: with RSS, the redirection-table entry
+    /// of its hash (frames from a generator or a capture) or, for a frame
+    /// without a 5-tuple (TCP, ICMP and host-sent UDP), of its flow index
+    /// (`nic::rss`); without RSS, `flow mod queues`.
+    #[inline]
+    fn rx_queue_of(&self, pkt: &Packet) -> u16 {
+        match &self.rss {
+            None => self.rx_queue_of_flow(pkt.flow),
+            Some(r) if pkt.rss & rss::HASHED != 0 => r.queue_of_hash(pkt.rss),
+            Some(r) => r.queue_of_hash(pkt.flow),
+        }
+    }
+
+    /// The receive queue of flow `flow` (a TCP connection's index).
     #[inline]
     pub fn rx_queue_of_flow(&self, flow: u16) -> u16 {
-        (flow as usize % self.rxq.len()) as u16
+        match &self.rss {
+            None => (flow as usize % self.rxq.len()) as u16,
+            Some(r) => r.queue_of_hash(flow),
+        }
     }
 
     fn delay_timers_active(&self) -> bool {
@@ -667,6 +697,13 @@ impl NicPort {
             c.3 += t.bytes;
         }
         c
+    }
+
+    /// Frames received into host memory on RX queue `queue`, and the frames
+    /// of that queue dropped for want of a free descriptor.
+    pub fn rx_queue_counters(&self, queue: u16) -> (u64, u64) {
+        let q = &self.rxq[queue as usize];
+        (q.packets, q.ring_drops)
     }
 
     /// Assertions of a vector that came sooner than the throttle interval in

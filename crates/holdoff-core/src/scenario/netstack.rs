@@ -73,6 +73,7 @@ fn seg_packet(conn: u16, s: &Segment, t: SimTime) -> Packet {
         ack: s.ack,
         wnd: s.wnd,
         flow: conn,
+        rss: 0,
         kind: PktKind::Tcp,
         tso_more: false,
         selected: false,

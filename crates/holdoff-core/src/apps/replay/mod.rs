@@ -6,14 +6,17 @@
 //! padded to the 60-byte minimum first as the sending MAC pads (IEEE 802.3
 //! clause 4.2.3.3); frames longer than the configured MTU + 18 are counted
 //! and dropped (`DropReason::FrameOverMtu`, a receiver's oversize count).
-//! Frames keep their flow: the flow id is the low 7 bits of the Toeplitz
-//! hash of the frame's addresses (and TCP ports), the index into a
-//! 128-entry RSS redirection table; the NIC maps it to a queue with the
-//! default table (`ethtool_rxfh_indir_default`: index mod queues). Hashed
-//! fields follow igb's defaults (`igb_setup_mrqc`, drivers/net/ethernet/
-//! intel/igb/igb_main.c: IPv4/IPv6 addresses, plus ports for TCP only);
-//! the key is the verification key of the Microsoft RSS specification
-//! ("Verifying the RSS Hash Calculation"). Non-IP frames hash to 0.
+//! Frames keep their flow: each carries its 5-tuple (addresses, protocol,
+//! ports). When the receiving port runs the RSS model (`nic::rss`) the
+//! frame carries that port's Toeplitz hash of it (its key, its fields:
+//! ports for TCP, for UDP only with `rx_flow_hash_udp4 = "sdfn"`).
+//! Otherwise the flow id is the low 7 bits of the Toeplitz hash of the
+//! frame's addresses (and TCP ports) with the verification key of the
+//! Microsoft RSS specification, the index into a 128-entry redirection
+//! table, and the NIC maps it to a queue with the default table
+//! (`ethtool_rxfh_indir_default`: index mod queues); those fields follow
+//! igb's defaults (`igb_setup_mrqc`, drivers/net/ethernet/intel/igb/
+//! igb_main.c). Non-IP frames hash to 0.
 //!
 //! Simplifies: replay is open loop, so TCP's feedback (ACK clocking,
 //! congestion control, retransmissions) is not reproduced; every frame is

@@ -11,6 +11,7 @@
 //! IPv4 header (RFC 791, DSCP field RFC 2474), IPv6 header (RFC 8200),
 //! RSS hash: the Microsoft RSS specification.
 
+use crate::nic::rss::{toeplitz, FiveTuple, MS_VERIFICATION_KEY};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
@@ -52,7 +53,12 @@ pub struct CapturedFrame {
     /// Original length on the wire without FCS [bytes].
     pub orig_len: u32,
     pub tcp: bool,
-    /// RSS redirection-table index (low 7 bits of the Toeplitz hash).
+    /// IP protocol number (6 TCP, 17 UDP, ...); 0 for non-IP frames and
+    /// later fragments (hashed on their addresses only).
+    pub proto: u8,
+    /// RSS redirection-table index (low 7 bits of the Toeplitz hash with
+    /// the specification's key), the flow id when the receiving port runs
+    /// without the RSS model.
     pub flow: u16,
     pub dst_mac: [u8; 6],
     pub dst_ip: Option<IpAddr>,
@@ -65,6 +71,18 @@ pub struct CapturedFrame {
 }
 
 impl CapturedFrame {
+    /// The headers RSS hashes; None for a non-IP frame.
+    pub fn tuple(&self) -> Option<FiveTuple> {
+        let (sport, dport) = self.ports.unwrap_or((0, 0));
+        Some(FiveTuple {
+            src: self.src_ip?,
+            dst: self.dst_ip?,
+            proto: self.proto,
+            sport,
+            dport,
+        })
+    }
+
     /// Frame size on the model's wire: padded to 60, plus FCS [bytes].
     pub fn frame_bytes(&self) -> u32 {
         self.orig_len.max(60).saturating_add(4)
@@ -500,6 +518,7 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
         ts_ns,
         orig_len,
         tcp: false,
+        proto: 0,
         flow: 0,
         dst_mac: [0; 6],
         dst_ip: None,
@@ -544,6 +563,7 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
         _ => return Ok(f),
     };
     f.tcp = proto == 6;
+    f.proto = proto;
     if (proto == 6 || proto == 17) && ip.len() >= l4 + 4 {
         f.ports = Some((
             u16::from_be_bytes([ip[l4], ip[l4 + 1]]),
@@ -555,58 +575,13 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
         input[n..n + 4].copy_from_slice(&ip[l4..l4 + 4]);
         n += 4;
     }
-    f.flow = (toeplitz(&input[..n]) & 0x7f) as u16;
+    f.flow = (toeplitz(&MS_VERIFICATION_KEY, &input[..n]) & 0x7f) as u16;
     Ok(f)
-}
-
-/// The RSS verification key of the Microsoft RSS specification (40 bytes).
-pub const RSS_KEY: [u8; 40] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-];
-
-/// Toeplitz hash of `input` with `RSS_KEY`: for every set bit of the input,
-/// XOR in the 32-bit window of the key starting at that bit.
-pub fn toeplitz(input: &[u8]) -> u32 {
-    let mut result = 0u32;
-    let mut window = u32::from_be_bytes([RSS_KEY[0], RSS_KEY[1], RSS_KEY[2], RSS_KEY[3]]);
-    for (i, &byte) in input.iter().enumerate() {
-        for bit in 0..8 {
-            if byte & (0x80 >> bit) != 0 {
-                result ^= window;
-            }
-            let next = RSS_KEY.get(i + 4).copied().unwrap_or(0);
-            window = (window << 1) | ((next >> (7 - bit)) & 1) as u32;
-        }
-    }
-    result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn toeplitz_matches_the_rss_verification_suite() {
-        // Microsoft RSS specification, "Verifying the RSS Hash Calculation",
-        // IPv4 table, first row: destination 161.142.100.80:1766, source
-        // 66.9.149.187:2794. Input order: source address, destination
-        // address, source port, destination port.
-        let ip = [66, 9, 149, 187, 161, 142, 100, 80];
-        assert_eq!(toeplitz(&ip), 0x323e_8fc2);
-        let mut tcp = ip.to_vec();
-        tcp.extend_from_slice(&2794u16.to_be_bytes());
-        tcp.extend_from_slice(&1766u16.to_be_bytes());
-        assert_eq!(toeplitz(&tcp), 0x51cc_c178);
-        // Second row: destination 65.69.140.83:4739, source 199.92.111.2:14230.
-        let ip2 = [199, 92, 111, 2, 65, 69, 140, 83];
-        assert_eq!(toeplitz(&ip2), 0xd718_262a);
-        let mut tcp2 = ip2.to_vec();
-        tcp2.extend_from_slice(&14230u16.to_be_bytes());
-        tcp2.extend_from_slice(&4739u16.to_be_bytes());
-        assert_eq!(toeplitz(&tcp2), 0xc626_b0ea);
-    }
 
     #[test]
     fn tsresol_power_of_ten_and_two() {

@@ -199,6 +199,7 @@ mod tests {
             ts_ns: 0,
             orig_len: 200,
             tcp: false,
+            proto: 17,
             flow: 0,
             dst_mac: [0; 6],
             dst_ip: Some("10.0.0.2".parse().unwrap()),

@@ -304,6 +304,7 @@ fn rx_fifo_overrun_when_frames_outrun_the_descriptor_engine() {
         msix: false,
         max_queues: 1,
         max_ring: 4096,
+        reta_entries: 0,
         rx_fifo_bytes: 1000,
         rx_dma_ns: Nanos(1_000),
         tx_dma_ns: Nanos(1_000),

@@ -9,6 +9,7 @@ use super::moderation::ModerationCfg;
 use super::{cfg_err, names_list, one, range, string_enum, two, yes};
 use crate::error::Error;
 use crate::nic::chip::{self, ChipProfile, LegacyItr};
+use crate::nic::rss;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
@@ -107,8 +108,43 @@ pub struct NicCfg {
     /// whose e1000, e1000e and igb drivers all implement it; off otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bql: Option<bool>,
+    /// The hardware RSS model (`docs/models/rss.md`): frames pick their
+    /// queue by the Toeplitz hash of their headers through the chip's
+    /// redirection table. Default: on when any `rss_*` or
+    /// `rx_flow_hash_udp4` field is given; otherwise off, and the queue of
+    /// a frame is its flow index modulo `queues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss: Option<bool>,
+    /// RSS key: 40 bytes in hex, ':' separators optional (`ethtool -X ethX
+    /// hkey ...`). Default: the Microsoft RSS specification's verification
+    /// key 6d:5a:56:da:... (Linux draws a random one at boot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_key: Option<String>,
+    /// Fields hashed for UDP over IP (`ethtool -N ethX rx-flow-hash udp4
+    /// ...`): "sd" (addresses, the ixgbe default) or "sdfn" (addresses and
+    /// ports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_flow_hash_udp4: Option<String>,
+    /// Redirection-table weights, one per queue from queue 0 (`ethtool -X
+    /// ethX weight w0 w1 ...`); missing queues get 0. Default: equal
+    /// spreading (entry j -> queue j mod queues).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_weights: Option<Vec<u32>>,
+    /// MSI-X: the core of each queue vector, in vector order
+    /// (`/proc/irq/N/smp_affinity_list`, one core per vector); default:
+    /// `irq_core` for vector 0 and the next cores round robin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_cores: Option<Vec<u32>>,
     #[serde(default)]
     pub moderation: ModerationCfg,
+}
+
+/// What a NIC's RSS settings resolve to (`NicCfg::rss_settings`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RssSettings {
+    pub key: [u8; rss::KEY_BYTES],
+    pub udp_ports: bool,
+    pub fill: rss::RetaFill,
 }
 
 /// Ethernet MTU [bytes].
@@ -139,6 +175,120 @@ impl NicCfg {
     /// The chip preset (validated).
     pub fn chip(&self) -> Option<&'static ChipProfile> {
         chip::by_name(&self.chip)
+    }
+
+    /// Whether the RSS model runs on this port.
+    pub fn rss_on(&self) -> bool {
+        self.rss.unwrap_or(
+            self.rss_key.is_some()
+                || self.rx_flow_hash_udp4.is_some()
+                || self.rss_weights.is_some(),
+        )
+    }
+
+    /// The RSS key, hashed fields and table fill, when RSS is on (the
+    /// fields validated).
+    pub fn rss_settings(&self) -> Option<RssSettings> {
+        if !self.rss_on() {
+            return None;
+        }
+        Some(RssSettings {
+            key: match &self.rss_key {
+                Some(k) => rss::parse_key(k).ok()?,
+                None => rss::MS_VERIFICATION_KEY,
+            },
+            udp_ports: self.rx_flow_hash_udp4.as_deref() == Some("sdfn"),
+            fill: match &self.rss_weights {
+                Some(w) => rss::RetaFill::Weights(w.clone()),
+                None => rss::RetaFill::Equal,
+            },
+        })
+    }
+
+    /// The core of each vector of this port (`vectors` of them) on a host
+    /// with `cores` cores: `irq_cores`, or round robin from `irq_core`.
+    pub fn vector_cores(&self, vectors: u32, cores: u32) -> Vec<u32> {
+        match &self.irq_cores {
+            Some(c) => c.clone(),
+            None => (0..vectors).map(|v| (self.irq_core + v) % cores).collect(),
+        }
+    }
+
+    fn validate_rss(
+        &self,
+        path: &str,
+        c: &ChipProfile,
+        cores: u32,
+        msix: bool,
+    ) -> Result<(), Error> {
+        let f = |x: &str| format!("{path}.{x}");
+        if let Some(list) = &self.irq_cores {
+            let vectors = if msix { self.queues } else { 1 };
+            if list.len() != vectors as usize {
+                return Err(cfg_err(
+                    f("irq_cores"),
+                    format!(
+                        "got {} core(s) for {vectors} vector(s); give one core per vector \
+                         (the port has one vector per queue in MSI-X mode, one otherwise)",
+                        list.len()
+                    ),
+                ));
+            }
+            if let Some(&bad) = list.iter().find(|&&x| x >= cores) {
+                return Err(cfg_err(
+                    f("irq_cores"),
+                    format!(
+                        "core {bad} is not on the host: it has {cores} core(s), allowed 0 to {}",
+                        cores - 1
+                    ),
+                ));
+            }
+        }
+        if self.rss == Some(false)
+            && (self.rss_key.is_some()
+                || self.rx_flow_hash_udp4.is_some()
+                || self.rss_weights.is_some())
+        {
+            return Err(cfg_err(
+                f("rss"),
+                "got false with rss_key, rx_flow_hash_udp4 or rss_weights set; remove them or set rss = true",
+            ));
+        }
+        if !self.rss_on() {
+            return Ok(());
+        }
+        if c.reta_entries == 0 {
+            return Err(cfg_err(
+                f("rss"),
+                format!(
+                    "chip {} has no RSS redirection table in the model (its drivers run one \
+                     queue); remove the rss fields or pick a multi-queue chip",
+                    c.name
+                ),
+            ));
+        }
+        if let Some(k) = &self.rss_key {
+            rss::parse_key(k).map_err(|m| cfg_err(f("rss_key"), m))?;
+        }
+        if let Some(h) = &self.rx_flow_hash_udp4 {
+            if h != "sd" && h != "sdfn" {
+                return Err(cfg_err(
+                    f("rx_flow_hash_udp4"),
+                    format!(
+                        "got {h:?}; allowed: \"sd\" (addresses), \"sdfn\" (addresses and ports)"
+                    ),
+                ));
+            }
+        }
+        if let Some(w) = &self.rss_weights {
+            rss::fill_reta(
+                c.reta_entries,
+                self.queues,
+                &rss::RetaFill::Weights(w.clone()),
+            )
+            .map_err(|e| cfg_err(f("rss_weights"), e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// Check this NIC on a host with `cores` cores; `path` is `hosts[i].nics[j]`.
@@ -228,6 +378,7 @@ impl NicCfg {
                 ),
             ));
         }
+        self.validate_rss(path, c, cores, mode == IntModeCfg::Msix)?;
         self.moderation.validate(&f("moderation"), c)
     }
 }

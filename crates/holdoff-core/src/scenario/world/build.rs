@@ -20,7 +20,7 @@ use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
 use crate::nic::chip::{self, LegacyItr};
-use crate::nic::{IntMode, NicOut, NicPort, PortConfig};
+use crate::nic::{rss, IntMode, NicOut, NicPort, PortConfig};
 use crate::scenario::config::{parse_rate, traffic, IntModeCfg, LegacyItrCfg, Scenario};
 use crate::scenario::netstack::StackOut;
 use crate::units::{Nanos, SimTime};
@@ -113,6 +113,14 @@ impl World {
                     },
                 };
                 let mut port = NicPort::new(c, cfg, egress);
+                if let Some(rs) = n.rss_settings() {
+                    let reta = rss::fill_reta(c.reta_entries, n.queues, &rs.fill)
+                        .expect("validated rss_weights");
+                    let fields = rss::HashFields {
+                        udp_ports: rs.udp_ports,
+                    };
+                    port.set_rss(rss::Rss::new(rs.key, fields, reta));
+                }
                 // Each NIC counts its throttle on its own 25 MHz reference
                 // crystal: an error drawn once, uniform within Intel's
                 // recommended +-30 ppm (nic/mod.rs, "Clock").
@@ -120,8 +128,9 @@ impl World {
                 port.set_clock_error_ppb(clock.random_range(-NIC_CLOCK_PPB..=NIC_CLOCK_PPB));
                 let pidx = ports.len() as u16;
                 let mut lines = Vec::new();
+                let vector_cores = n.vector_cores(port.num_vectors() as u32, h.cores);
                 for v in 0..port.num_vectors() as u16 {
-                    let core = ((n.irq_core + v as u32) % h.cores) as u16;
+                    let core = vector_cores[v as usize] as u16;
                     let li = match (mode, n.irq_line) {
                         (IntMode::Intx, Some(num)) => {
                             if let Some(&(_, li)) = shared.iter().find(|(x, _)| *x == num) {
@@ -199,6 +208,17 @@ impl World {
             .zip(&topo.link)
             .map(|(name, l)| topo.endpoint(if &l.a == name { &l.b } else { &l.a }))
             .collect();
+        // A generator whose receiving port hashes: each flow gets its
+        // 5-tuple (from a stream of its own) and that port's hash of it.
+        for (gi, g) in s.generators.iter().enumerate() {
+            if let Endpoint::Port(p) = peer[ports.len() + gi] {
+                if let Some(r) = ports[p as usize].rss() {
+                    let mut frng = rng_stream(s.seed, &format!("generator/{}/flows", g.name));
+                    let tuples = crate::apps::flow_tuples(g.flows, &mut frng);
+                    gens[gi].set_rss(r, &tuples);
+                }
+            }
+        }
         let (apps, conns) = super::build_apps::build_apps(s, &topo, &mut hosts);
         let netpipes_running = apps
             .iter()

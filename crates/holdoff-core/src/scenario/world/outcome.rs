@@ -74,6 +74,12 @@ impl Host {
         b
     }
 
+    /// CPU time of one core per class, indexed by `host::Class` [ns]
+    /// (interrupts, softirq, applications, then the CPU-bound processes).
+    pub fn core_busy_ns(&self, core: usize) -> [u64; 4] {
+        self.cores[core].busy_ns
+    }
+
     /// Deliveries of all its IRQ lines to a core [count].
     pub fn irq_deliveries(&self) -> u64 {
         self.lines.iter().map(|l| l.delivered).sum()

@@ -246,6 +246,7 @@ fn a_ping_socket_holds_at_most_its_buffer_of_unread_replies() {
         ack: 0,
         wnd: 0,
         flow: 0,
+        rss: 0,
         kind: PktKind::IcmpEchoReply,
         tso_more: false,
         selected: false,
