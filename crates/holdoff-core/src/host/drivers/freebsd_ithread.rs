@@ -53,12 +53,19 @@ impl DriverArch for FreebsdIthread {
     }
     /// `intr_execute_handlers` for a threaded source: mask and EOI it in
     /// the I/O APIC (`pic_disable_source(isrc, PIC_EOI)`, under the host's
-    /// `icu_lock`), then `ithread_schedule`. The lock is asked for at the
-    /// handler's start (the profile does not split the entry cost).
+    /// `icu_lock`), then `ithread_schedule`: the thread is made runnable
+    /// (`wakeup_ns`) and preempts the interrupted one when the handler
+    /// leaves its critical section (`context_switch_ns`, the switch in).
+    /// The lock is asked for at the handler's start (the profile does not
+    /// split the entry cost).
     fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         let prof = k.profile();
         let spin = k.icu_lock(now, prof.apic_mask_ns);
-        let cost = prof.irq_entry_exit_ns + spin + prof.apic_mask_ns + prof.wakeup_ns;
+        let cost = prof.irq_entry_exit_ns
+            + spin
+            + prof.apic_mask_ns
+            + prof.wakeup_ns
+            + prof.context_switch_ns;
         let handlers = k.line_handlers(i.irq);
         k.apic_mask(i.irq);
         for (p, v) in handlers {
@@ -105,7 +112,8 @@ impl DriverArch for FreebsdIthread {
 
     /// The loop ended (ICR read 0): unmask the line in the I/O APIC
     /// (`pic_enable_source`, under `icu_lock`) once no other handler of the
-    /// line is left on the list.
+    /// line is left on the list; the thread then sleeps until the next
+    /// interrupt (`ithread_loop`: `mi_switch`, the switch out).
     fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
         let li = k.line_of(at.port, at.vector);
         if pass.more || k.line_listed(li) {
@@ -113,7 +121,11 @@ impl DriverArch for FreebsdIthread {
         }
         let unmask = k.profile().apic_mask_ns;
         let spin = k.icu_lock(at.now + pass.cost, unmask);
-        (spin + unmask, EndAction::ApicUnmask { irq: li })
+        let switch_out = k.profile().context_switch_ns;
+        (
+            spin + unmask + switch_out,
+            EndAction::ApicUnmask { irq: li },
+        )
     }
 
     fn locks(&self) -> bool {

@@ -42,14 +42,17 @@ impl DriverArch for FreebsdTaskqueue {
     }
     /// Fast filter: mask in the NIC, enqueue the task. `taskqueue_enqueue`
     /// of a task already pending (`ta_pending`: the task re-enqueued
-    /// itself and has not run since) only counts it and wakes nobody.
+    /// itself and has not run since) only counts it and wakes nobody;
+    /// otherwise the adapter's taskqueue thread is made runnable
+    /// (`wakeup_ns`) and preempts the interrupted thread
+    /// (`context_switch_ns`, the switch in).
     fn on_cause(&self, k: &mut dyn Kernel, _now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {
         k.nic(i.port).write_imc(i.vector, u32::MAX);
         let prof = k.profile();
         let wake = if k.listed(i.port, i.vector) {
             Nanos::ZERO
         } else {
-            prof.wakeup_ns
+            prof.wakeup_ns + prof.context_switch_ns
         };
         k.schedule(i.port, i.vector);
         (cost + prof.mmio_write_ns + wake, IrqNext::NextHandler)
@@ -107,14 +110,22 @@ impl DriverArch for FreebsdTaskqueue {
     }
 
     /// Interrupts back on after every pass, even when the task re-queued
-    /// itself; not between the segments of one pass.
-    fn complete(&self, k: &mut dyn Kernel, at: Poll, _pass: &Pass) -> (Nanos, EndAction) {
+    /// itself; not between the segments of one pass. A pass that did not
+    /// re-queue the task leaves the adapter's taskqueue empty: its thread
+    /// sleeps (`taskqueue_thread_loop`, the switch out).
+    fn complete(&self, k: &mut dyn Kernel, at: Poll, pass: &Pass) -> (Nanos, EndAction) {
         let Poll { port, vector, .. } = at;
         if *k.slice_state(port, vector) != 0 {
             return (Nanos::ZERO, EndAction::None);
         }
+        let prof = k.profile();
+        let switch_out = if pass.more {
+            Nanos::ZERO
+        } else {
+            prof.context_switch_ns
+        };
         (
-            k.profile().mmio_write_ns,
+            prof.mmio_write_ns + switch_out,
             EndAction::Unmask { port, vector },
         )
     }

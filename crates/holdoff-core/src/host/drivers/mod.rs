@@ -540,7 +540,9 @@ mod tests {
         // adds to the handler's and to the pass's cost, one for one.
         let d = arch(DriverKind::FreebsdIthread);
         let prof = profile::by_name("p4-xeon-2004").expect("profile");
-        let base = prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns;
+        // Entry, the mask, the wake-up and the switch into the thread.
+        let base =
+            prof.irq_entry_exit_ns + prof.apic_mask_ns + prof.wakeup_ns + prof.context_switch_ns;
         for wait in [Nanos::ZERO, Nanos(700)] {
             let mut k = Mock {
                 icu_wait: wait,
@@ -558,7 +560,9 @@ mod tests {
             let at = Poll { now, ..AT };
             let (extra, end) = d.complete(&mut k, at, &done);
             assert_eq!(end, EndAction::ApicUnmask { irq: 7 });
-            assert_eq!(extra, prof.apic_mask_ns + wait, "unmask, wait {wait:?}");
+            // The unmask, its wait, and the thread's switch out to sleep.
+            let unmask = prof.apic_mask_ns + wait + prof.context_switch_ns;
+            assert_eq!(extra, unmask, "unmask, wait {wait:?}");
             assert_eq!(k.icu_requests[1], (now + Nanos(3_000), prof.apic_mask_ns));
             // Still masked (another handler of the line listed): no unmask,
             // no lock.
@@ -572,14 +576,16 @@ mod tests {
     fn freebsd_fast_filter_masks_the_nic_and_wakes_the_task_only_when_not_pending() {
         // em_intr_fast: IMC (one posted write), taskqueue_enqueue. A task
         // already pending (it re-enqueued itself) is only counted: no
-        // wake-up. Neither case touches the I/O APIC lock.
+        // wake-up, no switch. An idle one wakes the adapter's taskqueue
+        // thread, which preempts the interrupted thread. Neither case
+        // touches the I/O APIC lock.
         let d = arch(DriverKind::FreebsdTaskqueue);
         let prof = profile::by_name("p4-xeon-2004").expect("profile");
         let rows = [
             (
-                "task idle: enqueue wakes the taskqueue thread",
+                "task idle: enqueue wakes the taskqueue thread, which switches in",
                 false,
-                prof.wakeup_ns,
+                prof.wakeup_ns + prof.context_switch_ns,
             ),
             ("task pending: enqueue only counts it", true, Nanos::ZERO),
         ];
@@ -599,6 +605,53 @@ mod tests {
             assert!(k.icu_requests.is_empty(), "{case}");
             let p = k.port.as_ref().expect("port");
             assert_eq!(p.ims(0), 0, "{case}: IMC masks every cause");
+        }
+    }
+
+    #[test]
+    fn freebsd_task_unmasks_after_every_pass_and_sleeps_only_when_not_requeued() {
+        // em_handle_rxtx ends with em_enable_intr (IMS) whether or not it
+        // re-enqueued itself; between the segments of one pass nothing
+        // happens; a pass that left no work empties the adapter's
+        // taskqueue, whose thread then switches out to sleep.
+        let d = arch(DriverKind::FreebsdTaskqueue);
+        let prof = profile::by_name("p4-xeon-2004").expect("profile");
+        let unmask = EndAction::Unmask { port: 0, vector: 0 };
+        // (case, mid-pass progress word, task re-queued, expected extra, end)
+        let rows = [
+            (
+                "between segments of one pass",
+                4,
+                true,
+                Nanos::ZERO,
+                EndAction::None,
+            ),
+            (
+                "pass ended, task re-queued",
+                0,
+                true,
+                prof.mmio_write_ns,
+                unmask,
+            ),
+            (
+                "pass ended, no work left: IMS, then the thread sleeps",
+                0,
+                false,
+                prof.mmio_write_ns + prof.context_switch_ns,
+                unmask,
+            ),
+        ];
+        for (case, slice, more, extra, end) in rows {
+            let mut k = Mock {
+                slice,
+                ..Mock::default()
+            };
+            let pass = Pass {
+                cost: Nanos::ZERO,
+                work: 1,
+                more,
+            };
+            assert_eq!(d.complete(&mut k, AT, &pass), (extra, end), "{case}");
         }
     }
 
