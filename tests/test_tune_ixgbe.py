@@ -500,3 +500,23 @@ def test_many_flow_capture_is_what_its_script_writes(tmp_path: Any) -> None:
     assert cov.info.frames == 14_336
     # Lengths cycle 60, 60, 60, 60, 142: 2867 whole cycles of 382 bytes and one 60.
     assert cov.info.orig_bytes == 2867 * 382 + 60
+
+
+def test_host_file_queue_count_is_the_current_setting() -> None:
+    from types import SimpleNamespace
+
+    from holdoff.cli.tune import _current
+
+    work = tune.capture_workload(
+        REPO / "examples" / "captures" / "office.pcap",
+        driver="linux-ixgbe",
+        chip="82599",
+        profile="xeon-modern",
+    )
+    host = SimpleNamespace(settings={"rx-usecs": 84}, queues=4)
+    assert _current(host, "linux-ixgbe", work) == {"rx-usecs": 84, "combined": 4}
+    # More queues than the tuned host's 8 cores: the count is not used.
+    host.queues = 16
+    assert _current(host, "linux-ixgbe", work) == {"rx-usecs": 84}
+    assert _current(None, "linux-ixgbe", work) is None
+    assert _current(SimpleNamespace(settings={}, queues=4), "linux-igb", work) == {}

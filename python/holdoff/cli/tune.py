@@ -261,7 +261,7 @@ def tune_command(
                 iface=iface,
                 only=only or (),
                 seeds=seeds,
-                current=None if host is None else dict(host.settings),
+                current=_current(host, driver, work),
                 current_source="the driver's default" if host_file is None else host_file.name,
             )
     except KeyboardInterrupt:
@@ -290,6 +290,20 @@ def tune_command(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     _print_tune(data)
+
+
+def _current(host: Any, driver: str, work: Any) -> dict[str, int] | None:
+    """The setting in effect from a host file: its knobs, and for a driver
+    with port knobs its queue count when the tuned host has the cores."""
+    from holdoff.tune import ports
+    from holdoff.tune.space import host_cores
+
+    if host is None:
+        return None
+    current = dict(host.settings)
+    if ports.has_ports(driver) and host.queues and host.queues <= host_cores(work):
+        current["combined"] = int(host.queues)
+    return current
 
 
 def _emit(result: Any, kind: str, emit_to: Path | None) -> None:
