@@ -20,13 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
 import holdoff
 from holdoff import reproduce
+from holdoff.api import run_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -108,6 +111,40 @@ def test_report_is_golden(path: Path) -> None:
     )
     assert digest == digests[name], (
         f"{name}: the report (time series or histograms) differs from its golden digest"
+    )
+
+
+def _run_without_variance(path: Path) -> dict[str, Any]:
+    """The scenario at ``path`` run with every host's ``variance = "none"``."""
+    doc = tomllib.loads(path.read_text())
+    for h in doc.get("hosts", []):
+        h["variance"] = "none"
+    report: dict[str, Any] = run_text(tomli_w.dumps(doc), base_dir=path.parent).report
+    # The report echoes the scenario: drop the added key, so that the digest
+    # is comparable with reports.json.
+    for h in report["config"]["hosts"]:
+        del h["variance"]
+    return report
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=_name)
+def test_report_without_variance_is_golden(path: Path) -> None:
+    # Service-time variance (host::variance) switched off on every host must
+    # give the results the model gave before variance existed: these digests
+    # were blessed when every profile's variance was "none" (then equal to
+    # reports.json) and stay as they are when the profiles gain variance.
+    name = _name(path)
+    digest = _report_digest(_run_without_variance(path))
+    digests_path = GOLDEN / "novariance.json"
+    if BLESS:
+        digests = _load(digests_path) or {}
+        digests[name] = digest
+        _write(digests_path, digests)
+        return
+    digests = _load(digests_path) or {}
+    assert name in digests, f"{name} has no no-variance digest: bless it"
+    assert digest == digests[name], (
+        f"{name}: with variance none the report differs from the model without variance"
     )
 
 

@@ -34,6 +34,7 @@ pub mod drivers;
 pub mod kernel;
 pub mod lock;
 pub mod profile;
+pub mod variance;
 
 use crate::units::{Nanos, SimTime};
 use serde::Serialize;
@@ -49,6 +50,9 @@ pub enum Class {
     /// Accounting only: the time slices of CPU-bound processes
     /// (`hosts[].load.cpu_hogs`), which run at application priority.
     Hog = 3,
+    /// Accounting only: a woken thread waiting out its wake-up latency
+    /// (`variance`); not CPU time, charged to no class.
+    Wait = 4,
 }
 
 /// A unit of work a core can run; the step state of multi-segment work
@@ -168,6 +172,8 @@ pub struct Core {
     /// sleeper-credit cap) [ns].
     hog_base: u64,
     last_acct: SimTime,
+    /// The last `pick` took new work from a queue (not a continuation).
+    pub fresh: bool,
 }
 
 /// What the core should do next.
@@ -199,13 +205,16 @@ impl Core {
             hogs: 0,
             hog_base: 0,
             last_acct: SimTime::ZERO,
+            fresh: false,
         }
     }
 
     /// Charge the time since the last accounting to the running class.
     pub fn account(&mut self, now: SimTime) {
         if let Some(r) = &self.running {
-            self.busy_ns[r.acct as usize] += (now - self.last_acct).as_ns();
+            if r.acct != Class::Wait {
+                self.busy_ns[r.acct as usize] += (now - self.last_acct).as_ns();
+            }
         }
         self.last_acct = now;
     }
@@ -263,6 +272,7 @@ impl Core {
     /// Pick the highest-priority work. Ties go to suspended work (it was first).
     pub fn pick(&mut self, now: SimTime) -> Next {
         debug_assert!(self.running.is_none());
+        self.fresh = false;
         let susp = self.suspended.last().map(|s| s.class);
         let best_new = if !self.irq_queue.is_empty() {
             Some(Class::HardIrq)
@@ -295,6 +305,7 @@ impl Core {
             });
             return Next::Resumed;
         }
+        self.fresh = true;
         match best_new {
             Some(Class::HardIrq) => {
                 let irq = self.irq_queue.pop_front().expect("checked");
@@ -317,8 +328,8 @@ impl Core {
                 KSOFTIRQD => Next::Start(Work::Softirq { thread: true }),
                 app => Next::Start(Work::App { app }),
             },
-            // `Class::Hog` only accounts; no queue holds it.
-            None | Some(Class::Hog) => Next::Idle,
+            // `Class::Hog` and `Class::Wait` only account; no queue holds them.
+            None | Some(Class::Hog) | Some(Class::Wait) => Next::Idle,
         }
     }
 
@@ -369,6 +380,23 @@ impl Core {
             end: now + cost,
             next,
             on_end,
+        });
+        self.gen = self.gen.wrapping_add(1);
+        self.gen
+    }
+
+    /// Hold the core for `work`'s wake-up latency `delay`: the work starts
+    /// when this wait ends (as the continuation of a zero-cost segment);
+    /// an interrupt preempts the wait like any thread segment. Returns the
+    /// generation its end event must carry.
+    pub fn begin_wait(&mut self, now: SimTime, work: Work, delay: Nanos) -> u32 {
+        debug_assert!(self.running.is_none());
+        self.running = Some(Running {
+            class: work.class(),
+            acct: Class::Wait,
+            end: now + delay,
+            next: Some(work),
+            on_end: EndAction::None,
         });
         self.gen = self.gen.wrapping_add(1);
         self.gen

@@ -23,6 +23,7 @@
 //! See `docs/models/host-profiles.md`.
 
 use crate::host::kernel::KernelDefaults;
+use crate::host::variance::Variance;
 use crate::units::Nanos;
 use serde::Serialize;
 
@@ -87,6 +88,9 @@ pub struct HostProfile {
     /// autotuning) under a Linux driver: the kernel this profile describes
     /// (`host::kernel`).
     pub kernel: KernelDefaults,
+    /// Service-time variance (`host::variance`): cost dispersion, timer
+    /// tick, thread wake-up latency; `Variance::NONE`: every cost constant.
+    pub variance: Variance,
 }
 
 impl HostProfile {
@@ -115,6 +119,7 @@ impl HostProfile {
         tx_driver_ns: Nanos(0),
         lock_handoff_ns: Nanos(0),
         kernel: KernelDefaults::NONE,
+        variance: Variance::NONE,
     };
 
     /// 2004 NetBurst Xeon / Pentium 4 (~3 GHz, 800 MHz FSB) with a PCI-X
@@ -200,6 +205,7 @@ impl HostProfile {
         lock_handoff_ns: Nanos(250),
         // Linux 2.6.6: no TSQ (3.6), BQL (3.3) or autotuning (2.6.7).
         kernel: KernelDefaults::NONE,
+        variance: Variance::NONE,
     };
 
     /// 2006 dual-core / dual-socket Opteron (K8, ~2.2 GHz) with a PCI-X em
@@ -285,6 +291,7 @@ impl HostProfile {
         lock_handoff_ns: Nanos(300),
         // FreeBSD 6/7: none of the Linux features.
         kernel: KernelDefaults::NONE,
+        variance: Variance::NONE,
     };
 
     /// PC Engines APU2: AMD GX-412TC SoC (4 x Jaguar, 1.0 GHz nominal), Intel
@@ -369,6 +376,7 @@ impl HostProfile {
         lock_handoff_ns: Nanos(150),
         // OpenBSD: none of the Linux features.
         kernel: KernelDefaults::NONE,
+        variance: Variance::NONE,
     };
 
     /// Modern ~3 GHz server Xeon (Skylake-SP class and later) with PCIe NICs,
@@ -430,6 +438,7 @@ impl HostProfile {
         lock_handoff_ns: Nanos(100),
         // Linux 6.12 (sources in `host::kernel`).
         kernel: KernelDefaults::LINUX_6_12,
+        variance: Variance::NONE,
     };
 
     /// Receiving one TCP segment with `payload` bytes, up to its hand-off

@@ -90,7 +90,29 @@ pub struct HostCfg {
     /// Work on the host beside networking (a per-packet hook).
     #[serde(default, skip_serializing_if = "HostLoadCfg::is_none")]
     pub load: HostLoadCfg,
+    /// Service-time variance: `profile` (default) uses the profile's
+    /// (`host::variance`, docs/models/host-profiles.md); `none` makes every
+    /// cost constant, with no timer tick and no wake-up latency.
+    #[serde(default, skip_serializing_if = "VarianceUse::is_profile")]
+    pub variance: VarianceUse,
     pub nics: Vec<NicCfg>,
+}
+
+/// Whether a host runs with its profile's service-time variance.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VarianceUse {
+    /// The profile's variance.
+    #[default]
+    Profile,
+    /// None: every cost constant.
+    None,
+}
+
+impl VarianceUse {
+    pub fn is_profile(&self) -> bool {
+        *self == VarianceUse::Profile
+    }
 }
 
 /// Load on a host beside its networking.

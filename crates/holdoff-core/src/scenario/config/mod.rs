@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-pub use host::{ForwardRule, HostCfg, IntModeCfg, LegacyItrCfg, NicCfg, TcpSysctls};
+pub use host::{ForwardRule, HostCfg, IntModeCfg, LegacyItrCfg, NicCfg, TcpSysctls, VarianceUse};
 pub use moderation::{ModerationCfg, PythonCfg};
 pub use traffic::{
     parse_rate, AppCfg, GeneratorCfg, LinkCfg, Pattern, SizeWeight, RATE_MAX_BPS, RATE_MIN_BPS,

@@ -12,6 +12,9 @@
 //! [costs]                  # optional: any of profile::OVERRIDABLE
 //! tx_packet_ns = 7000      # ns at the base preset's nominal clock
 //! copy_ps_per_byte = 900   # ps per byte
+//! [variance]               # optional: service-time variance (host::variance);
+//! cost_cv_permille = 150   #   `variance = "none"` instead makes every cost
+//! tick_hz = 1000           #   constant; a table starts from the base's
 //! [fit]                    # optional, free-form: provenance, not read
 //! ```
 //!
@@ -36,13 +39,14 @@
 use super::cfg_err;
 use crate::error::Error;
 use crate::host::profile::{self, HostProfile, MAX_COST, OVERRIDABLE};
+use crate::host::variance::{Variance, VARIANCE_KEYS};
 use crate::input_file::{read_text, MAX_PROFILE_FILE_BYTES};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 /// The keys a profile file may have at its top level.
-pub const FILE_KEYS: [&str; 5] = ["base", "name", "description", "costs", "fit"];
+pub const FILE_KEYS: [&str; 6] = ["base", "name", "description", "costs", "variance", "fit"];
 
 /// Whether a `hosts[].profile` value names a profile file rather than a preset.
 pub fn is_file(profile: &str) -> bool {
@@ -196,7 +200,48 @@ pub fn parse(text: &str, stem: &str) -> Result<&'static HostProfile, String> {
             ));
         }
     }
-    base.with_overrides_named(&costs, Some((&name, &description)))
+    let built = base.with_overrides_named(&costs, Some((&name, &description)))?;
+    let variance = match doc.get("variance") {
+        None => return Ok(built),
+        Some(v) => parse_variance(v, base.variance)?,
+    };
+    if variance == built.variance {
+        return Ok(built);
+    }
+    // Leaked once per distinct file text (`load` caches by text).
+    Ok(Box::leak(Box::new(HostProfile {
+        variance,
+        ..built.clone()
+    })))
+}
+
+/// A file's `variance`: the string "none", or a table of parameters set on
+/// top of the base preset's.
+fn parse_variance(v: &toml::Value, base: Variance) -> Result<Variance, String> {
+    let t = match v {
+        toml::Value::String(s) if s == "none" => return Ok(Variance::NONE),
+        toml::Value::Table(t) => t,
+        other => {
+            return Err(format!(
+                "`variance` must be \"none\" or a table ([variance] with any of {}), got {other}",
+                VARIANCE_KEYS.join(", ")
+            ))
+        }
+    };
+    let mut out = base;
+    for (k, v) in t {
+        let n = match v {
+            toml::Value::Integer(n) if *n >= 0 => *n as u64,
+            other => {
+                return Err(format!(
+                    "`variance.{k}` must be a non-negative integer, got {other}"
+                ))
+            }
+        };
+        out.set(k, n)?;
+    }
+    out.check()?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -276,6 +321,47 @@ mod tests {
         ];
         for (text, words) in cases {
             let e = parse(text, "f").unwrap_err();
+            for w in words {
+                assert!(e.contains(w), "{text:?}: {e:?} lacks {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_sets_or_clears_the_variance() {
+        let p = parse(
+            "base = \"p4-xeon-2004\"\n[variance]\ncost_cv_permille = 250\ntick_hz = 100\n\
+             tick_ns = 4000\n",
+            "v",
+        )
+        .unwrap();
+        assert_eq!(p.variance.cost_cv_permille, 250);
+        assert_eq!(p.variance.tick_hz, 100);
+        assert_eq!(p.variance.tick_ns, Nanos(4000));
+        // The parameters the table leaves out are the base's.
+        let b = HostProfile::P4_XEON_2004.variance;
+        assert_eq!(p.variance.wake_max_ns, b.wake_max_ns);
+        let p = parse("base = \"apu2\"\nvariance = \"none\"\n", "n").unwrap();
+        assert!(p.variance.is_none());
+        for (text, words) in [
+            (
+                "variance = 3\n",
+                &["`variance` must be \"none\"", "tick_hz"][..],
+            ),
+            (
+                "[variance]\ntick = 3\n",
+                &["`variance.tick`", "allowed"][..],
+            ),
+            (
+                "[variance]\ntick_hz = -3\n",
+                &["`variance.tick_hz`", "non-negative"][..],
+            ),
+            (
+                "[variance]\ntick_hz = 100\ntick_ns = 10000000\n",
+                &["tick period"][..],
+            ),
+        ] {
+            let e = parse(&format!("base = \"apu2\"\n{text}"), "f").unwrap_err();
             for w in words {
                 assert!(e.contains(w), "{text:?}: {e:?} lacks {w:?}");
             }

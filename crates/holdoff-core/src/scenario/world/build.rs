@@ -16,11 +16,13 @@ use crate::apps::{AppKind, AppSched, Generator};
 use crate::engine::rng_stream;
 use crate::error::Error;
 use crate::host::drivers;
+use crate::host::variance::{CoreVariance, Variance};
 use crate::host::{Core, IrqLine};
 use crate::metrics::{Ledger, TimeSeries};
 use crate::moderation::Moderator;
 use crate::nic::chip::{self, LegacyItr};
 use crate::nic::{rss, IntMode, NicOut, NicPort, PortConfig};
+use crate::scenario::config::VarianceUse;
 use crate::scenario::config::{parse_rate, traffic, IntModeCfg, LegacyItrCfg, Scenario};
 use crate::scenario::netstack::StackOut;
 use crate::units::{Nanos, SimTime};
@@ -82,6 +84,19 @@ impl World {
                     maxlen: h.bsd.ip_intr_queue_maxlen,
                     ..Netisr::default()
                 },
+                variance: (0..h.cores)
+                    .map(|ci| {
+                        let v = match h.variance {
+                            VarianceUse::Profile => prof.variance,
+                            VarianceUse::None => Variance::NONE,
+                        };
+                        CoreVariance::new(v, s.seed, &h.name, ci)
+                    })
+                    .collect(),
+                deferred_thread: matches!(
+                    drivers::arch(h.driver).name(),
+                    "freebsd-ithread" | "freebsd-taskqueue"
+                ),
             };
             let mut shared: Vec<(u32, u16)> = Vec::new();
             for (ni, n) in h.nics.iter().enumerate() {

@@ -14,6 +14,16 @@ use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
 use crate::units::{Nanos, SimTime};
 
+/// One number per thread or handler, for `CoreVariance`'s "the same
+/// thread continues" test.
+fn work_key(work: Work) -> u32 {
+    match work {
+        Work::Irq { irq, .. } => irq as u32,
+        Work::Softirq { thread } => 0x1_0000 | thread as u32,
+        Work::App { app } => 0x2_0000 | app as u32,
+    }
+}
+
 /// Most frames a `udp_send` thread sends in one run before it yields.
 const UDP_SEND_BATCH: u32 = 32;
 
@@ -81,7 +91,12 @@ impl World {
                 self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
             }
             Next::Start(work) => {
+                let fresh = c.fresh;
+                if fresh && self.wait_for_wakeup(now, h, core, work) {
+                    return;
+                }
                 let (cost, next, on_end) = self.run_segment(now, h, core, work);
+                let cost = self.vary(now, h, core, work, cost);
                 let c = &mut self.hosts[h as usize].cores[core as usize];
                 let gen = c.begin(now, work, cost, next, on_end);
                 self.q
@@ -90,6 +105,43 @@ impl World {
                 self.post_segment(now);
                 self.sending = None;
             }
+        }
+    }
+
+    /// A thread just taken from a run queue waits out its wake-up latency
+    /// (`host::variance`) if its host has one: the core holds it in a wait
+    /// and starts it when the wait ends. Returns whether it waits.
+    fn wait_for_wakeup(&mut self, now: SimTime, h: u16, core: u16, work: Work) -> bool {
+        let host = &mut self.hosts[h as usize];
+        let Some(v) = host.variance[core as usize].as_mut() else {
+            return false;
+        };
+        let thread = match work {
+            Work::App { app } => app != HOG,
+            Work::Softirq { thread } => thread || host.deferred_thread,
+            Work::Irq { .. } => false,
+        };
+        if !thread {
+            return false;
+        }
+        let delay = v.wake_delay(now, work_key(work));
+        if delay.is_zero() {
+            return false;
+        }
+        let c = &mut host.cores[core as usize];
+        let gen = c.begin_wait(now, work, delay);
+        self.q
+            .schedule(now + delay, Ev::CoreDone { host: h, core, gen });
+        true
+    }
+
+    /// The duration of a segment of profile cost `cost` that `work` starts
+    /// at `now` on `core`: the cost itself, or with the host's variance its
+    /// dispersion and the timer ticks that land in it.
+    fn vary(&mut self, now: SimTime, h: u16, core: u16, work: Work, cost: Nanos) -> Nanos {
+        match self.hosts[h as usize].variance[core as usize].as_mut() {
+            Some(v) if work != (Work::App { app: HOG }) => v.segment(now, cost, work_key(work)),
+            _ => cost,
         }
     }
 

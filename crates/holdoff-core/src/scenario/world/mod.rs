@@ -287,6 +287,12 @@ pub struct Host {
     txqueuelen: u32,
     /// FreeBSD netisr (`ipintrq`, `swi:net`).
     netisr: napi::Netisr,
+    /// Per core: its service-time variance state; `None` when nothing
+    /// varies (`host::variance`).
+    variance: Vec<Option<crate::host::variance::CoreVariance>>,
+    /// Deferred work runs in a thread that is woken (FreeBSD interrupt
+    /// thread and taskqueue), not on interrupt exit.
+    deferred_thread: bool,
 }
 
 /// What an endpoint index refers to.
