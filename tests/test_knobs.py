@@ -51,13 +51,15 @@ KNOB_TO_REGISTER: list[tuple[str, str | None, dict[str, int], str, int, int | No
     ("linux-igb", None, {"rx-usecs": 0}, "EITR", 1, 1_000, "static"),
     # rx-usecs 10000: 40000 & 0x7FFC = 7232 -> 1808 us (the 13-bit field wraps).
     ("linux-igb", "i350", {"rx-usecs": 10_000}, "EITR", 1808, 1_808_000, "static"),
-    # ixgbe: 63 << 2 = 252, & 0xFF8 = 248; 82599 counts 2 us in bits 11:3: 31 x 2 us = 62 us.
-    ("linux-ixgbe", None, {"rx-usecs": 63}, "EITR", 31, 62_000, "static"),
+    # ixgbe: 63 << 2 = 252, & 0xFF8 = 248, a 256 ns count of which the 82599 holds bits
+    # 11:3: 31 steps of 2.048 us = 248 x 256 ns = 63 488 ns.
+    ("linux-ixgbe", None, {"rx-usecs": 63}, "EITR", 31, 63_488, "static"),
+    ("linux-ixgbe", "x550", {"rx-usecs": 84}, "EITR", 42, 86_016, "static"),
     # 82598: the same 248 counts 256 ns: 63488 ns.
     ("linux-ixgbe", "82598", {"rx-usecs": 63}, "EITR", 248, 63_488, "static"),
     ("linux-ixgbe", None, {"rx-usecs": 0}, "EITR", 0, 0, "off"),
-    # ixgbe rx-usecs 1: adaptive, starting at IXGBE_20K_ITR 200 = 25 x 2 us.
-    ("linux-ixgbe", None, {"rx-usecs": 1}, "EITR", 25, 50_000, "adaptive"),
+    # ixgbe rx-usecs 1: adaptive, starting at IXGBE_20K_ITR 200 = 25 steps = 51 200 ns.
+    ("linux-ixgbe", None, {"rx-usecs": 1}, "EITR", 25, 51_200, "adaptive"),
     # net_dim RX EQE profile index 1 = 8 us at start; off: the static period.
     ("linux-dim", None, {}, "CQ period", 8, 8_000, "adaptive"),
     ("linux-dim", None, {"adaptive-rx": 0, "rx-usecs": 62}, "CQ period", 62, 62_000, "static"),
@@ -174,7 +176,6 @@ REGISTER_TO_KNOB: list[tuple[str, str | None, dict[str, int], dict[str, int]]] =
     # 1e6/r = 50 for r in 19608..20000.
     ("freebsd-igb", None, {"EITR_us": 50}, {"enable_aim": 0, "max_interrupt_rate": 20_000}),
     ("linux-igb", None, {"EITR_us": 50}, {"rx-usecs": 50}),
-    ("linux-ixgbe", None, {"EITR_us": 62}, {"rx-usecs": 62}),
     ("linux-dim", None, {"EITR_us": 62}, {"adaptive-rx": 0, "rx-usecs": 62}),
 ]
 
@@ -197,8 +198,10 @@ def test_register_to_knob_to_register(
 def test_unreachable_registers_round_to_the_nearest_knob() -> None:
     # igb: rx-usecs 4..9 are refused, so EITR 5 us comes back as the nearest allowed, 10 us.
     assert encode("linux-igb", {"EITR_us": 5}) == {"rx-usecs": 10}
-    # ixgbe counts 2 us: 63 us is not reachable, 62 is.
+    # ixgbe takes rx-usecs in even steps: 63 us is not reachable, 62 is (held as 31
+    # steps of 2.048 us = 63 488 ns).
     assert encode("linux-ixgbe", {"EITR_us": 63}) == {"rx-usecs": 62}
+    assert decode("linux-ixgbe", {"rx-usecs": 62}).throttle_ns == (63_488, 63_488)
     # e1000: ITR 243 is between rx-usecs 62 (242) and 63 (246).
     assert encode("linux-e1000", {"ITR": 243}) == {"rx-usecs": 62}
 
@@ -271,9 +274,17 @@ def test_scenario_tables() -> None:
         "chip": "i210",
         "moderation": {"kind": "freebsd-aim", "enable_aim": 2, "max_interrupt_rate": 8000},
     }
-    # No 10 GbE chip in the simulator.
-    ix = decode("linux-ixgbe", {})
-    assert ix.scenario is None and "10 GbE" in ix.scenario_note
+    # The 10 GbE presets and the ixgbe kind; the 82598 has no preset.
+    assert decode("linux-ixgbe", {}).scenario == {
+        "chip": "82599",
+        "moderation": {"kind": "ixgbe", "rx_usecs": 1},
+    }
+    assert decode("linux-ixgbe", {"rx-usecs": 84}, "x540").scenario == {
+        "chip": "x540",
+        "moderation": {"kind": "ixgbe", "rx_usecs": 84},
+    }
+    ix = decode("linux-ixgbe", {}, "82598")
+    assert ix.scenario is None and "82598" in ix.scenario_note
 
 
 def test_commands() -> None:
@@ -328,6 +339,9 @@ BAD_KNOBS: list[tuple[str, dict[str, int], str | None, str]] = [
     ("linux-igb", {"rx-usecs": 5}, None, "rx-usecs"),
     ("linux-igb", {"rx-usecs": 10_001}, None, "rx-usecs"),
     ("linux-ixgbe", {"rx-usecs": 1023}, None, "rx-usecs"),
+    # RX/TX vectors: ixgbe_set_coalesce refuses any non-zero tx-usecs (EINVAL).
+    ("linux-ixgbe", {"rx-usecs": 84, "tx-usecs": 84}, None, "tx-usecs"),
+    ("linux-ixgbe", {"tx-usecs": 1}, None, "tx-usecs"),
     ("linux-igb", {"InterruptThrottleRate": 3}, None, "InterruptThrottleRate"),
     ("freebsd-em", {"tx_int_delay": 70_000}, None, "tx_int_delay"),
     ("openbsd-em", {"MAX_INTS_PER_SEC": 10}, None, "MAX_INTS_PER_SEC"),

@@ -232,6 +232,8 @@ fn bases() -> Vec<Value> {
         (eitr_chip, json!({"kind": "ixl"})),
         (itr_chip, json!({"kind": "freebsd-aim"})),
         (eitr_chip, json!({"kind": "dim"})),
+        // The 10 GbE part with the most queues (63), for `queues`.
+        ("x550", json!({"kind": "ixgbe"})),
     ] {
         for g in [&gen_rate, &gen_load] {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));

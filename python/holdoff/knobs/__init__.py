@@ -26,8 +26,9 @@ mapping is written out, with its sources, in ``docs/knobs.md``.
 
 Simplifies: one port, every vector with the same setting; adaptive modes are
 described by the registers they can write (their decisions are the
-simulator's job, :mod:`holdoff.api`); ixgbe's adaptive algorithm and 10 GbE
-chips have no simulator model, so an ixgbe setting has no scenario table.
+simulator's job, :mod:`holdoff.api`); an ixgbe setting's scenario table uses
+the simulator's 82599/X540/X550 presets and its ``ixgbe`` moderation kind (the
+82598 has no preset).
 
 Modules: ``base`` (types, register constants, unit conversions),
 ``tables`` (each driver's knobs), ``linux`` and ``bsd`` (the per-driver

@@ -53,7 +53,8 @@ class Chip:
     description: str
     #: "itr" (ITR, 256 ns), "eitr256" (82574 EITR in MSI-X mode, 256 ns),
     #: "eitr1us" (igb class: interval field bits 14:2 in 1 us),
-    #: "ixgbe2us" (82599 and later: bits 11:3, 2 us), "ixgbe256" (82598).
+    #: "ixgbe2us" (82599 and later: bits 11:3 of a 256 ns count, 2.048 us
+    #: steps, CNT_WDIS), "ixgbe256" (82598: 256 ns, restarted by a write).
     throttle: str
     link_mbps: int
     #: The drivers' default descriptor counts [descriptors].
@@ -134,7 +135,7 @@ CHIPS: dict[str, Chip] = {
         ),
         Chip(
             "82599",
-            "Intel 82599 / X540 / X550 (10 GbE)",
+            "Intel 82599 (10 GbE, 16 RSS queues)",
             "ixgbe2us",
             10_000,
             512,
@@ -142,7 +143,31 @@ CHIPS: dict[str, Chip] = {
             False,
             False,
             True,
-            None,
+            "82599",
+        ),
+        Chip(
+            "x540",
+            "Intel X540 (10GBASE-T, 16 RSS queues)",
+            "ixgbe2us",
+            10_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            "x540",
+        ),
+        Chip(
+            "x550",
+            "Intel X550 (10GBASE-T, 63 RSS queues, 512-entry RETA)",
+            "ixgbe2us",
+            10_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            "x550",
         ),
     )
 }
@@ -156,7 +181,7 @@ DRIVER_CHIPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "linux-e1000-5x": ("82546", _E1000_CHIPS),
     "linux-e1000e": ("82574", ("82574",)),
     "linux-igb": ("i210", _IGB_CHIPS),
-    "linux-ixgbe": ("82599", ("82598", "82599")),
+    "linux-ixgbe": ("82599", ("82598", "82599", "x540", "x550")),
     "linux-dim": ("i210", _IGB_CHIPS),
     "freebsd-em": ("82574", (*_E1000_CHIPS, "82574")),
     "freebsd-igb": ("i210", _IGB_CHIPS),
@@ -352,15 +377,15 @@ def igb_eitr_us(itr_val: int) -> int:
 
 
 def ixgbe_eitr_ns(itr: int, chip: Chip) -> int:
-    """ixgbe ``ixgbe_write_eitr``: ``itr & IXGBE_MAX_EITR`` (0xFF8). 82599 and
-    later: bits 11:3 count 2 us ("microsecond values ... shifted by 2 to fit
-    itr register with the first 3 bits reserved 0", ixgbe.h), so the interval
-    is (itr & 0xFF8) / 4 us; 82598: the value counts 256 ns (82598 datasheet,
-    EITR)."""
-    reg = itr & IXGBE_MAX_EITR
-    if chip.throttle == "ixgbe256":
-        return reg * 256
-    return (reg >> 2) * 1000
+    """ixgbe ``ixgbe_write_eitr``: ``itr & IXGBE_MAX_EITR`` (0xFF8), a count
+    of 256 ns. On the 82599 and later only bits 11:3 exist
+    (``IXGBE_EITR_ITR_INT_MASK``), so the interval moves in 2.048 us steps
+    (``IXGBE_MAX_INT_RATE`` 488281 = 1 s / 2.048 us); the driver's
+    "microsecond values shifted by 2" (ixgbe.h) treat a step as 2 us, 2.4 %
+    short. The 82598 counts the same 256 ns (82598 datasheet, EITR). As the
+    simulator's 82599/X540/X550 presets hold it."""
+    _ = chip
+    return (itr & IXGBE_MAX_EITR) * 256
 
 
 @dataclass

@@ -349,22 +349,26 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
             )
     u = s["rx-usecs"]
     setting = u << 2 if u > 1 else u
-    if "tx-usecs" in ctx.given and s["tx-usecs"] and s["tx-usecs"] != 1:
-        ctx.note(
-            "refused",
+    if "tx-usecs" in ctx.given and s["tx-usecs"]:
+        raise KnobError(
             "tx-usecs",
-            "with mixed RX/TX vectors (the default) ixgbe_set_coalesce returns EINVAL for a "
-            "non-zero tx-usecs; the RX setting drives each vector",
+            f"got {s['tx-usecs']}; allowed: 0 only. Each vector serves an RX and a TX ring "
+            "(the default), and ixgbe_set_coalesce returns EINVAL for any non-zero "
+            "tx-usecs on such vectors ('reject Tx specific changes in case of mixed RxTx "
+            "vectors'): rx-usecs moderates both directions; drop tx-usecs (ethtool -c "
+            "shows it as 0)",
         )
     mode, adaptive = "static", ""
-    unit = "256 ns" if c.throttle == "ixgbe256" else "2 us (bits 11:3)"
+    unit = "256 ns" if c.throttle == "ixgbe256" else "256 ns (bits 11:3: 2.048 us steps)"
     if setting == 1:
         mode = "adaptive"
         itr = _IXGBE_20K
         rng: tuple[int, int] | None = None
         adaptive = (
-            "adaptive: ixgbe_update_itr/ixgbe_set_itr choose EITR from the traffic, starting at "
-            "IXGBE_20K_ITR = 200 (50 us) for RX vectors; the range is not modelled here"
+            "adaptive: at each NAPI completion ixgbe_set_itr runs ixgbe_update_itr on the TX "
+            "and RX rings (packet-count bands, average-size curve, latency flag, 1-jiffy gate) "
+            "and writes EITR = min(rx, tx) << 2, from 10 to 126 us, starting at IXGBE_20K_ITR "
+            '= 200 (51.2 us as held); the simulator runs it (moderation kind "ixgbe")'
         )
         ctx.note("adaptive", "rx-usecs", "1 selects the adaptive ITR, not 1 us")
     else:
@@ -378,7 +382,8 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
                 "rounded",
                 "rx-usecs",
                 f"{u} us -> raw {setting} & 0xFF8 = {setting & IXGBE_MAX_EITR}: the interval "
-                f"field counts 2 us, so {u} us is applied as {ns // 1000} us",
+                f"field holds {(setting & IXGBE_MAX_EITR) >> 3} steps of 2.048 us, so {u} us is "
+                f"applied as {ns / 1000:.3f} us",
             )
     if setting != 1 and setting <= _IXGBE_MIN_RSC:
         ctx.note(
@@ -401,15 +406,15 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
             "CNT_WDIS (bit 31)",
         )
     )
-    return ctx.result(
-        mode,
-        adaptive,
-        rng,
-        0,
-        0,
-        None,
-        "holdoff has no 10 GbE chip or ixgbe adaptive model",
-    )
+    if c.sim is None:
+        return ctx.result(
+            mode, adaptive, rng, 0, 0, None, f"holdoff has no {c.name} chip preset (82598)"
+        )
+    scen: dict[str, Any] = {
+        "chip": c.sim,
+        "moderation": {"kind": "ixgbe", "rx_usecs": u},
+    }
+    return ctx.result(mode, adaptive, rng, 0, 0, scen)
 
 
 #: lib/dim/net_dim.c profiles {usec, pkts} (as crates/holdoff-core/src/moderation/dim.rs).

@@ -162,7 +162,7 @@ def _ixgbe_knobs() -> list[Knob]:
             "ethtool -C",
             "us",
             1,
-            "0..1022; only for TX-only vectors (else EINVAL)",
+            "0..1022; only 0 on RX/TX vectors (the default; else EINVAL)",
             "tx_itr_setting of TX-only vectors",
             "Linux ixgbe_ethtool.c ixgbe_set_coalesce",
         ),

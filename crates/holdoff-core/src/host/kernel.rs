@@ -29,7 +29,10 @@
 //! Linux 2.6.6 (the 2004 profile) has none of them: TSQ came in 3.6, BQL in
 //! 3.3, receive-buffer autotuning in 2.6.7.
 //!
-//! Units: bytes.
+//! The timer tick rate (`HZ`, `hz`) rides along: a kernel build setting
+//! the jiffies clock of the drivers runs on.
+//!
+//! Units: bytes; `hz` [1/s].
 
 use serde::Serialize;
 
@@ -45,6 +48,9 @@ pub struct KernelDefaults {
     /// `tcp_rmem[2]`, the most autotuning may give a socket [bytes]; 0:
     /// the socket keeps `rmem_default`.
     pub tcp_rmem_max: u32,
+    /// The timer tick rate, Linux `HZ` (the jiffies clock) [1/s]: read by
+    /// drivers that gate on jiffies (ixgbe's adaptive moderation).
+    pub hz: u32,
 }
 
 impl KernelDefaults {
@@ -55,6 +61,9 @@ impl KernelDefaults {
         bql: false,
         moderate_rcvbuf: false,
         tcp_rmem_max: 0,
+        // Linux 2.6.0 to 2.6.12 on i386: HZ fixed at 1000 (include/asm-i386/
+        // param.h); kernel/Kconfig.hz made it a choice in 2.6.13.
+        hz: 1000,
     };
 
     /// Linux 6.12 (see the module doc for sources).
@@ -63,5 +72,8 @@ impl KernelDefaults {
         bql: true,
         moderate_rcvbuf: true,
         tcp_rmem_max: 6_291_456,
+        // kernel/Kconfig.hz: `default HZ_250` (distributions pick 250 or
+        // 1000; `hosts[].hz` sets it).
+        hz: 250,
     };
 }

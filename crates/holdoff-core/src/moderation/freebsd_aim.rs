@@ -417,7 +417,7 @@ impl ModeratorConfig for FreebsdAimCfg {
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let target = match ctx.throttle {
             Throttle::Itr256ns => AimTarget::EmItr,
-            Throttle::Eitr256ns | Throttle::Eitr1us => AimTarget::IgbEitr,
+            Throttle::Eitr256ns | Throttle::Eitr1us | Throttle::Eitr2048ns => AimTarget::IgbEitr,
         };
         Box::new(FreebsdAim::with_config(
             target,

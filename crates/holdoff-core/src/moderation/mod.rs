@@ -20,6 +20,7 @@ pub mod e1000_5x;
 pub mod e1000_itr;
 pub mod freebsd_aim;
 pub mod igb;
+pub mod ixgbe;
 pub mod ixl;
 pub mod static_policy;
 #[cfg(test)]
@@ -31,6 +32,7 @@ pub use e1000_5x::{E1000Legacy, E1000LegacyCfg};
 pub use e1000_itr::E1000ItrCfg;
 pub use freebsd_aim::FreebsdAimCfg;
 pub use igb::IgbCfg;
+pub use ixgbe::IxgbeCfg;
 pub use ixl::IxlCfg;
 pub use static_policy::{StaticCfg, StaticModerator};
 
@@ -43,6 +45,10 @@ pub enum Throttle {
     Eitr256ns,
     /// Per-vector EITR with the interval in 1 us (82576 and later).
     Eitr1us,
+    /// Per-vector EITR of the 10 GbE parts (82599, X540, X550): a 256 ns
+    /// count of which bits 11:3 are held (2.048 us steps), written without
+    /// restarting the running countdown (`CNT_WDIS`).
+    Eitr2048ns,
 }
 
 /// What a config's `validate()` may check about the port it moderates.
@@ -65,6 +71,9 @@ pub struct BuildCtx {
     pub vectors: u16,
     /// The vector this instance moderates.
     pub vector: u16,
+    /// The host kernel's timer tick rate (Linux `HZ`, the jiffies clock)
+    /// [1/s].
+    pub hz: u32,
 }
 
 /// A config field that is not valid: `field` is relative to the moderation
@@ -246,6 +255,12 @@ pub enum Invocation {
     /// sample covers the traffic since the previous call; `interrupts`
     /// counts the polls/events.
     PerPoll,
+    /// Only when a NAPI poll completes (`napi_complete_done` returned true,
+    /// the poll did less than its budget), before the driver re-enables
+    /// the vector (Linux ixgbe `ixgbe_poll`: `ixgbe_set_itr` inside
+    /// `if (likely(napi_complete_done(..)))`). The sample covers the
+    /// traffic since the previous call, polls that stayed listed included.
+    NapiComplete,
     /// From a periodic timer (watchdog): every `period`, the first call at
     /// interface up if `at_start`, else one period later.
     Periodic {

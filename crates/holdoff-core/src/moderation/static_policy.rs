@@ -137,7 +137,7 @@ impl ModeratorConfig for StaticCfg {
         let (itr, eitr) = match (self.itr_per_s, self.itr_256ns, self.eitr_us) {
             (Some(r), _, _) => match ctx.throttle {
                 Throttle::Eitr1us => (None, Some(1_000_000u32.checked_div(r).unwrap_or(0))),
-                Throttle::Itr256ns | Throttle::Eitr256ns => {
+                Throttle::Itr256ns | Throttle::Eitr256ns | Throttle::Eitr2048ns => {
                     (Some(ints_per_s_to_itr_256ns(r)), None)
                 }
             },
@@ -194,6 +194,7 @@ mod tests {
             rx_fifo_bytes: 48 * 1024,
             vectors: 1,
             vector: 0,
+            hz: 250,
         }
     }
 

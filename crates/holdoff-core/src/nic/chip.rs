@@ -7,7 +7,10 @@
 //! does with a write to the legacy ITR register at 0x000C4 when its
 //! moderation register is EITR (`LegacyItr`), how many queues and MSI-X
 //! vectors, the on-chip packet buffer sizes, DMA latency and the
-//! chip's own descriptor-processing rate limits.
+//! chip's own descriptor-processing rate limits. The 10 GbE parts (82599,
+//! X540, X550; Linux ixgbe) add an EITR whose interval field counts 2.048 us
+//! (`ThrottleKind::Eitr2048ns`), ring limits of their own, the RSS
+//! redirection table size and the fixed EITR of the non-queue vector.
 //!
 //! Simplifies: one fixed DMA latency per frame; rate limits as a minimum time
 //! per descriptor.
@@ -95,6 +98,18 @@ impl RegisterMap {
         tx_ide: RegPresence::Absent,
     };
 
+    /// ixgbe class (82599, X540, X550): moderation through EITR only; the
+    /// 8254x delay timers and the IDE bit do not exist (writes ignored and
+    /// recorded). Sources: Linux ixgbe programs no RDTR/RADV/TIDV/TADV
+    /// (ixgbe_type.h has no such registers) and uses advanced descriptors.
+    pub const IXGBE: RegisterMap = RegisterMap {
+        rdtr: RegPresence::Absent,
+        radv: RegPresence::Absent,
+        tidv: RegPresence::Absent,
+        tadv: RegPresence::Absent,
+        tx_ide: RegPresence::Absent,
+    };
+
     /// RADV and TADV both exist (what `ChipProfile::has_abs_timers` says).
     pub const fn has_abs_timers(&self) -> bool {
         self.radv.modelled() && self.tadv.modelled()
@@ -149,7 +164,18 @@ pub enum ThrottleKind {
     Eitr256ns,
     /// Per-vector EITR, interval field bits 14:2 in 1 us (82576, 82580, I350, I210, I211).
     Eitr1us,
+    /// Per-vector EITR of the 10 GbE parts (82599, X540, X550): a count of
+    /// 256 ns whose bits 11:3 alone are held (`EITR_2048NS_MASK`), i.e. an
+    /// interval in 2.048 us steps from 0 to 511 steps (1046.5 us); the
+    /// driver writes `CNT_WDIS`, so a rewrite does not restart the running
+    /// countdown (the new interval applies from the next one).
+    Eitr2048ns,
 }
+
+/// Bits of a 256 ns count an 82599/X540/X550 EITR holds: Linux
+/// `ixgbe_type.h` `IXGBE_EITR_ITR_INT_MASK` 0x00000FF8 ("82599 EITR is only
+/// 12 bits, with the lower 3 always zero"); `ixgbe.h` `IXGBE_MAX_EITR`.
+pub const EITR_2048NS_MASK: u32 = 0x0FF8;
 
 /// Static facts about one controller model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -174,11 +200,26 @@ pub struct ChipProfile {
     pub msix: bool,
     /// Maximum RX/TX queue pairs (= MSI-X queue vectors).
     pub max_queues: u32,
+    /// The port's link speed [Mbit/s] (informational: the scenario's link
+    /// sets the rate the wire runs at).
+    pub link_mbps: u32,
     /// Largest descriptor ring [descriptors].
     pub max_ring: u32,
+    /// Smallest descriptor ring the driver accepts [descriptors] (the
+    /// model's own floor, 8, for the 1 GbE parts).
+    pub min_ring: u32,
+    /// The driver's default RX and TX ring [descriptors]: what a scenario
+    /// gets when it sets no `rx_ring` / `tx_ring`.
+    pub default_ring: u32,
     /// RSS redirection table entries (RETA) [count]; 0: the drivers run
     /// one queue on this chip and the model has no RSS table for it.
     pub reta_entries: u32,
+    /// The EITR value the driver writes to the non-queue ("other causes":
+    /// link, mailbox, ECC) vector at setup [register value, a 256 ns
+    /// count], if the chip has such a vector; it carries no queue causes,
+    /// so it never moderates traffic (the model keeps it as a fact for the
+    /// registers view and the docs; link events are not simulated).
+    pub other_vector_eitr: Option<u32>,
     /// On-chip receive packet buffer [bytes]; frames beyond it are dropped (`rx_fifo_overrun`).
     pub rx_fifo_bytes: u32,
     /// Time from the last byte received to descriptor write-back in host memory [ns].
@@ -196,8 +237,16 @@ pub struct ChipProfile {
 const GBE_MIN_FRAME_NS: Nanos = Nanos(672);
 
 /// Largest legacy/advanced descriptor ring the e1000 (82544 and later), e1000e
-/// and igb drivers accept [descriptors].
+/// and igb drivers accept [descriptors]; ixgbe too (`IXGBE_MAX_RXD`).
 const MAX_RING_4096: u32 = 4096;
+
+/// The e1000, e1000e and igb drivers' default ring [descriptors].
+const DEFAULT_RING_256: u32 = 256;
+
+/// Wire time of a minimum (64-B) frame at 10 Gbit/s: 84 B x 0.8 ns = 67.2 ns,
+/// rounded down to whole ns (the model's time unit), so that a descriptor
+/// engine given this limit never falls behind a line-rate stream.
+const TEN_GBE_MIN_FRAME_NS: Nanos = Nanos(67);
 
 impl ChipProfile {
     /// Intel 82540EM: single-port PCI (32-bit, 33/66 MHz) GbE, lem/em.
@@ -217,11 +266,19 @@ impl ChipProfile {
         msix: false,
         // 8254x SDM: one RX and one TX descriptor ring.
         max_queues: 1,
+        // 1000BASE-T.
+        link_mbps: 1000,
         // Linux e1000_param.c: RxDescriptors/TxDescriptors valid range
         // 80-4096 for 82544 and newer.
         max_ring: MAX_RING_4096,
+        // The model's floor (the scenario reference); e1000 itself takes 80.
+        min_ring: 8,
+        // Linux e1000.h: E1000_DEFAULT_RXD / E1000_DEFAULT_TXD 256.
+        default_ring: DEFAULT_RING_256,
         // No RSS on the 8254x.
         reta_entries: 0,
+        // INTx only: one vector.
+        other_vector_eitr: None,
         // Linux e1000_main.c e1000_reset(): default PBA = E1000_PBA_48K
         // ("48K for Rx, 16K for Tx") for 8254x other than 82547, 64 KB total.
         rx_fifo_bytes: 48 * 1024,
@@ -290,10 +347,19 @@ impl ChipProfile {
         // The drivers (Linux e1000e, FreeBSD em) run one RX/TX queue pair on
         // the 82574, although the chip has two of each.
         max_queues: 1,
+        // 1000BASE-T.
+        link_mbps: 1000,
         // Linux e1000e: E1000_MAX_RXD/E1000_MAX_TXD 4096.
         max_ring: MAX_RING_4096,
+        // The model's floor; e1000e: E1000_MIN_RXD 64.
+        min_ring: 8,
+        // Linux e1000e.h: E1000_DEFAULT_RXD / E1000_DEFAULT_TXD 256.
+        default_ring: DEFAULT_RING_256,
         // The drivers run one queue pair: no RSS table in the model.
         reta_entries: 0,
+        // ASSUMPTION: the 82574's "other" vector (LSC) is not modelled: the
+        // model has no link events; its EITR is left out.
+        other_vector_eitr: None,
         // Linux e1000e 82571.c: e1000_82574_info.pba = 32 (KB for RX; older
         // e1000e releases used 20).
         rx_fifo_bytes: 32 * 1024,
@@ -333,10 +399,19 @@ impl ChipProfile {
         // 82576 datasheet: 16 RX/16 TX queues. Note: Linux igb caps RSS at
         // IGB_MAX_RX_QUEUES = 8 (igb_get_max_rss_queues).
         max_queues: 16,
+        // 1000BASE-T / SerDes.
+        link_mbps: 1000,
         // Linux igb: IGB_MAX_RXD/IGB_MAX_TXD 4096.
         max_ring: MAX_RING_4096,
+        // The model's floor; igb: IGB_MIN_RXD 64.
+        min_ring: 8,
+        // Linux igb.h: IGB_DEFAULT_RXD / IGB_DEFAULT_TXD 256.
+        default_ring: DEFAULT_RING_256,
         // Linux igb.h: IGB_RETA_SIZE 128.
         reta_entries: 128,
+        // ASSUMPTION: igb's other-cause vector (link) is not modelled (no
+        // link events in a run).
+        other_vector_eitr: None,
         // Linux igb igb_reset() (older releases): pba = E1000_PBA_64K for
         // 82576; newer releases read the same default from RXPBS.
         rx_fifo_bytes: 64 * 1024,
@@ -406,7 +481,92 @@ impl ChipProfile {
         // igb_reset() uses E1000_PBA_34K for I210 and I211 alike.
         ..ChipProfile::I210
     };
+    /// Intel 82599 (82599ES/EB): dual-port 10 GbE, PCIe 2.0 x8, Linux ixgbe.
+    pub const I82599: ChipProfile = ChipProfile {
+        name: "82599",
+        description:
+            "Intel 82599 10 GbE, PCIe 2.0 x8, EITR in 2.048 us (CNT_WDIS), MSI-X, 16 RSS queues",
+        family: "ixgbe",
+        // Linux ixgbe_type.h: IXGBE_EITR_ITR_INT_MASK 0x00000FF8 (interval
+        // bits 11:3 of a 256 ns count); ixgbe_main.c ixgbe_write_eitr() sets
+        // IXGBE_EITR_CNT_WDIS on the 82599, X540 and X550 "to not clear the
+        // timer bits and cause an immediate assertion of the interrupt".
+        throttle: ThrottleKind::Eitr2048ns,
+        // The 82599 has no 8254x delay timers: the advanced descriptors and
+        // EITR are its moderation (ixgbe programs nothing else).
+        has_abs_timers: false,
+        regs: RegisterMap::IXGBE,
+        // EITR is the chip's own throttle in every interrupt mode (ixgbe
+        // writes EITR(0) in MSI/INTx mode too): nothing legacy to decide.
+        legacy_itr: LegacyItr::Native,
+        msix: true,
+        // Linux ixgbe.h: IXGBE_MAX_RSS_INDICES 16 (more queues only through
+        // Flow Director, which the model does not have).
+        max_queues: 16,
+        link_mbps: 10_000,
+        // Linux ixgbe.h: IXGBE_MAX_RXD / IXGBE_MAX_TXD 4096.
+        max_ring: MAX_RING_4096,
+        // Linux ixgbe.h: IXGBE_MIN_RXD / IXGBE_MIN_TXD 64.
+        min_ring: 64,
+        // Linux ixgbe.h: IXGBE_DEFAULT_RXD / IXGBE_DEFAULT_TXD 512.
+        default_ring: 512,
+        // Linux ixgbe_main.c ixgbe_rss_indir_tbl_entries(): 128 before the
+        // X550.
+        reta_entries: 128,
+        // Linux ixgbe_main.c ixgbe_configure_msix(): EITR(other) = 1950.
+        other_vector_eitr: Some(IXGBE_OTHER_EITR),
+        // Linux ixgbe_82599.c: IXGBE_82599_RX_PB_SIZE 512 [KB], all of it
+        // to one traffic class without DCB (ixgbe_set_rxpba, equal
+        // strategy). The Flow Director headroom taken from it is not
+        // modelled.
+        rx_fifo_bytes: 512 * 1024,
+        // ASSUMPTION: ~1 us to descriptor write-back on PCIe, as the 82574.
+        rx_dma_ns: Nanos(1000),
+        // ASSUMPTION: ~1 us descriptor + data read round trip on PCIe.
+        tx_dma_ns: Nanos(1000),
+        // ASSUMPTION: no documented per-frame limit found; the wire rate of
+        // 64-B frames at 10 Gbit/s (67.2 ns, rounded down).
+        rx_desc_min_ns: TEN_GBE_MIN_FRAME_NS,
+        tx_desc_min_ns: TEN_GBE_MIN_FRAME_NS,
+    };
+
+    /// Intel X540: dual-port 10GBASE-T, PCIe 2.1 x8, Linux ixgbe.
+    pub const X540: ChipProfile = ChipProfile {
+        name: "x540",
+        description:
+            "Intel X540 10GBASE-T, PCIe 2.1 x8, EITR in 2.048 us (CNT_WDIS), MSI-X, 16 RSS queues",
+        // Linux ixgbe_x540.c: IXGBE_X540_RX_PB_SIZE 384 [KB].
+        rx_fifo_bytes: 384 * 1024,
+        // Everything else as the 82599: the same EITR handling
+        // (ixgbe_write_eitr), IXGBE_MAX_RSS_INDICES 16, ring limits and
+        // default (ixgbe.h), 128 RETA entries, EITR(other) = 1950, and the
+        // assumed PCIe figures.
+        ..ChipProfile::I82599
+    };
+
+    /// Intel X550 (X550-T2/T1): 10GBASE-T, PCIe 3.0 x4, Linux ixgbe.
+    pub const X550: ChipProfile = ChipProfile {
+        name: "x550",
+        description:
+            "Intel X550 10GBASE-T, PCIe 3.0 x4, EITR in 2.048 us (CNT_WDIS), MSI-X, 63 RSS queues",
+        // Linux ixgbe.h: IXGBE_MAX_RSS_INDICES_X550 63.
+        max_queues: 63,
+        // Linux ixgbe_main.c ixgbe_rss_indir_tbl_entries(): 512 on the X550
+        // and later (without SR-IOV).
+        reta_entries: 512,
+        // Linux ixgbe_x550.c takes its invariants from
+        // ixgbe_get_invariants_X540(): the X540's 384 KB.
+        rx_fifo_bytes: 384 * 1024,
+        // Everything else as the 82599 (ixgbe_write_eitr sets CNT_WDIS on
+        // the X550 family as well).
+        ..ChipProfile::I82599
+    };
 }
+
+/// The EITR value Linux ixgbe writes to the non-queue vector
+/// (`ixgbe_configure_msix()`: `IXGBE_WRITE_REG(.., IXGBE_EITR(v_idx), 1950)`):
+/// the chip holds 1950 & 0xFF8 = 1944 (243 steps of 2.048 us = 497.7 us).
+pub const IXGBE_OTHER_EITR: u32 = 1950;
 
 /// All named presets, in a stable order.
 pub fn presets() -> Vec<&'static ChipProfile> {
@@ -418,6 +578,9 @@ pub fn presets() -> Vec<&'static ChipProfile> {
         &ChipProfile::I350,
         &ChipProfile::I210,
         &ChipProfile::I211,
+        &ChipProfile::I82599,
+        &ChipProfile::X540,
+        &ChipProfile::X550,
     ]
 }
 
@@ -440,7 +603,7 @@ mod tests {
     fn names_are_unique_and_found_by_name() {
         // Scenario files refer to chips by name; a duplicate would shadow one.
         let all = presets();
-        assert_eq!(all.len(), 7);
+        assert_eq!(all.len(), 10);
         for (i, c) in all.iter().enumerate() {
             assert!(
                 all[i + 1..].iter().all(|d| d.name != c.name),
@@ -449,10 +612,12 @@ mod tests {
             );
             assert_eq!(by_name(c.name), Some(*c));
         }
-        for name in ["82540", "82546", "82574", "82576", "i350", "i210", "i211"] {
+        for name in [
+            "82540", "82546", "82574", "82576", "i350", "i210", "i211", "82599", "x540", "x550",
+        ] {
             assert!(by_name(name).is_some(), "{name} missing");
         }
-        assert_eq!(by_name("82599"), None);
+        assert_eq!(by_name("82598"), None);
     }
 
     #[test]
@@ -466,19 +631,57 @@ mod tests {
     #[test]
     fn rate_limits_are_never_faster_than_the_wire() {
         // A GbE chip cannot be specified faster than 1,488,095 frames/s of
-        // 64-B frames; a smaller value would mean a unit slip (e.g. 67 ns).
+        // 64-B frames; a smaller value would mean a unit slip (e.g. 67 ns on
+        // a GbE part). A 10 GbE part's floor is a tenth of that (67.2 ns,
+        // 14,880,952 frames/s), rounded down to whole ns.
         assert_eq!(min_frame_wire_ns(), GBE_MIN_FRAME_NS.as_ns());
         for c in presets() {
-            assert!(
-                c.rx_desc_min_ns.as_ns() >= min_frame_wire_ns(),
-                "{}",
-                c.name
+            let floor = min_frame_wire_ns() * 1000 / c.link_mbps as u64;
+            assert!(c.rx_desc_min_ns.as_ns() >= floor, "{}", c.name);
+            assert!(c.tx_desc_min_ns.as_ns() >= floor, "{}", c.name);
+            // ... and never slower than the wire at the chip's own speed:
+            // the 10 GbE parts must take 64-B frames at line rate.
+            if c.family == "ixgbe" {
+                assert!(c.rx_desc_min_ns.as_ns() * 10_000 <= 672_000, "{}", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn ten_gbe_parts_carry_the_ixgbe_limits() {
+        // Linux ixgbe.h: rings 64 to 4096 descriptors, 512 by default;
+        // IXGBE_MAX_RSS_INDICES 16, IXGBE_MAX_RSS_INDICES_X550 63;
+        // ixgbe_rss_indir_tbl_entries(): 128, 512 on the X550; the other
+        // vector's EITR 1950 held as 1944 (bits 11:3). The 1 GbE parts keep
+        // the e1000/igb default ring of 256.
+        type Row = (&'static str, u32, u32, u32, u32);
+        let rows: [Row; 3] = [
+            ("82599", 16, 128, 512, 512 * 1024),
+            ("x540", 16, 128, 512, 384 * 1024),
+            ("x550", 63, 512, 512, 384 * 1024),
+        ];
+        for (name, queues, reta, ring, pb) in rows {
+            let c = by_name(name).unwrap();
+            assert_eq!(
+                (
+                    c.max_queues,
+                    c.reta_entries,
+                    c.default_ring,
+                    c.rx_fifo_bytes
+                ),
+                (queues, reta, ring, pb),
+                "{name}"
             );
-            assert!(
-                c.tx_desc_min_ns.as_ns() >= min_frame_wire_ns(),
-                "{}",
-                c.name
+            assert_eq!((c.min_ring, c.max_ring, c.link_mbps), (64, 4096, 10_000));
+            assert_eq!(c.throttle, ThrottleKind::Eitr2048ns);
+            assert_eq!(
+                c.other_vector_eitr.map(|v| v & EITR_2048NS_MASK),
+                Some(1944)
             );
+        }
+        for c in presets().into_iter().filter(|c| c.family != "ixgbe") {
+            assert_eq!((c.default_ring, c.min_ring), (256, 8), "{}", c.name);
+            assert_eq!(c.link_mbps, 1000, "{}", c.name);
         }
     }
 
@@ -492,6 +695,7 @@ mod tests {
                 "igb" => assert_eq!(c.throttle, ThrottleKind::Eitr1us, "{}", c.name),
                 "lem" => assert_eq!(c.throttle, ThrottleKind::Itr256ns, "{}", c.name),
                 "em" => assert_ne!(c.throttle, ThrottleKind::Eitr1us, "{}", c.name),
+                "ixgbe" => assert_eq!(c.throttle, ThrottleKind::Eitr2048ns, "{}", c.name),
                 other => panic!("{}: unknown family {other}", c.name),
             }
         }
@@ -519,9 +723,11 @@ mod tests {
             assert_eq!(c.rx_fifo_bytes % 1024, 0, "{}", c.name);
             assert!(c.rx_fifo_bytes >= 2 * 1522, "{}", c.name);
             assert_eq!(c.max_ring % 8, 0, "{}", c.name);
+            assert_eq!(c.min_ring % 8, 0, "{}", c.name);
+            assert_eq!(c.default_ring % 8, 0, "{}", c.name);
             assert!(
-                c.max_ring >= 256,
-                "{}: drivers' default ring is 256",
+                c.min_ring <= c.default_ring && c.default_ring <= c.max_ring,
+                "{}: the default ring is within the limits",
                 c.name
             );
         }

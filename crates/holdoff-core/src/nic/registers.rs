@@ -28,7 +28,7 @@
 //! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
 //! `eitr_256ns`, `*_1024ns`). Sources: see `chip::RegisterMap`.
 
-use super::chip::{LegacyItr, RegPresence, ThrottleKind};
+use super::chip::{LegacyItr, RegPresence, ThrottleKind, EITR_2048NS_MASK};
 use super::{IntMode, NicOut, NicPort};
 use crate::moderation::ModerationParams;
 use crate::units::{eitr_us_to_nanos, itr_256ns_to_nanos, ticks_1024ns_to_nanos, Nanos, SimTime};
@@ -41,7 +41,9 @@ use serde::Serialize;
 pub struct Registers {
     /// ITR (0x000C4) interval [256 ns]: 8254x, and the 82574 outside MSI-X mode.
     pub itr_256ns: Option<u32>,
-    /// Per-vector EITR interval [256 ns]: the 82574 in MSI-X mode.
+    /// Per-vector EITR interval [256 ns]: the 82574 in MSI-X mode; the
+    /// 82599/X540/X550 in every mode (the count as held, bits 11:3, so a
+    /// multiple of 8: 2.048 us steps).
     pub eitr_256ns: Option<Vec<u32>>,
     /// Per-vector EITR interval field (bits 14:2) [1 us]: igb class.
     pub eitr_us: Option<Vec<u32>>,
@@ -158,7 +160,9 @@ impl NicPort {
         let (mut itr, mut eitr_256, mut eitr_us) = (None, None, None);
         match (self.chip.throttle, self.cfg.mode) {
             (ThrottleKind::Eitr1us, _) => eitr_us = Some(throttle),
-            (ThrottleKind::Eitr256ns, IntMode::Msix) => eitr_256 = Some(throttle),
+            (ThrottleKind::Eitr256ns, IntMode::Msix) | (ThrottleKind::Eitr2048ns, _) => {
+                eitr_256 = Some(throttle)
+            }
             _ => itr = Some(throttle[0]),
         }
         Registers {
@@ -185,7 +189,9 @@ impl NicPort {
     fn throttle_reg(&self) -> Reg {
         match (self.chip.throttle, self.cfg.mode) {
             (ThrottleKind::Itr256ns, _) => Reg::Itr,
-            (ThrottleKind::Eitr256ns, IntMode::Msix) | (ThrottleKind::Eitr1us, _) => Reg::Eitr,
+            (ThrottleKind::Eitr256ns, IntMode::Msix)
+            | (ThrottleKind::Eitr1us, _)
+            | (ThrottleKind::Eitr2048ns, _) => Reg::Eitr,
             (ThrottleKind::Eitr256ns, _) => Reg::Itr,
         }
     }
@@ -254,11 +260,14 @@ impl NicPort {
         let name = reg.name();
         let tx = matches!(reg, Reg::Tidv | Reg::Tadv);
         if presence == RegPresence::Absent {
+            let why = if self.chip.throttle == ThrottleKind::Eitr2048ns {
+                "ixgbe class: EITR is its only moderation register (Linux ixgbe_type.h)"
+            } else {
+                "igb class: the I210 datasheet register map has EITR as its only moderation \
+                 register, §8.8.14"
+            };
             self.write_log.note(reg, field, v, None, || {
-                format!(
-                    "{chip} has no {name} register (igb class: the I210 datasheet register \
-                     map has EITR as its only moderation register, §8.8.14); the write is ignored"
-                )
+                format!("{chip} has no {name} register ({why}); the write is ignored")
             });
         } else if !self.delay_timers_active() {
             self.write_log.note(reg, field, v, Some(v), || {
@@ -333,6 +342,9 @@ impl NicPort {
     fn throttle_value(&mut self, p: &ModerationParams) -> Option<(u32, Nanos)> {
         let reg = self.throttle_reg();
         let chip = self.chip.name;
+        if self.chip.throttle == ThrottleKind::Eitr2048ns {
+            return self.ixgbe_eitr_value(reg, p);
+        }
         match (self.chip.throttle, p.itr_256ns, p.eitr_us) {
             (ThrottleKind::Eitr1us, itr, Some(us)) => {
                 if let Some(itr) = itr {
@@ -397,6 +409,42 @@ impl NicPort {
         }
     }
 
+    /// The 82599/X540/X550 EITR: a 256 ns count of which bits 11:3 are held
+    /// (`EITR_2048NS_MASK`). A value in 1 us is first converted to 256 ns
+    /// (truncated); bits outside 11:3 are dropped and the loss recorded
+    /// (an odd `rx-usecs` shifted by 2 loses bit 2: 85 us is held as 84).
+    fn ixgbe_eitr_value(&mut self, reg: Reg, p: &ModerationParams) -> Option<(u32, Nanos)> {
+        let chip = self.chip.name;
+        let (field, given, count) = match (p.itr_256ns, p.eitr_us) {
+            (Some(itr), eitr) => {
+                if let Some(us) = eitr {
+                    self.write_log.note(reg, "eitr_us", us, Some(itr & EITR_2048NS_MASK), || {
+                        format!("{chip} counts EITR in 256 ns and itr_256ns = {itr} was also given; eitr_us is ignored")
+                    });
+                }
+                ("itr_256ns", itr, itr)
+            }
+            (None, Some(us)) => (
+                "eitr_us",
+                us,
+                (us as u64 * 1000 / 256).min(u32::MAX as u64) as u32,
+            ),
+            (None, None) => return None,
+        };
+        let held = count & EITR_2048NS_MASK;
+        if held != count || (field == "eitr_us" && held as u64 * 256 != given as u64 * 1000) {
+            self.write_log.note(reg, field, given, Some(held), || {
+                format!(
+                    "{chip} holds bits 11:3 of the EITR count (Linux ixgbe_type.h \
+                     IXGBE_EITR_ITR_INT_MASK 0xFF8: 2.048 us steps): {field} = {given} is held \
+                     as {held} x 256 ns = {} ns",
+                    held as u64 * 256
+                )
+            });
+        }
+        Some((held, itr_256ns_to_nanos(held)))
+    }
+
     /// An ITR value [256 ns] held in the 1 us EITR field (truncated), with
     /// the lossy conversion recorded. Returns (eitr_us, interval).
     fn itr_as_eitr_us(&mut self, reg: Reg, itr: u32) -> (u32, Nanos) {
@@ -417,7 +465,11 @@ impl NicPort {
     /// Write the throttle register of one vector. ITR: the new interval
     /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
     /// write also zeroes the counter, so pending causes assert at once
-    /// (I210 datasheet §8.8.14).
+    /// (I210 datasheet §8.8.14). EITR of the 82599/X540/X550: the driver
+    /// sets CNT_WDIS, so the running countdown is left alone and the new
+    /// interval applies from the next one (Linux ixgbe_write_eitr: "set the
+    /// WDIS bit to not clear the timer bits and cause an immediate
+    /// assertion of the interrupt").
     fn write_throttle(
         &mut self,
         now: SimTime,

@@ -9,6 +9,7 @@ use crate::moderation::ModerationParams;
 use crate::packet::PktKind;
 use crate::units::BitsPerSec;
 
+mod ixgbe;
 mod registers;
 
 /// A harness: one port, its event queue, and a record of assertions.
@@ -303,8 +304,12 @@ fn rx_fifo_overrun_when_frames_outrun_the_descriptor_engine() {
         legacy_itr: chip::LegacyItr::Native,
         msix: false,
         max_queues: 1,
+        link_mbps: 1000,
         max_ring: 4096,
+        min_ring: 8,
+        default_ring: 256,
         reta_entries: 0,
+        other_vector_eitr: None,
         rx_fifo_bytes: 1000,
         rx_dma_ns: Nanos(1_000),
         tx_dma_ns: Nanos(1_000),

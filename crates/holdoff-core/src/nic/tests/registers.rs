@@ -27,11 +27,13 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // §9.2.6); igb class: EITR in 1 us is the only moderation register (I210
     // datasheet §8.8.14), RADV, TIDV, TADV and the IDE bit absent (no TIDV
     // or TADV between TDT and TXDCTL; advanced descriptors without IDE);
-    // RDTR kept as a what-if.
+    // RDTR kept as a what-if; ixgbe class (82599, X540, X550): EITR in
+    // 2.048 us steps only (Linux ixgbe programs nothing else).
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
     let igb = [WhatIf, Absent, Absent, Absent, Absent];
-    let table: [Row; 7] = [
+    let ixgbe = [Absent; 5];
+    let table: [Row; 10] = [
         ("82540", ThrottleKind::Itr256ns, e1000),
         ("82546", ThrottleKind::Itr256ns, e1000),
         ("82574", ThrottleKind::Eitr256ns, e1000),
@@ -39,6 +41,9 @@ fn each_preset_has_the_registers_of_its_datasheet() {
         ("i350", ThrottleKind::Eitr1us, igb),
         ("i210", ThrottleKind::Eitr1us, igb),
         ("i211", ThrottleKind::Eitr1us, igb),
+        ("82599", ThrottleKind::Eitr2048ns, ixgbe),
+        ("x540", ThrottleKind::Eitr2048ns, ixgbe),
+        ("x550", ThrottleKind::Eitr2048ns, ixgbe),
     ];
     assert_eq!(table.len(), chip::presets().len());
     for (name, throttle, [rdtr, radv, tidv, tadv, ide]) in table {

@@ -64,6 +64,13 @@ pub struct HostCfg {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "overrides_schema")]
     pub profile_overrides: BTreeMap<String, u64>,
+    /// The kernel's timer tick rate, Linux `CONFIG_HZ` [1/s]: 100, 250, 300
+    /// or 1000 (kernel/Kconfig.hz). It clocks the jiffies that Linux ixgbe's
+    /// adaptive moderation gates on. Default: the profile kernel's (250 for
+    /// a modern Linux host, the Kconfig default; 1000 for Linux 2.6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "hz_schema")]
+    pub hz: Option<u32>,
     /// CPU cores [count].
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 256))]
@@ -352,6 +359,13 @@ fn with_bounds<T: JsonSchema>(
     s
 }
 
+/// `CONFIG_HZ` choices of kernel/Kconfig.hz.
+pub const HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
+
+fn hz_schema(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "integer", "format": "uint32", "enum": HZ_CHOICES })
+}
+
 fn napi_schema(gen: &mut SchemaGenerator) -> Schema {
     with_bounds::<NapiConfig>(
         gen,
@@ -508,6 +522,11 @@ impl HostCfg {
             .max(self.tcp.rmem_default)
     }
 
+    /// The timer tick rate in effect (Linux `HZ`) [1/s].
+    pub fn hz(&self) -> u32 {
+        self.hz.unwrap_or(self.base_profile().kernel.hz)
+    }
+
     /// Byte queue limits on `nic`'s TX ring in effect.
     pub fn bql(&self, nic: &NicCfg) -> bool {
         nic.bql.unwrap_or(self.kernel_defaults().bql)
@@ -602,6 +621,14 @@ impl HostCfg {
             }
         }
         check_napi(&self.napi, &f("napi"))?;
+        if let Some(hz) = self.hz {
+            if !HZ_CHOICES.contains(&hz) {
+                return Err(cfg_err(
+                    f("hz"),
+                    format!("got {hz}; allowed: 100, 250, 300, 1000 (the CONFIG_HZ choices)"),
+                ));
+            }
+        }
         // Without an application that busy-polls with prefer_busy_poll
         // irq_suspend_timeout is accepted and does nothing, as in Linux (a
         // sweep may turn busy polling on and off under one host setup).

@@ -243,6 +243,9 @@ impl Scenario {
     pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, Error> {
         let mut s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
         s.base_dir = base_dir.map(|p| p.to_path_buf());
+        for n in s.hosts.iter_mut().flat_map(|h| h.nics.iter_mut()) {
+            n.fill_ring_defaults();
+        }
         s.validate()?;
         Ok(s)
     }

@@ -8,8 +8,8 @@
 
 use crate::error::Error;
 use crate::moderation::{
-    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, FreebsdAimCfg, IgbCfg, IxlCfg, ModeratorConfig,
-    PortCaps, StaticCfg, Throttle,
+    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, FreebsdAimCfg, IgbCfg, IxgbeCfg, IxlCfg,
+    ModeratorConfig, PortCaps, StaticCfg, Throttle,
 };
 use crate::nic::chip::{ChipProfile, ThrottleKind};
 use schemars::JsonSchema;
@@ -41,6 +41,11 @@ pub enum ModerationCfg {
     Igb(IgbCfg),
     /// FreeBSD ixl dynamic ITR (ITR in 2 us units) driving the chip's EITR.
     Ixl(IxlCfg),
+    /// Linux ixgbe (82599, x540, x550): `rx_usecs` 0 off, 1 adaptive
+    /// (`ixgbe_update_itr` at NAPI completion, the default), 2..=1022
+    /// static (EITR = usecs << 2, odd values round down); `tx_usecs` only 0
+    /// (the vectors carry RX and TX rings).
+    Ixgbe(IxgbeCfg),
     /// FreeBSD em/igb adaptive interrupt moderation (2024): `enable_aim` 0
     /// (static `max_interrupt_rate`), 1 or 2 (per-interrupt 4K/20K/70K
     /// classes; 2 allows the lowest-latency class). Writes ITR on e1000-family
@@ -83,6 +88,7 @@ impl ModerationCfg {
             ModerationCfg::E1000Itr(c) => Ok(c),
             ModerationCfg::Igb(c) => Ok(c),
             ModerationCfg::Ixl(c) => Ok(c),
+            ModerationCfg::Ixgbe(c) => Ok(c),
             ModerationCfg::FreebsdAim(c) => Ok(c),
             ModerationCfg::Dim(c) => Ok(c),
             ModerationCfg::E1000Legacy(c) => Ok(c),
@@ -117,6 +123,7 @@ pub fn throttle(kind: ThrottleKind) -> Throttle {
         ThrottleKind::Itr256ns => Throttle::Itr256ns,
         ThrottleKind::Eitr256ns => Throttle::Eitr256ns,
         ThrottleKind::Eitr1us => Throttle::Eitr1us,
+        ThrottleKind::Eitr2048ns => Throttle::Eitr2048ns,
     }
 }
 
@@ -129,12 +136,19 @@ pub fn port_caps(chip: &ChipProfile) -> PortCaps<'_> {
 }
 
 /// What an algorithm's `build()` needs for one vector of a port.
-pub fn build_ctx(chip: &ChipProfile, link_bps: u64, vectors: u16, vector: u16) -> BuildCtx {
+pub fn build_ctx(
+    chip: &ChipProfile,
+    link_bps: u64,
+    hz: u32,
+    vectors: u16,
+    vector: u16,
+) -> BuildCtx {
     BuildCtx {
         link_mbps: (link_bps / 1_000_000) as u32,
         throttle: throttle(chip.throttle),
         rx_fifo_bytes: chip.rx_fifo_bytes,
         vectors,
         vector,
+        hz,
     }
 }

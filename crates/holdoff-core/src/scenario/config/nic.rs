@@ -38,23 +38,26 @@ pub enum LegacyItrCfg {
 #[serde(deny_unknown_fields)]
 pub struct NicCfg {
     pub name: String,
-    /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211.
+    /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211 (1 GbE);
+    /// 82599, x540, x550 (10 GbE, Linux ixgbe).
     #[schemars(schema_with = "chip_schema")]
     pub chip: String,
     /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
     #[serde(default)]
     pub interrupt_mode: Option<IntModeCfg>,
-    /// RX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
-    #[serde(default = "default_ring")]
+    /// RX descriptors [count]: a multiple of 8 from the chip's minimum (8;
+    /// 64 on the 10 GbE chips) to its maximum (4096). Default: the driver's
+    /// (256; 512 on the 10 GbE chips).
+    #[serde(default, rename = "rx_ring", skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
-    pub rx_ring: u32,
-    /// TX descriptors [count]: a multiple of 8 from 8 to the chip's maximum (4096).
-    #[serde(default = "default_ring")]
+    pub rx_ring_set: Option<u32>,
+    /// TX descriptors [count]: as `rx_ring`.
+    #[serde(default, rename = "tx_ring", skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
-    pub tx_ring: u32,
+    pub tx_ring_set: Option<u32>,
     /// RX/TX queue pairs [count], 1 to the chip's maximum; > 1 requires MSI-X.
     #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 16))]
+    #[schemars(range(min = 1, max = 63))]
     pub queues: u32,
     /// Whether the driver sets IDE on TX descriptors (TIDV/TADV apply only then).
     #[serde(default = "yes")]
@@ -160,9 +163,6 @@ fn default_mtu() -> u32 {
     DEFAULT_MTU_BYTES
 }
 
-fn default_ring() -> u32 {
-    256
-}
 fn chip_schema(_: &mut SchemaGenerator) -> Schema {
     string_enum(chip::presets().iter().map(|c| c.name).collect())
 }
@@ -291,6 +291,29 @@ impl NicCfg {
         Ok(())
     }
 
+    /// RX descriptors in effect: as set, or the chip's default ring.
+    pub fn rx_ring(&self) -> u32 {
+        self.rx_ring_set.unwrap_or_else(|| self.default_ring())
+    }
+
+    /// TX descriptors in effect: as set, or the chip's default ring.
+    pub fn tx_ring(&self) -> u32 {
+        self.tx_ring_set.unwrap_or_else(|| self.default_ring())
+    }
+
+    fn default_ring(&self) -> u32 {
+        self.chip().map_or(256, |c| c.default_ring)
+    }
+
+    /// Write the chip's default ring into the ring fields the file left
+    /// out, so that the scenario as run (the report's `config`) states the
+    /// sizes in effect.
+    pub fn fill_ring_defaults(&mut self) {
+        let d = self.default_ring();
+        self.rx_ring_set.get_or_insert(d);
+        self.tx_ring_set.get_or_insert(d);
+    }
+
     /// Check this NIC on a host with `cores` cores; `path` is `hosts[i].nics[j]`.
     pub fn validate(&self, path: &str, cores: u32) -> Result<(), Error> {
         let f = |x: &str| format!("{path}.{x}");
@@ -302,13 +325,13 @@ impl NicCfg {
             ));
         };
         range(f("mtu_bytes"), self.mtu_bytes, 68, 9216, " bytes")?;
-        for (field, v) in [("rx_ring", self.rx_ring), ("tx_ring", self.tx_ring)] {
-            if v < 8 || v > c.max_ring || v % 8 != 0 {
+        for (field, v) in [("rx_ring", self.rx_ring()), ("tx_ring", self.tx_ring())] {
+            if v < c.min_ring || v > c.max_ring || v % 8 != 0 {
                 return Err(cfg_err(
                     f(field),
                     format!(
-                        "got {v}; allowed: a multiple of 8 from 8 to {} for chip {}",
-                        c.max_ring, c.name
+                        "got {v}; allowed: a multiple of 8 from {} to {} for chip {}",
+                        c.min_ring, c.max_ring, c.name
                     ),
                 ));
             }
@@ -355,8 +378,9 @@ impl NicCfg {
             return Err(cfg_err(
                 f("legacy_itr"),
                 format!(
-                    "chip {} has ITR (0x000C4) as its own throttle register; legacy_itr applies \
-                     only to EITR-class chips: 82576, i350, i210, i211",
+                    "chip {} has no legacy ITR choice (ITR at 0x000C4 is its own throttle \
+                     register, or it is a 10 GbE part whose EITR serves every mode); \
+                     legacy_itr applies only to the igb-class chips: 82576, i350, i210, i211",
                     c.name
                 ),
             ));

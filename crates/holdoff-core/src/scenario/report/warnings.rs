@@ -216,7 +216,7 @@ fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
         } else {
             (interval_ns, "the interval", field(interval_param))
         };
-        let rx_bits = u64::from(nic.rx_ring) * MIN_FRAME_WIRE_BYTES * 8;
+        let rx_bits = u64::from(nic.rx_ring()) * MIN_FRAME_WIRE_BYTES * 8;
         if rx_hold > 0 && longer(rx_hold, rx_bits) {
             out.push(WarningOut {
                 field: rx_field,
@@ -225,7 +225,7 @@ fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
                      with 64-byte frames at {rate_mbps} Mb/s ({} us): a burst at line rate \
                      overflows the ring",
                     us_1(rx_hold),
-                    nic.rx_ring,
+                    nic.rx_ring(),
                     us_1(at_rate(rx_bits))
                 ),
             });
@@ -236,7 +236,7 @@ fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
         } else {
             (interval_ns, "the interval", field(interval_param))
         };
-        let tx_bits = u64::from(nic.tx_ring) * MIN_FRAME_WIRE_BYTES * 8;
+        let tx_bits = u64::from(nic.tx_ring()) * MIN_FRAME_WIRE_BYTES * 8;
         if tx_hold > 0 && longer(tx_hold, tx_bits) {
             out.push(WarningOut {
                 field: tx_field.clone(),
@@ -245,7 +245,7 @@ fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
                      drains in {} us of back-to-back 64-byte frames at {rate_mbps} Mb/s, \
                      before the TX completion interrupt refills it",
                     us_1(tx_hold),
-                    nic.tx_ring,
+                    nic.tx_ring(),
                     us_1(at_rate(tx_bits))
                 ),
             });

@@ -113,8 +113,8 @@ impl World {
                 let name = format!("{}.{}", h.name, n.name);
                 let egress = topo.egress(ports.len());
                 let cfg = PortConfig {
-                    rx_ring: n.rx_ring,
-                    tx_ring: n.tx_ring,
+                    rx_ring: n.rx_ring(),
+                    tx_ring: n.tx_ring(),
                     queues: n.queues,
                     mode,
                     set_ide: n.set_ide,
@@ -182,6 +182,7 @@ impl World {
                         build_moderator(
                             n,
                             c,
+                            h.hz(),
                             &topo.link[pidx as usize].rate,
                             &name,
                             nvec,

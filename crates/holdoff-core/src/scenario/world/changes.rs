@@ -117,7 +117,8 @@ impl World {
             let write = match how {
                 LiveChange::Retune => algo.retune(self.moderators[p][v].as_mut()),
                 LiveChange::Reprogram => {
-                    let m = algo.build(&build_ctx(chip, link_bps, nvec as u16, v as u16));
+                    let hz = self.scenario.hosts[host].hz();
+                    let m = algo.build(&build_ctx(chip, link_bps, hz, nvec as u16, v as u16));
                     let params = m.initial();
                     self.moderators[p][v] = m;
                     Some(params)

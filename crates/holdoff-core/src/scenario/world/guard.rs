@@ -212,7 +212,7 @@ impl World {
         for h in &self.scenario.hosts {
             slots += h.txqueuelen as f64 * h.nics.len() as f64;
             for n in &h.nics {
-                slots += (n.rx_ring as f64 + n.tx_ring as f64) * n.queues.max(1) as f64;
+                slots += (n.rx_ring() as f64 + n.tx_ring() as f64) * n.queues.max(1) as f64;
             }
         }
         let rate = EVENTS_PER_SOURCE_BOUND * (frames_per_s + ticks_per_s) + EVENT_RATE_FLOOR_PER_S;

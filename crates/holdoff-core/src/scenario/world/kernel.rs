@@ -106,8 +106,19 @@ impl Kernel for HostKernel<'_> {
         self.w.moderate(t, port, vector, when, prof)
     }
 
+    /// `napi_complete_done`; when it returns true, a moderation algorithm
+    /// that runs at NAPI completion (Linux ixgbe `ixgbe_set_itr`) is called
+    /// before the driver re-enables the vector. Its EITR write is a posted
+    /// MMIO write whose CPU cost is not charged here (the caller's unmask
+    /// write is).
     fn napi_complete(&mut self, t: SimTime, port: u16, vector: u16, work: u32) -> bool {
-        self.w.complete_poll(t, self.h, port, vector, work)
+        let done = self.w.complete_poll(t, self.h, port, vector, work);
+        if done {
+            let prof = self.profile();
+            self.w
+                .moderate(t, port, vector, Invocation::NapiComplete, prof);
+        }
+        done
     }
 
     fn lock(&mut self, port: u16, at: SimTime, hold: Nanos) -> Nanos {

@@ -24,12 +24,13 @@ pub type ExternalFactory<'a> = dyn FnMut(
     + 'a;
 
 /// Build the moderation algorithm of one vector of a port: the NIC's config
-/// (`hosts[hi].nics[ni]`), its chip, the rate of its link, its "host.nic"
-/// name and vector count.
+/// (`hosts[hi].nics[ni]`), its chip, the host's HZ, the rate of its link,
+/// its "host.nic" name and vector count.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_moderator(
     n: &NicCfg,
     c: &ChipProfile,
+    hz: u32,
     link_rate: &str,
     name: &str,
     nvec: usize,
@@ -39,7 +40,7 @@ pub(super) fn build_moderator(
 ) -> Result<Box<dyn Moderator>, Error> {
     let link_bps = parse_rate(link_rate).unwrap_or(1_000_000_000);
     match n.moderation.algo() {
-        Ok(a) => Ok(a.build(&build_ctx(c, link_bps, nvec as u16, vector))),
+        Ok(a) => Ok(a.build(&build_ctx(c, link_bps, hz, nvec as u16, vector))),
         Err(py) => {
             let field = format!("hosts[{hi}].nics[{ni}].moderation.class");
             let Some(f) = factory.as_deref_mut() else {
