@@ -132,7 +132,14 @@ def choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None,
             f"{(1 - THROUGHPUT_TIE) * 100:.1f} % of it, the least CPU"
         )
     if objective.kind == "cores":
-        same = fewest_cores(valid)
+        same = fewest_cores(valid, objective)
+        if not same:
+            low = min(valid, key=lambda p: _nan_last(_latency(p, objective)))
+            return None, (
+                f"no setting meets {objective.metric} <= {objective.bound:g} us without drops; "
+                f"the lowest {objective.metric} is {_latency(low, objective):.1f} us "
+                f"({_settings_text(low)})"
+            )
         k = irq_cores_of(same[0])
         pick = min(
             same,
@@ -142,8 +149,13 @@ def choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None,
                 _simplicity(p),
             ),
         )
+        budget = (
+            f" and {objective.metric} <= {objective.bound:g} us"
+            if not math.isnan(objective.bound)
+            else ""
+        )
         return pick, (
-            f"{k} interrupt core{'s' if k != 1 else ''} carry the load with no drops "
+            f"{k} interrupt core{'s' if k != 1 else ''} carry the load with no drops{budget} "
             f"({len(same)} settings, within {(1 - THROUGHPUT_FLOOR) * 100:.0f} % of the best "
             "throughput); of those, the least CPU"
         )
@@ -211,9 +223,18 @@ def irq_cores_of(p: Point) -> int:
     return int(p.candidate.port.get("irq-cores", 1))
 
 
-def fewest_cores(valid: Sequence[Point]) -> list[Point]:
+def _latency(p: Point, objective: Objective) -> float:
+    return p.metrics.p99_us if objective.metric == "p99" else p.metrics.p50_us
+
+
+def fewest_cores(valid: Sequence[Point], objective: Objective) -> list[Point]:
     """Of the settings without drops that keep the best throughput (within
-    :data:`THROUGHPUT_FLOOR`), those on the fewest interrupt cores."""
+    :data:`THROUGHPUT_FLOOR`) and meet the objective's latency budget (if it
+    has one), those on the fewest interrupt cores (none: nothing meets it)."""
+    if not math.isnan(objective.bound):
+        valid = [p for p in valid if _latency(p, objective) <= objective.bound]
+    if not valid:
+        return []
     top = max(p.metrics.throughput_bps for p in valid)
     keep = [p for p in valid if p.metrics.throughput_bps >= THROUGHPUT_FLOOR * top]
     k = min(irq_cores_of(p) for p in keep)
@@ -235,6 +256,9 @@ def _score(m: PointMetrics, objective: Objective, cores: int = 1) -> float:
     if objective.kind == "throughput":
         return -m.throughput_bps / 1e9 + m.cpu_util * 1e-3
     if objective.kind == "cores":
+        lat = m.p99_us if objective.metric == "p99" else m.p50_us
+        if not math.isnan(objective.bound) and not lat <= objective.bound:
+            return 100.0 + (lat / objective.bound if not math.isnan(lat) else 1e3)
         return float(cores) + (m.cpu_util if not math.isnan(m.cpu_util) else 1.0)
     lat = m.p99_us if objective.metric == "p99" else m.p50_us
     if objective.kind == "latency":

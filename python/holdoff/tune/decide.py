@@ -104,7 +104,7 @@ def eligible(points: Sequence[Point], objective: Objective) -> list[Point]:
         front = pareto_front(valid)
         return [p for p in front if not math.isnan(p.metrics.p99_us)] or front
     if objective.kind == "cores":
-        return fewest_cores(valid)
+        return fewest_cores(valid, objective)
     if objective.kind == "latency":
         name = "p99_us" if objective.metric == "p99" else "p50_us"
         ok = [p for p in valid if p.metrics.value(name) <= objective.bound]

@@ -207,7 +207,9 @@ def tune(
             f"fewest-cores searches the queues and their cores, which the tuner does for "
             f"{', '.join(ports.PORT_DRIVERS)}, not {driver}",
         )
-    needs_latency = objective.kind in ("latency", "cpu")
+    needs_latency = objective.kind in ("latency", "cpu") or (
+        objective.kind == "cores" and not math.isnan(objective.bound)
+    )
     if needs_latency and not _measures_latency(workload):
         raise TuneError(
             "--objective",

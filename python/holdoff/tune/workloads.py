@@ -86,7 +86,8 @@ def check_driver(driver: str) -> None:
 @dataclass(frozen=True)
 class Objective:
     """What the tuner optimises: ``kind`` is "latency", "cpu", "throughput", "cores"
-    (the fewest interrupt cores with no drops) or "pareto"."""
+    (the fewest interrupt cores with no drops, within a latency budget when
+    ``bound`` is set) or "pareto"."""
 
     kind: str
     #: The budget: latency [us] (metric ``p50``/``p99``) or CPU [fraction].
@@ -105,8 +106,16 @@ def parse_objective(text: str) -> Objective:
         return Objective("pareto", text=text)
     if t in ("max-throughput", "throughput"):
         return Objective("throughput", text=text)
-    if t in ("fewest-cores", "cores", "min-cores"):
-        return Objective("cores", text=text)
+    m = re.fullmatch(
+        r"(?:fewest-cores|cores|min-cores)(?:,(p50|p99)<=([0-9]*\.?[0-9]+)(ns|us|µs|ms|s))?", t
+    )
+    if m:
+        if m.group(1) is None:
+            return Objective("cores", text=text)
+        bound = float(m.group(2)) * _TIME_UNITS[m.group(3)]
+        if bound <= 0:
+            raise TuneError("--objective", "the latency budget must be above 0")
+        return Objective("cores", bound, m.group(1), text)
     m = re.fullmatch(r"(p50|p99)<=([0-9]*\.?[0-9]+)(ns|us|µs|ms|s)?", t)
     if m:
         if m.group(3) is None:
@@ -126,7 +135,8 @@ def parse_objective(text: str) -> Objective:
         "--objective",
         f"cannot read {text!r}; use p99<=100us (least CPU within a latency budget), "
         "cpu<=30% (least p99 within a CPU budget), max-throughput, fewest-cores (the fewest "
-        "interrupt cores that carry the load with no drops) or pareto",
+        "interrupt cores that carry the load with no drops; fewest-cores,p99<=100us adds a "
+        "latency budget) or pareto",
     )
 
 
