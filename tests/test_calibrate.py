@@ -3,9 +3,11 @@
 - A known profile is recovered (each fitted cost within 5 % of the preset's
   value) from rows the model made with it, starting 30 % off; the written
   file runs in a scenario.
-- The apu2 fit to the two published rows of openbsd-tech 2025-05-19 (TX 600,
-  RX 334 Mb/s at EM_TIDV = EM_TADV = 64) reproduces them within the case
-  tolerance and lands where scripts/calibrate_apu2.py put the preset.
+- On the apu2's own setups, costs chosen by the test (not the preset's) are
+  recovered from rows the model made with them. The fit to the two published
+  rows of openbsd-tech 2025-05-19 (TX 600, RX 334 Mb/s at EM_TIDV = EM_TADV =
+  64) is a fitter-agreement check: it meets its inputs and lands where
+  scripts/calibrate_apu2.py put the preset.
 - Rows that cannot identify a cost, or tell two apart, are refused naming
   the cost(s) and a row that would; every kind of bad input exits 2 naming
   the row and column.
@@ -135,35 +137,69 @@ def test_recovers_a_known_profile_within_5_percent(
     assert got == next(v["model"] for v in row2 if v["column"] == "cpu_pct")
 
 
-def test_apu2_fit_reproduces_the_published_rows(
+#: The apu2 fit's arguments (scripts/calibrate_apu2.py's start: 60 % of each
+#: published row's all-in CPU budget per segment), 300-ms runs.
+APU2_FIT = [
+    "--profile", "apu2", "--costs", "tx_packet_ns,rx_packet_ns",
+    "--start", "tx_packet_ns=6950", "--start", "rx_packet_ns=12490",
+    "--set", "duration_ms=300",
+]  # fmt: skip
+APU2_CASE = REPO / "cases" / "openbsd-2025-txmit"
+
+
+def test_the_apu2_fit_recovers_known_costs_from_rows_the_model_made(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # openbsd-tech 2025-05-19: TX 600 and RX 334 Mb/s at TIDV = TADV = 64,
-    # CPU about 100 % of one core. Started at 60 % of each row's all-in CPU
-    # budget per segment (scripts/calibrate_apu2.py's start), 300 ms runs.
+    # Fitter agreement on the apu2's own setups (the case's TX and RX runs at
+    # TIDV/TADV 64): rows made by the model with costs chosen here, unlike the
+    # preset's (8000 and 15000 ns against 7220 and 16910), must give those
+    # costs back from the fit's usual start. The expected values are these
+    # inputs, not simulator output.
+    known = {"tx_packet_ns": 8000, "rx_packet_ns": 15000}
+    lines = ["label,scenario,throughput_mbps,cpu_pct"]
+    for name in ("tx-64", "rx-64"):
+        doc = tomllib.loads((APU2_CASE / f"{name}.toml").read_text(encoding="utf-8"))
+        doc["duration_ms"] = 300
+        doc["hosts"][0]["profile_overrides"] = known
+        seen = observe(holdoff.run(doc).report["summary"], "apu2")
+        (mbps,) = [a["throughput_mbps"] for a in seen["apps"].values() if a["throughput_mbps"]]
+        lines.append(f"{name},{APU2_CASE / name}.toml,{mbps!r},{seen['cpu_pct']!r}")
+    rows = tmp_path / "known.csv"
+    rows.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = cli(capsys, "calibrate", rows, *APU2_FIT, "-o", tmp_path / "k.toml", "--json")
+    assert code == 0, err
+    fitted = {c["cost"]: c["fitted"] for c in json.loads(out)["costs"]}
+    assert fitted["tx_packet_ns"] == pytest.approx(known["tx_packet_ns"], rel=0.02)
+    assert fitted["rx_packet_ns"] == pytest.approx(known["rx_packet_ns"], rel=0.02)
+
+
+def test_the_apu2_preset_is_what_the_fit_to_the_published_rows_gives(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A fitter-agreement check, not evidence of the model: the two published
+    # rows of openbsd-tech 2025-05-19 (TX 600, RX 334 Mb/s at TIDV = TADV = 64)
+    # are this fit's inputs (examples/calibrate/apu2-seed004.csv). It checks
+    # that the fit meets them (residuals far inside the case's 15 %: two costs,
+    # two throughputs, an exact solution exists) and that it lands where
+    # scripts/calibrate_apu2.py put the preset (7220 / 16910 ns, from 1000-ms
+    # runs; these are 300 ms), so that the preset and this command agree.
     rows = REPO / "examples" / "calibrate" / "apu2-seed004.csv"
-    args = [
-        "calibrate", rows, "--profile", "apu2", "--costs", "tx_packet_ns,rx_packet_ns",
-        "--start", "tx_packet_ns=6950", "--start", "rx_packet_ns=12490",
-        "--set", "duration_ms=300",
-    ]  # fmt: skip
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
-    code, out, err = cli(capsys, *args, "-o", tmp_path / "a" / "fit.toml", "--json")
+    code, out, err = cli(
+        capsys, "calibrate", rows, *APU2_FIT, "-o", tmp_path / "a" / "fit.toml", "--json"
+    )
     assert code == 0, err
     fit = json.loads(out)
-    published = {1: 600.0, 2: 334.0}
     for row in fit["rows"]:
         thr = next(v for v in row["values"] if v["column"] == "throughput_mbps")
-        assert thr["measured"] == published[row["row"]]
-        assert thr["model"] == pytest.approx(published[row["row"]], rel=0.15)
-    # The same data fitted by scripts/calibrate_apu2.py gave the preset's
-    # 7220 / 16910 ns (1000-ms runs; these are 300 ms).
+        assert thr["model"] == pytest.approx(thr["measured"], rel=0.01)
     fitted = {c["cost"]: c["fitted"] for c in fit["costs"]}
-    assert fitted["tx_packet_ns"] == pytest.approx(7220, rel=0.02)
-    assert fitted["rx_packet_ns"] == pytest.approx(16910, rel=0.02)
+    preset = cb.profile_costs("apu2")
+    assert fitted["tx_packet_ns"] == pytest.approx(preset["tx_packet_ns"], rel=0.02)
+    assert fitted["rx_packet_ns"] == pytest.approx(preset["rx_packet_ns"], rel=0.02)
     # Deterministic: the same inputs write the same file.
-    code, _, err = cli(capsys, *args, "-o", tmp_path / "b" / "fit.toml")
+    code, _, err = cli(capsys, "calibrate", rows, *APU2_FIT, "-o", tmp_path / "b" / "fit.toml")
     assert code == 0, err
     assert (tmp_path / "a" / "fit.toml").read_bytes() == (tmp_path / "b" / "fit.toml").read_bytes()
 

@@ -206,15 +206,47 @@ def test_unreachable_registers_round_to_the_nearest_knob() -> None:
     assert encode("linux-e1000", {"ITR": 243}) == {"rx-usecs": 62}
 
 
-@pytest.mark.parametrize("usecs", [0, 1, 3, 4, 10, 62, 100, 125, 333, 1000, 10_000])
-def test_e1000_knob_register_knob_round_trip(usecs: int) -> None:
-    # Static rx-usecs -> ITR -> rx-usecs gives back a knob with the same ITR.
+# (rx-usecs, its mode, its ITR, the knob read back from that ITR, that knob's ITR).
+# e1000_set_coalesce: rx-usecs u > 4 sets itr = 1000000 / u and ITR = 1e9 / (itr x 256),
+# both truncating; 0 writes ITR 0; 1 and 3 select a dynamic mode starting at
+# 20000/s; 4 sets itr = 4, whose 1e9 / 1024 = 976562 keeps its low 16 bits.
+E1000_ROUND_TRIP: list[tuple[int, str, int, int, int]] = [
+    # Off: ITR 0 comes only from rx-usecs 0, and goes back to it.
+    (0, "off", 0, 0, 0),
+    # Dynamic: the register holds the start value 1e9 / (20000 x 256) = 195, which the
+    # static rx-usecs 50 (itr 20000) also writes; the register cannot carry the mode,
+    # so the knob read back is that static one, with the same ITR.
+    (1, "adaptive", 195, 50, 195),
+    (3, "adaptive", 195, 50, 195),
+    # rx-usecs 4: 976562 - 14 x 65536 = 59058 (15.1 ms), above the largest ITR a
+    # static knob reaches (rx-usecs 10000: itr 100, 1e9 / 25600 = 39062): the knob read
+    # back is that nearest one, so this register value does not survive the round trip.
+    (4, "adaptive", 59_058, 10_000, 39_062),
+    # Static: itr = 1e6 / u, ITR = 1e9 / (itr x 256); u is the only knob reaching each
+    # ITR but the last, which u = 9901..10000 (itr 100) all reach: the roundest is given.
+    (10, "static", 39, 10, 39),  # itr 100000 -> 39.06
+    (62, "static", 242, 62, 242),  # itr 16129 -> 242.2
+    (100, "static", 390, 100, 390),  # itr 10000 -> 390.6
+    (125, "static", 488, 125, 488),  # itr 8000 -> 488.3
+    (333, "static", 1300, 333, 1300),  # itr 3003 -> 1300.7
+    (1000, "static", 3906, 1000, 3906),  # itr 1000 -> 3906.25
+    (10_000, "static", 39_062, 10_000, 39_062),  # itr 100 -> 39062.5
+]
+
+
+@pytest.mark.parametrize(("usecs", "mode", "itr", "back_usecs", "back_itr"), E1000_ROUND_TRIP)
+def test_e1000_knob_register_knob_round_trip(
+    usecs: int, mode: str, itr: int, back_usecs: int, back_itr: int
+) -> None:
+    # rx-usecs -> ITR -> rx-usecs -> ITR, every row asserting each step.
     d = decode("linux-e1000", {"rx-usecs": usecs})
-    if d.mode != "static":
-        return
-    itr = d.registers[0].value
+    assert (d.mode, d.registers[0].value) == (mode, itr)
     back = encode("linux-e1000", {"ITR": itr})
-    assert decode("linux-e1000", back).registers[0].value == itr
+    assert back == {"rx-usecs": back_usecs}
+    again = decode("linux-e1000", back)
+    assert again.registers[0].value == back_itr
+    # The mode a register reading gives: off for 0, otherwise a static time.
+    assert again.mode == ("off" if itr == 0 else "static")
 
 
 @pytest.mark.parametrize("usecs", [0, 10, 50, 62, 250, 8191])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -300,35 +301,46 @@ def test_knobs_the_driver_ignores_are_put_back_to_their_defaults() -> None:
 
 
 def test_a_calibrated_profile_file_is_a_host_for_the_tune(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # The profile file holds the apu2 costs fitted to the published rows;
-    # the tune runs on it as on a preset (the file path is resolved once).
-    code, out, err = cli(
-        capsys,
-        "tune",
-        "--mix",
-        "rr",
-        "--driver",
-        "openbsd-em",
-        "--profile",
-        REPO / "examples" / "calibrate" / "apu2-seed004.toml",
-        "--objective",
-        "pareto",
-        "--search",
-        "optuna",
-        "--trials",
-        "4",
-        "--duration-ms",
-        "20",
-        "--no-store",
-        "--executor",
-        "serial",
-        "--json",
+    # the tune must run on it, not on some other host. A second file is the
+    # same host with rx_packet_ns larger by DELTA_NS. The rr mix is open-loop
+    # (the same Poisson arrivals for both) and far below what either host
+    # can serve at 2000 requests/s, so each request is one 64-byte data
+    # segment received by the tuned host either way and the busy time grows
+    # by DELTA_NS per request: busy fraction of its 2 cores up by
+    # requests/s x DELTA_NS / 2. A tune that ignored --profile would run
+    # both on the same host and see no difference.
+    fitted = REPO / "examples" / "calibrate" / "apu2-seed004.toml"
+    costs = tomllib.loads(fitted.read_text(encoding="utf-8"))["costs"]
+    delta_ns = costs["rx_packet_ns"]
+    slower = tmp_path / "slower-rx.toml"
+    slower.write_text(
+        f'base = "apu2"\nname = "slower-rx"\n[costs]\n'
+        f"rx_packet_ns = {costs['rx_packet_ns'] + delta_ns}\n"
+        f"tx_packet_ns = {costs['tx_packet_ns']}\n",
+        encoding="utf-8",
     )
-    assert code == 0, err
-    data = json.loads(out)
-    assert data["settings_tried"] == 4 and data["default"]["cpu_util"] > 0
+    default = {}
+    for name, profile in (("fitted", fitted), ("slower", slower)):
+        code, out, err = cli(
+            capsys, "tune", "--mix", "rr", "--rate", "2000", "--driver", "openbsd-em",
+            "--profile", profile, "--objective", "pareto", "--search", "optuna",
+            "--trials", "4", "--duration-ms", "100", "--no-store", "--executor", "serial",
+            "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["settings_tried"] == 4
+        default[name] = data["default"]
+    a, b = default["fitted"], default["slower"]
+    assert a["drops"] == b["drops"] == 0
+    # Goodput counts 64 payload bytes each way per request.
+    assert a["throughput_bps"] == b["throughput_bps"]
+    requests_per_s = a["throughput_bps"] / (2 * 64 * 8)
+    want = requests_per_s * delta_ns * 1e-9 / 2
+    assert b["cpu_util"] - a["cpu_util"] == pytest.approx(want, rel=0.05)
 
 
 def _stored(store: Path) -> int:

@@ -169,6 +169,10 @@ pub struct HostOut {
     /// Interrupt deliveries to cores (handler invocations, including spurious/shared).
     pub irq_deliveries: u64,
     pub time_squeeze: u64,
+    /// Times net_rx_action handed the rest of its work to ksoftirqd (the
+    /// softirq restart limit reached). Absent when it never did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ksoftirqd_handoffs: u64,
     /// Driver locks (FreeBSD `EM_LOCK`, one per port, then the host's I/O
     /// APIC spin lock `icu_lock` where the OS masks the driver's lines)
     /// when the driver models them: acquisitions, contention, spinning
@@ -369,6 +373,11 @@ pub struct Series<'a> {
     pub series: BTreeMap<&'a str, &'a [f64]>,
 }
 
+/// Serde: leave a zero counter out of the report.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn latency(h: &LatencyHist) -> Option<LatencyOut> {
     if h.count() == 0 {
         return None;
@@ -502,6 +511,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                 },
                 irq_deliveries: h.irq_deliveries(),
                 time_squeeze: h.time_squeeze(),
+                ksoftirqd_handoffs: h.ksoftirqd_handoffs(),
                 locks: if h.models_locks() {
                     // Each port's driver lock, then the host's I/O APIC
                     // spin lock where the OS masks the driver's lines.

@@ -71,6 +71,8 @@ pub(super) struct SoftirqState {
     pub(super) do_started: SimTime,
     pub(super) ksoftirqd_queued: bool,
     pub(super) time_squeeze: u64,
+    /// Times the rest of the work was handed to ksoftirqd [count].
+    pub(super) ksoftirqd_handoffs: u64,
     /// Non-NAPI input backlog (netif_rx): (port, packet).
     pub(super) backlog: VecDeque<(u16, Packet)>,
 }
@@ -357,6 +359,7 @@ impl World {
         }
         if !sq.ksoftirqd_queued {
             sq.ksoftirqd_queued = true;
+            sq.ksoftirqd_handoffs += 1;
             host.cores[core as usize].queue_ksoftirqd();
         }
         (cost, None, on_end)

@@ -111,6 +111,11 @@ impl Host {
     pub fn time_squeeze(&self) -> u64 {
         self.softirq.iter().map(|s| s.time_squeeze).sum()
     }
+
+    /// Times softirq work was handed to ksoftirqd (`wakeup_softirqd`) [count].
+    pub fn ksoftirqd_handoffs(&self) -> u64 {
+        self.softirq.iter().map(|s| s.ksoftirqd_handoffs).sum()
+    }
 }
 
 /// The read API of a world: what a finished (or stepped) run reports.
