@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from holdoff import reproduce as rp
+from holdoff.api import run
 from holdoff.cli import main
 
 
@@ -191,6 +192,103 @@ def test_plumbing_checks_are_printed_but_not_scored() -> None:
     assert refs == [None, None, 1, 2]
 
 
+def test_evidence_is_printed_beside_a_scored_miss() -> None:
+    case = rp.Case(id="c", title="t", source="s", folder=Path("."), runs=[], checks=[])
+    why = "the chip has no such register"
+    checks = [_result(ok=False, evidence=why), _result(ok=False, evidence=why, note="n")]
+    res = rp.CaseResult(case=case, checks=checks)
+    # Still scored: a miss the hardware explains is a miss.
+    assert rp.case_score(res) == "0 of 2 checks pass"
+    notes, refs = rp.numbered_notes(res)
+    assert why in notes[0] and "scored all the same" in notes[0]
+    assert refs == [1, 2] and notes[1].endswith("n")
+    assert "the chip has no such register" in rp.to_markdown([res])
+
+
+def test_the_score_range_follows_the_intervals() -> None:
+    # published 100, +-10 %: band [90, 110].
+    def check(
+        lo: float, hi: float, op: str = "approx", plumbing: str | None = None
+    ) -> rp.CheckResult:
+        mean = (lo + hi) / 2
+        ok = rp.judge(op, 100.0, mean, 0.10)
+        return _result(
+            published=100.0, simulated=mean, tolerance_rel=0.10, ok=ok, op=op,
+            simulated_ci95=[lo, hi], seeds=8, plumbing=plumbing,
+        )  # fmt: skip
+
+    case = rp.Case(id="c", title="t", source="s", folder=Path("."), runs=[], checks=[])
+    checks = [
+        check(95, 105),  # inside the band: passes everywhere
+        check(85, 105),  # straddles 90: passes at the mean (95), not everywhere
+        check(70, 88),  # below the band everywhere
+        check(80, 95),  # mean 87.5 misses, but 90..95 would pass
+        check(90, 99, op="lt"),  # < 100 everywhere
+        check(95, 105, op="gt"),  # > 100 only somewhere
+        check(95, 105, plumbing="wiring"),  # not scored
+    ]
+    res = rp.CaseResult(case=case, checks=checks)
+    assert rp.passed(res) == 3
+    assert rp.score_range(res) == (2, 5)
+    assert rp.score_counts(res) == {
+        "scored": 6,
+        "passed": 3,
+        "passed_whole_interval": 2,
+        "passed_within_interval": 5,
+        "plumbing": 1,
+        "plumbing_broken": 0,
+    }
+    # One seed (no interval): the range is the score itself.
+    single = rp.CaseResult(case=case, checks=[_result(ok=True), _result(ok=False)])
+    assert rp.score_range(single) == (1, 1)
+
+
+def test_unknown_evidence_is_refused_naming_the_check(tmp_path: Path) -> None:
+    folder = tmp_path / "cases" / "e"
+    folder.mkdir(parents=True)
+    (folder / "case.toml").write_text(
+        'id = "e"\ntitle = "t"\nsource = "s"\n[evidence]\nregs = "no such register"\n'
+        '[[runs]]\nid = "r"\nscenario = "x.toml"\n'
+        '[[checks]]\nname = "n"\nrun = "r"\nmetric = "port.x"\nunit = "u"\n'
+        'published = 1.0\ntolerance_rel = 0.1\nsource = "s"\nevidence = "reg"\n'
+    )
+    import holdoff.reproduce as mod
+
+    old = mod._CASES_DIRS[:]
+    mod._CASES_DIRS[:] = [tmp_path / "cases"]
+    try:
+        with pytest.raises(rp.CaseError, match="evidence 'reg' is not in the case's"):
+            rp.load_case("e")
+        text = (folder / "case.toml").read_text().replace('evidence = "reg"', 'evidence = "regs"')
+        (folder / "case.toml").write_text(text)
+        assert rp.load_case("e").checks[0].evidence == "no such register"
+    finally:
+        mod._CASES_DIRS[:] = old
+
+
+def test_openbsd_i210_rows_stay_scored_misses_with_their_evidence() -> None:
+    # Issue item 4: the rows the I210's register map cannot produce are kept
+    # as scored checks, each with the register evidence beside it; the two
+    # checks that hold by construction (CPU at 64 after a CPU-bound fit, the
+    # programmed interrupt cap) are plumbing.
+    case = rp.load_case("openbsd-2025-txmit")
+    by_name = {c.name: c for c in case.checks}
+    explained = [c for c in case.checks if c.evidence]
+    assert {c.name for c in explained} >= {
+        "TX throughput, TIDV/TADV 150",
+        "TX throughput ratio 150 / 64",
+        "APU2 CPU during TX, TIDV/TADV 150",
+    }
+    for c in explained:
+        assert c.plumbing is None
+        assert "8.12" in c.evidence and "e1000_regs.h" in c.evidence and "IDE" in c.evidence
+    for name in ("APU2 CPU during TX, TIDV/TADV 64", "interrupts/s, loaded interface (RX)"):
+        assert by_name[name].plumbing
+    # Both answers to the legacy ITR question are run at 64 and at 150.
+    runs = {r.id for r in case.runs}
+    assert {"tx-64-itr-ignored", "tx-150-itr-ignored", "tx-64", "tx-150"} <= runs
+
+
 def test_a_plumbing_check_must_say_why(tmp_path: Path) -> None:
     folder = tmp_path / "cases" / "p"
     folder.mkdir(parents=True)
@@ -277,9 +375,8 @@ def test_freebsd_2006_curve_shapes(fastintr_curve: dict[str, list[tuple[float, f
     for rows in (tq, it):
         offered, delivered = rows[0]
         assert delivered == pytest.approx(offered, rel=0.01)
-    # The NIC cannot transmit more than 800 kpps (em commit text 2006; the
-    # 82546 preset's TX limit): never above it, whatever the offered load.
-    assert max(d for _, d in tq) < 800_000
+    # (The 800 kpps the NIC can transmit is an input, the 82546 preset's
+    # tx_desc_min_ns, not a prediction: see the wiring test below.)
     # Past saturation the taskqueue's bounded passes hold the output flat.
     saturated = [d for o, d in tq if o > 900_000]
     assert min(saturated) >= 0.95 * max(saturated)
@@ -288,6 +385,24 @@ def test_freebsd_2006_curve_shapes(fastintr_curve: dict[str, list[tuple[float, f
     for (o, d_it), (_, d_tq) in zip(it, tq, strict=True):
         if o > 900_000:
             assert d_it < d_tq
+
+
+def test_the_82546_transmit_limit_is_an_input_that_binds_when_the_host_does_not() -> None:
+    # Wiring, not a prediction: "the NIC cannot transmit more than 800 kpps"
+    # (em commit text 2006) is the 82546 preset's one descriptor per 1250 ns.
+    # Forwarding the taskqueue case's line-rate load (1.488 Mpps) on an ideal
+    # host (no CPU cost), the output is that limit, so it is applied; with the
+    # 2006 host the CPU binds first (750 kpps published) and the limit is idle.
+    doc = tomllib.loads(
+        (rp.cases_dir() / "freebsd-2006-fastintr" / "taskqueue-full.toml").read_text()
+    )
+    doc["hosts"][0]["profile"] = "ideal"
+    doc["duration_ms"] = 50
+    summary = run(doc).summary
+    secs = summary["sim_time_ns"] / 1e9
+    gens = {g["generator"]: g for g in summary["generators"]}
+    assert gens["source"]["sent_packets"] / secs > 1_400_000
+    assert gens["sink"]["rx_packets"] / secs == pytest.approx(1e9 / 1250, rel=0.01)
 
 
 # -- --seed and --seeds ---------------------------------------------------------------

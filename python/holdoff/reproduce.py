@@ -18,6 +18,16 @@ the model, or the mechanism cannot produce anything else). It is still run
 and printed, so a broken wiring shows, but it is not evidence and is left
 out of the score; ``why`` says what makes it so.
 
+A check with ``evidence = "<key>"`` names a paragraph of the case's
+``[evidence]`` table: why a published number is one the modelled hardware
+cannot produce (a register the chip does not have, say). Such a check stays
+scored, as the miss it is; the evidence is printed beside it (CLI notes,
+``--json``, the HTML report) so that a reader sees why.
+
+With several seeds, :func:`score_range` gives the score the intervals allow:
+the checks that pass for every value in their 95 % interval and those that
+pass for some value in it.
+
 ``python -m holdoff.reproduce --markdown`` prints those tables;
 ``--update-readme README.md`` rewrites them between the README's
 ``<!-- reproduce:begin -->`` and ``<!-- reproduce:end -->`` markers.
@@ -76,6 +86,9 @@ class Check:
     # Why this check cannot fail or cannot tell a match from no match; such a
     # check is printed but not scored.
     plumbing: str | None = None
+    # Why the modelled hardware cannot produce the published number (the
+    # text of the case's ``[evidence]`` entry the check names); still scored.
+    evidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,8 @@ class CheckResult:
     note: str | None = None
     op: str = "approx"
     plumbing: str | None = None
+    #: Why the modelled hardware cannot produce the published number.
+    evidence: str | None = None
     #: With several seeds: ``simulated`` is their mean, this its 95 % interval.
     simulated_ci95: list[float] | None = None
     seeds: int = 1
@@ -183,7 +198,12 @@ def load_case(case_id: str) -> Case:
             CaseRun(id=r["id"], scenario=folder / r["scenario"], label=r.get("label", r["id"]))
             for r in data["runs"]
         ]
-        checks = [Check(**c) for c in data["checks"]]
+        evidence = data.get("evidence", {})
+        if not isinstance(evidence, dict) or not all(
+            isinstance(v, str) and v.strip() for v in evidence.values()
+        ):
+            raise CaseError(f"{path}: [evidence] must map names to non-empty texts")
+        checks = [_with_evidence(Check(**c), evidence, path) for c in data["checks"]]
         curves = [
             Curve(
                 name=c["name"],
@@ -220,6 +240,20 @@ def load_case(case_id: str) -> Case:
                 f"{path}: check {c.name!r}: plumbing must say why the check cannot fail"
             )
     return case
+
+
+def _with_evidence(check: Check, evidence: dict[str, str], path: Path) -> Check:
+    """``check`` with its ``evidence`` key replaced by the text it names."""
+    if check.evidence is None:
+        return check
+    text = evidence.get(check.evidence)
+    if text is None:
+        known = ", ".join(sorted(evidence)) or "none"
+        raise CaseError(
+            f"{path}: check {check.name!r}: evidence {check.evidence!r} is not in the "
+            f"case's [evidence] table (entries: {known})"
+        )
+    return replace(check, evidence=" ".join(text.split()))
 
 
 #: The e1000 5.x watchdog's goc (10 kB units per 2 s) from which a decision
@@ -354,6 +388,7 @@ def run_case(
                 note=c.note,
                 op=c.op,
                 plumbing=c.plumbing,
+                evidence=c.evidence,
                 simulated_ci95=ci if seeds > 1 else None,
                 seeds=seeds,
             )
@@ -415,7 +450,9 @@ def run_curve(
 
 
 def to_json(results: list[CaseResult]) -> dict[str, Any]:
-    """``{"cases": [{"case": ID, "checks": [...]}]}`` as printed by ``--json``."""
+    """``{"cases": [{"case": ID, "score": {...}, "checks": [...]}]}`` as printed
+    by ``--json``; ``score`` counts the scored checks, their passes (and, with
+    several seeds, the range the intervals allow) and the plumbing checks."""
     return {
         "cases": [
             {
@@ -423,6 +460,7 @@ def to_json(results: list[CaseResult]) -> dict[str, Any]:
                 "title": r.case.title,
                 "source": r.case.source,
                 "ok": r.ok,
+                "score": score_counts(r),
                 "checks": [asdict(c) for c in r.checks],
             }
             for r in results
@@ -563,6 +601,43 @@ def misses(result: CaseResult) -> int:
     return sum(1 for c in result.checks if not c.ok)
 
 
+def passes_somewhere(check: CheckResult) -> tuple[bool, bool]:
+    """Whether ``check`` passes for every value of its 95 % interval, and for
+    some value of it; without an interval, both are its verdict."""
+    ci = check.simulated_ci95
+    if ci is None or check.simulated is None:
+        return check.ok, check.ok
+    lo, hi = ci
+    p, band = check.published, check.tolerance_rel * abs(check.published)
+    if check.op == "lt":
+        return hi < p, lo < p
+    if check.op == "gt":
+        return lo > p, hi > p
+    return (p - band <= lo and hi <= p + band), (lo <= p + band and hi >= p - band)
+
+
+def score_range(result: CaseResult) -> tuple[int, int]:
+    """Scored checks of ``result`` that pass across their whole 95 % interval,
+    and those that pass somewhere in it (both :func:`passed` with one seed)."""
+    pairs = [passes_somewhere(c) for c in scored(result)]
+    return sum(1 for every, _ in pairs if every), sum(1 for _, some in pairs if some)
+
+
+def score_counts(result: CaseResult) -> dict[str, int]:
+    """A case's counts: scored checks, passes, the range its intervals allow,
+    plumbing checks (and how many of them are broken)."""
+    low, high = score_range(result)
+    plumbing = [c for c in result.checks if not c.scored]
+    return {
+        "scored": len(scored(result)),
+        "passed": passed(result),
+        "passed_whole_interval": low,
+        "passed_within_interval": high,
+        "plumbing": len(plumbing),
+        "plumbing_broken": sum(1 for c in plumbing if not c.ok),
+    }
+
+
 def _plumbing_suffix(result: CaseResult) -> str:
     n = len(result.checks) - len(scored(result))
     return f" (+{n} plumbing, not scored)" if n else ""
@@ -587,10 +662,13 @@ def score_line(results: list[CaseResult]) -> str:
 
 
 def note_text(check: CheckResult) -> str | None:
-    """A check's note, led by why it is plumbing when it is."""
+    """A check's note, led by why it is plumbing when it is and by the
+    evidence that the hardware cannot produce its number when there is some."""
     parts = []
     if check.plumbing:
         parts.append(f"Plumbing, not scored: {check.plumbing}")
+    if check.evidence:
+        parts.append(f"Why the model cannot match it (scored all the same): {check.evidence}")
     if check.note:
         parts.append(check.note)
     return " ".join(parts) or None
@@ -643,6 +721,10 @@ def to_markdown(results: list[CaseResult]) -> str:
                     f"Plumbing, not scored: *{c.name}*: {' '.join(str(c.plumbing).split())}"
                 )
                 parts.append("")
+        for text in dict.fromkeys(c.evidence for c in r.checks if c.evidence):
+            names = ", ".join(f"*{c.name}*" for c in r.checks if c.evidence == text)
+            parts.append(f"Scored misses the hardware explains ({names}): {text}")
+            parts.append("")
     parts.append(f"In all: {score_line(results)}.")
     return "\n".join(parts) + "\n"
 

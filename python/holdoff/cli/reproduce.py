@@ -144,6 +144,7 @@ def reproduce_command(
             out.print(_reproduce_table(res))
             out.print(_reproduce_sources(res))
             out.print()
+        out.print(_score_table(results, seeds))
         out.print(Text(rp.score_line(results), style="bold"))
     if report is not None:
         from holdoff.report import ReportInputs
@@ -192,3 +193,29 @@ def _reproduce_sources(res: Any) -> str:
         lines.append("notes:")
         lines += [f"  N{i}. {text}" for i, text in enumerate(notes, start=1)]
     return "\n".join(lines)
+
+
+def _score_table(results: list[Any], seeds: int) -> Table:
+    """Every case's score in one table: scored checks, passes (with several
+    seeds, also the range their 95 % intervals allow) and plumbing checks."""
+    from holdoff import reproduce as rp
+
+    t = Table(title="score per case", title_justify="left", header_style="bold")
+    t.add_column("case", no_wrap=True)
+    for col in ("scored", "pass"):
+        t.add_column(col, justify="right")
+    if seeds > 1:
+        t.add_column("pass, whole interval .. somewhere in it", justify="right")
+    t.add_column("plumbing (not scored)", justify="right")
+    rows = [(r.case.id, rp.score_counts(r)) for r in results]
+    total = {k: sum(n[k] for _, n in rows) for k in rows[0][1]} if rows else {}
+    for name, n in [*rows, ("all", total)]:
+        cells = [name, str(n.get("scored", 0)), str(n.get("passed", 0))]
+        if seeds > 1:
+            cells.append(
+                f"{n.get('passed_whole_interval', 0)} .. {n.get('passed_within_interval', 0)}"
+            )
+        broken = n.get("plumbing_broken", 0)
+        cells.append(f"{n.get('plumbing', 0)}" + (f" ({broken} BROKEN)" if broken else ""))
+        t.add_row(*cells, style="bold" if name == "all" else None)
+    return t

@@ -49,6 +49,7 @@ _CHECK_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "note": ((str, type(None)), False),
     "op": ((str,), False),
     "plumbing": ((str, type(None)), False),
+    "evidence": ((str, type(None)), False),
 }
 _OPS = ("approx", "lt", "gt")
 
