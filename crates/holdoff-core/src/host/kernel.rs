@@ -27,7 +27,11 @@
 //!   tcp_rmem[2] 6 MB since b49960a05e32, v3.4).
 //!
 //! Linux 2.6.6 (the 2004 profile) has none of them: TSQ came in 3.6, BQL in
-//! 3.3, receive-buffer autotuning in 2.6.7.
+//! 3.3, receive-buffer autotuning in 2.6.7. It has its own TCP sender rules
+//! instead (`stack::tcp::linux26`, `net/ipv4/tcp_input.c` `tcp_ack`,
+//! `tcp_cwnd_application_limited`, `tcp_new_space`; `tcp_output.c`
+//! `tcp_cwnd_validate`, `tcp_cwnd_restart`; `tcp.c` `tcp_sendmsg`), which a
+//! profile of that kernel turns on (`hosts[].tcp.linux26_sender`).
 //!
 //! The timer tick rate (`HZ`, `hz`) rides along: a kernel build setting
 //! the jiffies clock of the drivers runs on.
@@ -51,6 +55,12 @@ pub struct KernelDefaults {
     /// The timer tick rate, Linux `HZ` (the jiffies clock) [1/s]: read by
     /// drivers that gate on jiffies (ixgbe's adaptive moderation).
     pub hz: u32,
+    /// The Linux 2.6.6 TCP sender rules (`stack::tcp::linux26`): cwnd
+    /// growth only while cwnd-limited, RFC 2861 validation, send buffer by
+    /// truesize grown only after the writer blocked. Later kernels changed
+    /// each (`tcp_is_cwnd_limited`, `tcp_sndbuf_expand`), so the modern
+    /// profile keeps its own behaviour.
+    pub tcp_linux26_sender: bool,
 }
 
 impl KernelDefaults {
@@ -64,6 +74,14 @@ impl KernelDefaults {
         // Linux 2.6.0 to 2.6.12 on i386: HZ fixed at 1000 (include/asm-i386/
         // param.h); kernel/Kconfig.hz made it a choice in 2.6.13.
         hz: 1000,
+        tcp_linux26_sender: false,
+    };
+
+    /// Linux 2.6.6 (the 2004 profile): none of the modern features, the
+    /// 2.6.6 TCP sender rules.
+    pub const LINUX_2_6_6: KernelDefaults = KernelDefaults {
+        tcp_linux26_sender: true,
+        ..KernelDefaults::NONE
     };
 
     /// Linux 6.12 (see the module doc for sources).
@@ -75,5 +93,6 @@ impl KernelDefaults {
         // kernel/Kconfig.hz: `default HZ_250` (distributions pick 250 or
         // 1000; `hosts[].hz` sets it).
         hz: 250,
+        tcp_linux26_sender: false,
     };
 }

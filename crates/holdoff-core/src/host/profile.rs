@@ -204,7 +204,7 @@ impl HostProfile {
         // packages over the shared front-side bus, ~750 cycles.
         lock_handoff_ns: Nanos(250),
         // Linux 2.6.6: no TSQ (3.6), BQL (3.3) or autotuning (2.6.7).
-        kernel: KernelDefaults::NONE,
+        kernel: KernelDefaults::LINUX_2_6_6,
         variance: Variance::NONE,
     };
 

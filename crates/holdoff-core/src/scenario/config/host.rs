@@ -228,6 +228,14 @@ pub struct TcpSysctls {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1072, max = 1_073_741_824))]
     pub rmem_max: Option<u32>,
+    /// Linux 2.6.6 sender rules: cwnd grows only while cwnd-limited, RFC
+    /// 2861 cwnd validation and restart after idle, the send buffer charged
+    /// by buffer truesize and grown only after the writer blocked
+    /// (SOCK_NOSPACE). Default: the host kernel's (on for the 2004 profile
+    /// under a Linux driver with the 2.6 receive accounting,
+    /// skb_truesize_bytes > 0; off otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux26_sender: Option<bool>,
 }
 
 fn d_rmem() -> u32 {
@@ -266,6 +274,7 @@ impl Default for TcpSysctls {
             limit_output_bytes: None,
             moderate_rcvbuf: None,
             rmem_max: None,
+            linux26_sender: None,
         }
     }
 }
@@ -512,6 +521,15 @@ impl HostCfg {
         self.tcp
             .moderate_rcvbuf
             .unwrap_or(self.kernel_defaults().moderate_rcvbuf)
+    }
+
+    /// Linux 2.6.6 sender rules in effect: the kernel's, and only with the
+    /// 2.6 receive accounting (a host given `skb_truesize_bytes = 0` is
+    /// declared a stack without the 2.6 rules, `stack::tcp::linux26`).
+    pub fn linux26_sender(&self) -> bool {
+        self.tcp
+            .linux26_sender
+            .unwrap_or(self.kernel_defaults().tcp_linux26_sender && self.tcp.skb_truesize_bytes > 0)
     }
 
     /// tcp_rmem[2] in effect [bytes]: never below rmem_default.

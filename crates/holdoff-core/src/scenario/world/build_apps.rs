@@ -52,6 +52,7 @@ pub(super) fn build_apps(
             tsq_limit: h.tsq_limit_bytes(),
             moderate_rcvbuf: h.moderate_rcvbuf(),
             rmem_max: h.rmem_max(),
+            linux26_sender: h.linux26_sender(),
             ..TcpConfig::default()
         }
     };

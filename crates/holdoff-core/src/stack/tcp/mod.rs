@@ -46,8 +46,8 @@
 //! Simplifies: no handshake (connections start established; each side
 //! starts with the other's initial window as the SYN exchange would give),
 //! no SACK, no timestamps-based RTT (Karn's rule on one probe per window),
-//! no cwnd restart after idle, no FIN; no receive-queue collapsing
-//! (`tcp_prune_queue`): a segment that would push the charged memory past
+//! no cwnd restart after idle (unless `linux26_sender`), no FIN; no
+//! receive-queue collapsing (`tcp_prune_queue`): a segment that would push the charged memory past
 //! rcvbuf is dropped; no memory-pressure rules. Receive-buffer autotuning
 //! (2.6.7 and later) and TCP Small Queues (3.6 and later) are off unless
 //! configured (`autotune`, `tsq`: Linux 6.12 rules, the defaults of a
@@ -62,7 +62,9 @@
 //! `send` the sending side (writes, output, ACKs, congestion control,
 //! timers), `recv` the receiving side (data, ACK decisions, reads),
 //! `window` the receive-window rules, `autotune` receive-buffer
-//! autotuning, `tsq` TCP Small Queues.
+//! autotuning, `tsq` TCP Small Queues, `linux26` the Linux 2.6.6 sender
+//! rules (cwnd growth while cwnd-limited, RFC 2861 validation, send
+//! buffer by truesize grown after the writer blocked).
 
 use crate::units::{Nanos, SimTime};
 
@@ -102,6 +104,11 @@ pub struct TcpConfig {
     /// The most autotuning may grow the receive buffer to, tcp_rmem[2]
     /// [bytes].
     pub rmem_max: u32,
+    /// Linux 2.6.6 sender rules (`linux26`): cwnd grows only while
+    /// cwnd-limited, RFC 2861 validation and restart, send buffer charged
+    /// by truesize and grown only after the writer blocked. Off: cwnd
+    /// grows on every ACK and the send buffer follows cwnd by payload.
+    pub linux26_sender: bool,
 }
 
 /// Linux 2.6.6 with e1000 5.x receive buffers on a Pentium 4 kernel: the
@@ -135,6 +142,7 @@ impl Default for TcpConfig {
             tsq_limit: 0,
             moderate_rcvbuf: false,
             rmem_max: 87_380,
+            linux26_sender: false,
         }
     }
 }
@@ -215,6 +223,14 @@ pub struct TcpEndpoint {
     rtt_probe: Option<(u64, SimTime)>,
     rto_deadline: Option<SimTime>,
     sndbuf: u32,
+    /// SOCK_NOSPACE: the writer found the send buffer full (`linux26`).
+    nospace: bool,
+    /// RFC 2861 state (`linux26`): largest packets_out of an
+    /// application-limited stretch, when cwnd was last validated or grown,
+    /// and when data was last sent.
+    cwnd_used: u32,
+    cwnd_stamp: SimTime,
+    lsndtime: Option<SimTime>,
     // --- receive side
     rcv_nxt: u64,
     /// Readable bytes in the socket.
@@ -297,6 +313,10 @@ impl TcpEndpoint {
             rtt_probe: None,
             rto_deadline: None,
             sndbuf: cfg.sndbuf_init,
+            nospace: false,
+            cwnd_used: 0,
+            cwnd_stamp: SimTime::ZERO,
+            lsndtime: None,
             rcv_nxt: 0,
             rcv_queued: 0,
             ooo: Vec::new(),
@@ -375,14 +395,18 @@ impl TcpEndpoint {
     }
 }
 
+pub use linux26::{linux26_sndmem, linux26_tx_truesize};
 pub use tsq::{tx_truesize, LINUX_TX_SKB_OVERHEAD};
 pub use window::{initial_rcv_wnd, linux_window_clamp, win_from_space, window_from_space};
 
 mod autotune;
+mod linux26;
 mod recv;
 mod send;
 mod tsq;
 mod window;
 
+#[cfg(test)]
+mod linux26_tests;
 #[cfg(test)]
 mod tests;

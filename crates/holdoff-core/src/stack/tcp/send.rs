@@ -12,7 +12,11 @@ impl TcpEndpoint {
 
     /// The application writes up to `bytes`; returns how many were accepted.
     pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut TcpOut) -> u64 {
-        let n = bytes.min(self.send_space() as u64);
+        let n = if self.cfg.linux26_sender {
+            self.linux26_write_room(bytes)
+        } else {
+            bytes.min(self.send_space() as u64)
+        };
         self.write_seq += n;
         self.try_send(now, out);
         n
@@ -50,6 +54,9 @@ impl TcpEndpoint {
                 self.pingpong = true;
             }
             self.stats.data_segs_out += 1;
+            if self.cfg.linux26_sender {
+                self.linux26_data_sent(now);
+            }
             self.tsq_charge(len);
             if self.rto_deadline.is_none() {
                 self.rto_deadline = Some(now + self.rto);
@@ -59,6 +66,14 @@ impl TcpEndpoint {
 
     /// Send what the windows allow.
     pub fn try_send(&mut self, now: SimTime, out: &mut TcpOut) {
+        let sent_before = self.snd_nxt;
+        self.send_what_fits(now, out);
+        if self.cfg.linux26_sender && self.snd_nxt > sent_before {
+            self.cwnd_validate(now);
+        }
+    }
+
+    fn send_what_fits(&mut self, now: SimTime, out: &mut TcpOut) {
         let mss = self.cfg.mss as u64;
         loop {
             let unsent = self.write_seq - self.snd_nxt;
@@ -114,6 +129,7 @@ impl TcpEndpoint {
 
     pub(super) fn on_ack(&mut self, now: SimTime, seg: &Segment, out: &mut TcpOut) {
         let ack = unwrap_seq(self.snd_una, seg.ack);
+        let prior_in_flight = self.packets_out();
         let window_changed = seg.wnd != self.rwnd;
         self.rwnd = seg.wnd;
         if ack > self.snd_max {
@@ -142,8 +158,12 @@ impl TcpEndpoint {
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh.max(1);
                 }
+                None if self.cfg.linux26_sender && !self.linux26_may_grow(prior_in_flight) => {
+                    self.dupacks = 0;
+                }
                 None => {
                     self.dupacks = 0;
+                    self.cwnd_stamp = now;
                     if self.cwnd < self.ssthresh {
                         self.cwnd += 1;
                     } else {
@@ -155,12 +175,16 @@ impl TcpEndpoint {
                     }
                 }
             }
-            // tcp_new_space: the send buffer follows cwnd.
-            let want =
-                (2 * self.cwnd as u64 * self.cfg.mss as u64).min(self.cfg.sndbuf_max as u64) as u32;
-            self.sndbuf = self.sndbuf.max(want);
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto);
-            out.writable = true;
+            if self.cfg.linux26_sender {
+                out.writable |= self.linux26_new_space(now);
+            } else {
+                // tcp_new_space: the send buffer follows cwnd.
+                let want = (2 * self.cwnd as u64 * self.cfg.mss as u64)
+                    .min(self.cfg.sndbuf_max as u64) as u32;
+                self.sndbuf = self.sndbuf.max(want);
+                out.writable = true;
+            }
         } else if ack == self.snd_una
             && seg.len == 0
             && !window_changed
