@@ -401,18 +401,19 @@ def test_port_lines_and_persistent_forms() -> None:
     assert any(line.startswith("# irqbalance") for line in lines)
     affinity = [line for line in lines if "smp_affinity_list" in line]
     assert len(affinity) == 4
-    assert affinity[3] == (
-        "echo 1 > /proc/irq/$(awk '/enp1s0f0-TxRx-3$/ {print $1+0}' /proc/interrupts)"
-        "/smp_affinity_list"
-    )
+    assert affinity[3] == "echo 1 > $(dirname /proc/irq/*/enp1s0f0-TxRx-3)/smp_affinity_list"
     # Nothing changed: no line.
     assert ports.commands(dflt, dflt, "eth0") == []
     forms = {f.kind: f for f in ports.forms(port, dflt, "enp1s0f0")}
     assert "CombinedChannels=4" in forms["networkd"].text
     assert "RxBufferSize=4096" in forms["networkd"].text
     unit = forms["systemd-unit"].text
-    # systemd expands $ in ExecStart: the lines' $ are written $$.
-    assert "$$(awk" in unit and "rx-flow-hash udp4 sdfn" in unit
+    # systemd expands $ in ExecStart: the lines' $ are written $$; the sh -c
+    # argument is one single-quoted word, so the lines hold no quote.
+    assert "$$(dirname /proc/irq/*/enp1s0f0-TxRx-0)" in unit
+    assert "rx-flow-hash udp4 sdfn" in unit
+    exec_start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    assert exec_start.count("'") == 2
     assert "irqbalance" in forms["systemd-unit"].note
 
 

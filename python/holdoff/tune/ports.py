@@ -27,8 +27,9 @@ smallest number of receive queues where no receive queue overflows") and
 
 Simplifies: vectors are placed on the first K cores (vector i on core i mod
 K); interrupt numbers are the machine's, so the lines find them by the vector
-name ixgbe gives (``IFACE-TxRx-N``, ``ixgbe_request_msix_irqs``) in
-``/proc/interrupts``; a combined count above the host's cores is not searched.
+name ixgbe gives (``IFACE-TxRx-N``, ``ixgbe_request_msix_irqs``), the folder
+the kernel makes for it under ``/proc/irq/N/``; a combined count above the
+host's cores is not searched.
 Units: counts (queues, cores, descriptors).
 """
 
@@ -136,15 +137,14 @@ def changed(port: Mapping[str, int], dflt: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in port.items() if v != dflt.get(k)}
 
 
-def _vector_irq(iface: str, i: int) -> str:
-    # /proc/interrupts lines end in the vector's name; awk's $1+0 reads "97:" as 97.
-    return f"$(awk '/{iface}-TxRx-{i}$/ {{print $1+0}}' /proc/interrupts)"
-
-
 def affinity_lines(port: Mapping[str, int], iface: str) -> list[str]:
-    """One ``smp_affinity_list`` line per queue vector."""
+    """One ``smp_affinity_list`` line per queue vector. The kernel lists each
+    handler as a folder of its interrupt (``/proc/irq/97/eth0-TxRx-0``,
+    ``register_handler_proc`` in ``kernel/irq/proc.c``), so ``dirname`` of
+    that folder is the interrupt's without knowing its number (and the line
+    needs no quotes, so a unit's ``sh -c '...'`` can hold it)."""
     return [
-        f"echo {core} > /proc/irq/{_vector_irq(iface, i)}/smp_affinity_list"
+        f"echo {core} > $(dirname /proc/irq/*/{iface}-TxRx-{i})/smp_affinity_list"
         for i, core in enumerate(irq_cores(port))
     ]
 
