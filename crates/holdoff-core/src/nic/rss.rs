@@ -114,7 +114,11 @@ pub struct HashFields {
 /// A port's RSS: key, hashed fields and redirection table.
 #[derive(Clone, Debug)]
 pub struct Rss {
-    key: [u8; KEY_BYTES],
+    /// The key's contribution of every value of every input byte: entry
+    /// [i][b] is the Toeplitz hash of byte value b at input position i (the
+    /// hash is linear over XOR, so a whole input's hash is the XOR of its
+    /// bytes' entries: one lookup per byte instead of eight shifts).
+    tables: Box<[[u32; 256]; MAX_INPUT]>,
     fields: HashFields,
     /// Queue of each table entry; the length is a power of two.
     reta: Vec<u16>,
@@ -198,7 +202,27 @@ impl Rss {
     /// A port's RSS from its key, hashed fields and filled table.
     pub fn new(key: [u8; KEY_BYTES], fields: HashFields, reta: Vec<u16>) -> Rss {
         debug_assert!(reta.len().is_power_of_two());
-        Rss { key, fields, reta }
+        let mut tables = Box::new([[0u32; 256]; MAX_INPUT]);
+        let mut input = [0u8; MAX_INPUT];
+        for (i, t) in tables.iter_mut().enumerate() {
+            // Each bit alone, then every byte value as the XOR of its bits.
+            let mut bit_hash = [0u32; 8];
+            for (bit, h) in bit_hash.iter_mut().enumerate() {
+                input[i] = 0x80 >> bit;
+                *h = toeplitz(&key, &input[..=i]);
+            }
+            input[i] = 0;
+            for (b, e) in t.iter_mut().enumerate() {
+                *e = (0..8)
+                    .filter(|bit| b & (0x80 >> bit) != 0)
+                    .fold(0, |acc, bit| acc ^ bit_hash[bit]);
+            }
+        }
+        Rss {
+            tables,
+            fields,
+            reta,
+        }
     }
 
     /// The 32-bit hash the port computes over a frame with these headers.
@@ -223,7 +247,10 @@ impl Rss {
             input[n + 2..n + 4].copy_from_slice(&t.dport.to_be_bytes());
             n += 4;
         }
-        toeplitz(&self.key, &input[..n])
+        input[..n]
+            .iter()
+            .zip(self.tables.iter())
+            .fold(0, |acc, (&b, t)| acc ^ t[b as usize])
     }
 
     /// The redirection table (queue per entry).

@@ -290,6 +290,36 @@ fn receive(port: &mut crate::nic::NicPort, tags: &[u16]) {
 }
 
 proptest::proptest! {
+    /// The port's table-driven hash equals the bitwise definition on any
+    /// key and any IPv4 or IPv6 tuple, with and without ports.
+    #[test]
+    fn table_hash_equals_the_bitwise_definition(
+        key in proptest::collection::vec(proptest::prelude::any::<u8>(), KEY_BYTES),
+        a in proptest::collection::vec(proptest::prelude::any::<u8>(), 32),
+        sport in proptest::prelude::any::<u16>(),
+        dport in proptest::prelude::any::<u16>(),
+        v6 in proptest::prelude::any::<bool>(),
+        proto in proptest::prop_oneof![proptest::prelude::Just(PROTO_TCP), proptest::prelude::Just(PROTO_UDP), proptest::prelude::Just(1u8)],
+    ) {
+        let key: [u8; KEY_BYTES] = key.try_into().unwrap();
+        let r = Rss::new(key, HashFields { udp_ports: true }, vec![0]);
+        let (src, dst, mut input) = if v6 {
+            let s: [u8; 16] = a[..16].try_into().unwrap();
+            let d: [u8; 16] = a[16..].try_into().unwrap();
+            (IpAddr::from(s), IpAddr::from(d), a.clone())
+        } else {
+            let s: [u8; 4] = a[..4].try_into().unwrap();
+            let d: [u8; 4] = a[4..8].try_into().unwrap();
+            (IpAddr::from(s), IpAddr::from(d), a[..8].to_vec())
+        };
+        if proto != 1 {
+            input.extend_from_slice(&sport.to_be_bytes());
+            input.extend_from_slice(&dport.to_be_bytes());
+        }
+        let t = FiveTuple { src, dst, proto, sport, dport };
+        proptest::prop_assert_eq!(r.hash(&t), toeplitz(&key, &input));
+    }
+
     /// Conservation across queues: every frame is received exactly once,
     /// in the queue its table entry (hash mod 128) names; queues whose
     /// weight is 0 get nothing.
