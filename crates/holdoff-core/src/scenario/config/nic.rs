@@ -114,8 +114,9 @@ pub struct NicCfg {
     /// The hardware RSS model (`docs/models/rss.md`): frames pick their
     /// queue by the Toeplitz hash of their headers through the chip's
     /// redirection table. Default: on when any `rss_*` or
-    /// `rx_flow_hash_udp4` field is given; otherwise off, and the queue of
-    /// a frame is its flow index modulo `queues`.
+    /// `rx_flow_hash_udp4` field is given; otherwise off (on every chip,
+    /// though the drivers program RSS on every multi-queue port), and the
+    /// queue of a frame is its flow index modulo `queues`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss: Option<bool>,
     /// RSS key: 40 bytes in hex, ':' separators optional (`ethtool -X ethX
