@@ -142,8 +142,8 @@ def test_errors_name_the_field_and_nothing_runs(
 
 
 def test_invalid_point_is_reported_with_its_parameters() -> None:
-    spec = load_sweep(small_sweep(grid={CHIP: ["82546", "82599"]}))
-    with pytest.raises(SweepError, match=r"point 1 \(hosts\[0\]\.nics\[0\]\.chip=82599\)"):
+    spec = load_sweep(small_sweep(grid={CHIP: ["82546", "82598"]}))
+    with pytest.raises(SweepError, match=r"point 1 \(hosts\[0\]\.nics\[0\]\.chip=82598\)"):
         expand(spec)
 
 
