@@ -141,6 +141,7 @@ duration_ms = 50
 [[hosts]]
 name = "dut"
 profile = "p4-xeon-2004"
+variance = "none"
 driver = "linux-isr"
 [[hosts.nics]]
 name = "eth0"

@@ -26,6 +26,9 @@
 //!   if I < c < I + W a cold start settles where each window restarts at the
 //!   host's own TX completion: RTT = c + I.
 //!
+//! The hosts run with `variance = "none"`: the closed forms are for
+//! constant service times.
+//!
 //! R0 is an input, not an answer: the same pair's round trip with the
 //! throttle off (the per-direction service times of the derivation).
 
@@ -65,7 +68,7 @@ impl Pair {
         let mut t = format!("name = \"rr\"\nseed = 1\nduration_ms = {duration_ms}\n");
         for h in ["a", "b"] {
             t += &format!(
-                "[[hosts]]\nname = \"{h}\"\nprofile = \"{}\"\ndriver = \"{}\"\n[[hosts.nics]]\nname = \"eth0\"\nchip = \"{}\"\n[hosts.nics.moderation]\n{}\n",
+                "[[hosts]]\nname = \"{h}\"\nprofile = \"{}\"\nvariance = \"none\"\ndriver = \"{}\"\n[[hosts.nics]]\nname = \"eth0\"\nchip = \"{}\"\n[hosts.nics.moderation]\n{}\n",
                 self.profile,
                 self.driver,
                 self.chip,

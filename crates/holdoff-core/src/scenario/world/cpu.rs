@@ -14,16 +14,6 @@ use crate::nic::{IntMode, IMS_ENABLE_MASK};
 use crate::packet::{Packet, PktKind};
 use crate::units::{Nanos, SimTime};
 
-/// One number per thread or handler, for `CoreVariance`'s "the same
-/// thread continues" test.
-fn work_key(work: Work) -> u32 {
-    match work {
-        Work::Irq { irq, .. } => irq as u32,
-        Work::Softirq { thread } => 0x1_0000 | thread as u32,
-        Work::App { app } => 0x2_0000 | app as u32,
-    }
-}
-
 /// Most frames a `udp_send` thread sends in one run before it yields.
 const UDP_SEND_BATCH: u32 = 32;
 
@@ -124,7 +114,7 @@ impl World {
         if !thread {
             return false;
         }
-        let delay = v.wake_delay(now, work_key(work));
+        let delay = v.wake_delay(now);
         if delay.is_zero() {
             return false;
         }
@@ -140,7 +130,7 @@ impl World {
     /// dispersion and the timer ticks that land in it.
     fn vary(&mut self, now: SimTime, h: u16, core: u16, work: Work, cost: Nanos) -> Nanos {
         match self.hosts[h as usize].variance[core as usize].as_mut() {
-            Some(v) if work != (Work::App { app: HOG }) => v.segment(now, cost, work_key(work)),
+            Some(v) if work != (Work::App { app: HOG }) => v.segment(now, cost),
             _ => cost,
         }
     }
