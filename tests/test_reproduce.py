@@ -243,27 +243,33 @@ def test_the_score_range_follows_the_intervals() -> None:
     assert rp.score_range(single) == (1, 1)
 
 
-def test_unknown_evidence_is_refused_naming_the_check(tmp_path: Path) -> None:
-    folder = tmp_path / "cases" / "e"
+def _one_check_case(tmp_path: Path, case_id: str, head: str, check_extra: str) -> Path:
+    """Writes a case of one run and one check under tmp_path/cases (``head``
+    after the title lines, ``check_extra`` at the end of the check) and
+    returns its case.toml; the test points the loader at it."""
+    folder = tmp_path / "cases" / case_id
     folder.mkdir(parents=True)
-    (folder / "case.toml").write_text(
-        'id = "e"\ntitle = "t"\nsource = "s"\n[evidence]\nregs = "no such register"\n'
+    toml = folder / "case.toml"
+    toml.write_text(
+        f'id = "{case_id}"\ntitle = "t"\nsource = "s"\n{head}'
         '[[runs]]\nid = "r"\nscenario = "x.toml"\n'
         '[[checks]]\nname = "n"\nrun = "r"\nmetric = "port.x"\nunit = "u"\n'
-        'published = 1.0\ntolerance_rel = 0.1\nsource = "s"\nevidence = "reg"\n'
+        f'published = 1.0\ntolerance_rel = 0.1\nsource = "s"\n{check_extra}'
     )
-    import holdoff.reproduce as mod
+    return toml
 
-    old = mod._CASES_DIRS[:]
-    mod._CASES_DIRS[:] = [tmp_path / "cases"]
-    try:
-        with pytest.raises(rp.CaseError, match="evidence 'reg' is not in the case's"):
-            rp.load_case("e")
-        text = (folder / "case.toml").read_text().replace('evidence = "reg"', 'evidence = "regs"')
-        (folder / "case.toml").write_text(text)
-        assert rp.load_case("e").checks[0].evidence == "no such register"
-    finally:
-        mod._CASES_DIRS[:] = old
+
+def test_unknown_evidence_is_refused_naming_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toml = _one_check_case(
+        tmp_path, "e", '[evidence]\nregs = "no such register"\n', 'evidence = "reg"\n'
+    )
+    monkeypatch.setattr(rp, "_CASES_DIRS", [tmp_path / "cases"])
+    with pytest.raises(rp.CaseError, match="evidence 'reg' is not in the case's"):
+        rp.load_case("e")
+    toml.write_text(toml.read_text().replace('evidence = "reg"', 'evidence = "regs"'))
+    assert rp.load_case("e").checks[0].evidence == "no such register"
 
 
 def test_openbsd_i210_rows_stay_scored_misses_with_their_evidence() -> None:
@@ -289,24 +295,11 @@ def test_openbsd_i210_rows_stay_scored_misses_with_their_evidence() -> None:
     assert {"tx-64-itr-ignored", "tx-150-itr-ignored", "tx-64", "tx-150"} <= runs
 
 
-def test_a_plumbing_check_must_say_why(tmp_path: Path) -> None:
-    folder = tmp_path / "cases" / "p"
-    folder.mkdir(parents=True)
-    (folder / "case.toml").write_text(
-        'id = "p"\ntitle = "t"\nsource = "s"\n'
-        '[[runs]]\nid = "r"\nscenario = "x.toml"\n'
-        '[[checks]]\nname = "n"\nrun = "r"\nmetric = "port.x"\nunit = "u"\n'
-        'published = 1.0\ntolerance_rel = 0.1\nsource = "s"\nplumbing = " "\n'
-    )
-    import holdoff.reproduce as mod
-
-    old = mod._CASES_DIRS[:]
-    mod._CASES_DIRS[:] = [tmp_path / "cases"]
-    try:
-        with pytest.raises(rp.CaseError, match="plumbing must say why"):
-            rp.load_case("p")
-    finally:
-        mod._CASES_DIRS[:] = old
+def test_a_plumbing_check_must_say_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _one_check_case(tmp_path, "p", "", 'plumbing = " "\n')
+    monkeypatch.setattr(rp, "_CASES_DIRS", [tmp_path / "cases"])
+    with pytest.raises(rp.CaseError, match="plumbing must say why"):
+        rp.load_case("p")
 
 
 def test_terminal_output_ends_with_the_score_and_prints_each_note_once(

@@ -452,13 +452,18 @@ def test_fewest_cores_needs_a_driver_with_queues(capsys: pytest.CaptureFixture[s
     assert "fewest-cores" in capsys.readouterr().err
 
 
-def test_ixgbe_space_has_the_port_knobs() -> None:
-    work = tune.capture_workload(
+def _office_on_82599() -> Any:
+    """The office capture as a linux-ixgbe workload on the 82599 (xeon-modern host)."""
+    return tune.capture_workload(
         REPO / "examples" / "captures" / "office.pcap",
         driver="linux-ixgbe",
         chip="82599",
         profile="xeon-modern",
     )
+
+
+def test_ixgbe_space_has_the_port_knobs() -> None:
+    work = _office_on_82599()
     # A 10 GbE chip: the replay link runs at 10G and the host has 8 cores.
     assert work.scenario["links"][0]["rate"] == "10G"
     grid, skipped = tune.space("linux-ixgbe", work)
@@ -504,12 +509,7 @@ def test_host_file_queue_count_is_the_current_setting() -> None:
 
     from holdoff.cli.tune import _current
 
-    work = tune.capture_workload(
-        REPO / "examples" / "captures" / "office.pcap",
-        driver="linux-ixgbe",
-        chip="82599",
-        profile="xeon-modern",
-    )
+    work = _office_on_82599()
     host = SimpleNamespace(settings={"rx-usecs": 84}, queues=4)
     assert _current(host, "linux-ixgbe", work) == {"rx-usecs": 84, "combined": 4}
     # More queues than the tuned host's 8 cores: the count is not used.

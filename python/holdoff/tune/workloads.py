@@ -99,6 +99,14 @@ class Objective:
 _TIME_UNITS = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 
 
+def _latency_budget_us(number: str, unit: str) -> float:
+    """A latency budget of an objective [us]; it must be above 0."""
+    bound = float(number) * _TIME_UNITS[unit]
+    if bound <= 0:
+        raise TuneError("--objective", "the latency budget must be above 0")
+    return bound
+
+
 def parse_objective(text: str) -> Objective:
     """``p99<=100us``, ``p50<=1ms``, ``cpu<=30%``, ``max-throughput`` or ``pareto``."""
     t = text.strip().lower().replace(" ", "")
@@ -112,18 +120,12 @@ def parse_objective(text: str) -> Objective:
     if m:
         if m.group(1) is None:
             return Objective("cores", text=text)
-        bound = float(m.group(2)) * _TIME_UNITS[m.group(3)]
-        if bound <= 0:
-            raise TuneError("--objective", "the latency budget must be above 0")
-        return Objective("cores", bound, m.group(1), text)
+        return Objective("cores", _latency_budget_us(m.group(2), m.group(3)), m.group(1), text)
     m = re.fullmatch(r"(p50|p99)<=([0-9]*\.?[0-9]+)(ns|us|µs|ms|s)?", t)
     if m:
         if m.group(3) is None:
             raise TuneError("--objective", f"{text!r} has no unit: write e.g. p99<=100us")
-        bound = float(m.group(2)) * _TIME_UNITS[m.group(3)]
-        if bound <= 0:
-            raise TuneError("--objective", "the latency budget must be above 0")
-        return Objective("latency", bound, m.group(1), text)
+        return Objective("latency", _latency_budget_us(m.group(2), m.group(3)), m.group(1), text)
     m = re.fullmatch(r"cpu<=([0-9]*\.?[0-9]+)(%)?", t)
     if m:
         value = float(m.group(1))
