@@ -52,8 +52,9 @@ def test_tg3_fixture_a_driver_holdoff_does_not_model() -> None:
 
 def test_ixgbe_fixture_maps_driver_chip_and_settings() -> None:
     host = read_host(DATA / "ixgbe-eno1.json")
-    # ethtool driver "ixgbe" -> holdoff's linux-ixgbe; PCI 8086:1563 (X550T) -> the 82599 class.
-    assert (host.driver, host.chip) == ("linux-ixgbe", "82599")
+    # ethtool driver "ixgbe" -> holdoff's linux-ixgbe; PCI 8086:1563 is IXGBE_DEV_ID_X550T
+    # (ixgbe_type.h) -> the x550 preset.
+    assert (host.driver, host.chip) == ("linux-ixgbe", "x550")
     # --json -c failed, so the settings come from the ethtool -c text: "rx-usecs:\t3".
     assert host.settings == {"rx-usecs": 3}
     assert any("--json -c" in m for m in host.messages)

@@ -334,10 +334,10 @@ def test_emit_one_persistent_form(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 def test_explain_from_a_host_file(capsys: pytest.CaptureFixture[str]) -> None:
     host = REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json"
-    # The host file names its driver (ixgbe), chip (PCI 8086:1563, an X550 of the
-    # 82599 class), interface and rings: no other flag is needed.
+    # The host file names its driver (ixgbe), chip (PCI 8086:1563, IXGBE_DEV_ID_X550T),
+    # interface and rings: no other flag is needed.
     report = explain_json(capsys, "--from", host)
-    assert (report["driver"], report["chip"], report["iface"]) == ("linux-ixgbe", "82599", "eno1")
+    assert (report["driver"], report["chip"], report["iface"]) == ("linux-ixgbe", "x550", "eno1")
     assert report["settings"]["rx-usecs"] == 3
     assert report["assumptions"]["rx_ring"] == 256
     assert report["commands"] == ["ethtool -C eno1 rx-usecs 3"]

@@ -73,13 +73,12 @@ PCI_CHIPS: dict[int, str] = {
             0x152A,
             0x154D,
             0x1557,
-            0x1528,
-            0x1560,
-            0x1563,
-            0x15D1,
         ),  # fmt: skip
         "82599",
     ),
+    # ixgbe_type.h: IXGBE_DEV_ID_X540T 0x1528, X540T1 0x1560; X550T 0x1563, X550T1 0x15D1.
+    **dict.fromkeys((0x1528, 0x1560), "x540"),
+    **dict.fromkeys((0x1563, 0x15D1), "x550"),
 }
 
 
