@@ -330,13 +330,7 @@ mod tests {
         ];
         for (case, holds, (at, core, hold), (start, how, cpu, slept)) in rows {
             let mut m = Mutex::new("em0");
-            for (f, u, c) in holds {
-                m.holds.push_back(Hold {
-                    from: t(f),
-                    until: t(u),
-                    core: c,
-                });
-            }
+            push_holds(&mut m, &holds);
             let g = m.acquire(t(at), core, Nanos(hold), &COSTS);
             assert_eq!(
                 g,
@@ -349,6 +343,17 @@ mod tests {
                 "{case}"
             );
             assert_eq!(m.owner_at(t(start)), Some(core), "{case}: owner");
+        }
+    }
+
+    /// Puts the table row's holds (from, until, core) [ns] on `m`.
+    fn push_holds(m: &mut Mutex, holds: &[(u64, u64, u16)]) {
+        for &(f, u, c) in holds {
+            m.holds.push_back(Hold {
+                from: t(f),
+                until: t(u),
+                core: c,
+            });
         }
     }
 
@@ -383,13 +388,7 @@ mod tests {
         ];
         for (case, holds, (at, core, hold), (start, cpu)) in rows {
             let mut m = Mutex::spin("icu_lock");
-            for (f, u, c) in holds {
-                m.holds.push_back(Hold {
-                    from: t(f),
-                    until: t(u),
-                    core: c,
-                });
-            }
+            push_holds(&mut m, &holds);
             let g = m.acquire(t(at), core, Nanos(hold), &COSTS);
             let how = if cpu == 0 {
                 Contention::None
