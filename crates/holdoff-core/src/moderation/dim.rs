@@ -37,8 +37,16 @@
 //!   what EITR is). The profile's `pkts` (completions coalesced before an
 //!   interrupt) has no e1000/igb equivalent and is not applied; it appears
 //!   in the trace.
-//! - The driver's work item is assumed to run before the next poll: after a
-//!   profile change the next call starts a new measurement.
+//! - The apply path is the driver's work item: a changed index leaves the
+//!   measurement in "apply new profile" and the driver queues its work
+//!   (`schedule_work(&dim->work)` from the poll; mlx5
+//!   `mlx5e_rx_dim_work`/`mlx5e_tx_dim_work`, ENA `ena_dim_work`). The work
+//!   runs `BuildCtx::work_delay` later (the host's worker wake-up and
+//!   context switch), writes the profile and sets "start measure"
+//!   (`dim->state = DIM_START_MEASURE`); `net_dim` calls in between return
+//!   at once (their samples are ignored), and the first call after the
+//!   work starts the next measurement. Both the decision and the work are
+//!   rows of the moderation trace (`work` = 1 queued, 2 ran).
 //! - Current kernels: `IS_SIGNIFICANT_DIFF` is false for a zero reference,
 //!   and a zero `delta_us` ends the call without a decision (older kernels
 //!   used uninitialised statistics there).
@@ -48,6 +56,8 @@
 //! in 64 bits (`USEC_PER_MSEC` is a `long`) and stored in an `int`.
 //!
 //! Units: time [ns in, us inside], rates [per ms], `usec` [1 us].
+
+use crate::units::{Nanos, SimTime};
 
 use super::{
     check_range, BuildCtx, FieldError, Invocation, ModerationParams, Moderator, ModeratorConfig,
@@ -483,8 +493,10 @@ impl ModeratorConfig for DimCfg {
         Ok(())
     }
 
-    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Moderator> {
-        Box::new(Dim::new(self.profile, self.start_index as u8))
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
+        let mut d = Dim::new(self.profile, self.start_index as u8);
+        d.work_delay = ctx.work_delay;
+        Box::new(d)
     }
 }
 
@@ -493,8 +505,13 @@ impl ModeratorConfig for DimCfg {
 pub struct Dim {
     pub profile: DimProfile,
     pub core: DimCore,
+    /// From queueing the apply work to its run [ns] (0: it runs at the
+    /// decision's instant, before the next poll).
+    pub work_delay: Nanos,
     counters: DimSample,
     last: Option<TraceRow>,
+    /// The queued work's run time, until the caller takes it.
+    work_at: Option<SimTime>,
 }
 
 impl Dim {
@@ -503,8 +520,10 @@ impl Dim {
         Dim {
             profile,
             core: DimCore::new(start_ix.min((NUM_PROFILES - 1) as u8)),
+            work_delay: Nanos::ZERO,
             counters: DimSample::default(),
             last: None,
+            work_at: None,
         }
     }
 
@@ -520,6 +539,40 @@ impl Dim {
 
     fn params(&self) -> ModerationParams {
         ModerationParams::eitr(self.current().usec as u32)
+    }
+
+    /// A trace row: this call's inputs and `net_dim`'s outcome, the state
+    /// after it, and `work` (0 none, 1 queued here, 2 the work ran).
+    fn row(&self, t_ns: u64, input: [i64; 3], o: &NetDimOutcome, work: i64) -> TraceRow {
+        let cur = self.current();
+        let st = o.stats.unwrap_or(DimStats {
+            ppms: -1,
+            bpms: -1,
+            epms: -1,
+        });
+        TraceRow {
+            t_ns,
+            values: vec![
+                ("events", input[0]),
+                ("packets", input[1]),
+                ("bytes", input[2]),
+                ("nevents", o.nevents.map_or(-1, |n| n as i64)),
+                ("ppms", st.ppms as i64),
+                ("bpms", st.bpms as i64),
+                ("epms", st.epms as i64),
+                ("cmp", o.cmp.map_or(-1, |c| c as i64)),
+                ("state", self.core.state as i64),
+                ("tune_state", self.core.tune_state as i64),
+                ("profile_ix", self.core.profile_ix as i64),
+                ("steps_right", self.core.steps_right as i64),
+                ("steps_left", self.core.steps_left as i64),
+                ("tired", self.core.tired as i64),
+                ("eitr_us", cur.usec as i64),
+                ("pkts", cur.pkts as i64),
+                ("applied", i64::from(work == 2)),
+                ("work", work),
+            ],
+        }
     }
 }
 
@@ -551,41 +604,28 @@ impl Moderator for Dim {
         let end = *c;
 
         let o = self.core.net_dim(&end);
-        let cur = self.current();
-        let st = o.stats.unwrap_or(DimStats {
-            ppms: -1,
-            bpms: -1,
-            epms: -1,
-        });
-        self.last = Some(TraceRow::at(
-            s,
-            vec![
-                ("events", s.interrupts as i64),
-                ("packets", pkts as i64),
-                ("bytes", bytes as i64),
-                ("nevents", o.nevents.map_or(-1, |n| n as i64)),
-                ("ppms", st.ppms as i64),
-                ("bpms", st.bpms as i64),
-                ("epms", st.epms as i64),
-                ("cmp", o.cmp.map_or(-1, |c| c as i64)),
-                ("state", self.core.state as i64),
-                ("tune_state", self.core.tune_state as i64),
-                ("profile_ix", self.core.profile_ix as i64),
-                ("steps_right", self.core.steps_right as i64),
-                ("steps_left", self.core.steps_left as i64),
-                ("tired", self.core.tired as i64),
-                ("eitr_us", cur.usec as i64),
-                ("pkts", cur.pkts as i64),
-                ("applied", o.changed as i64),
-            ],
-        ));
-        if o.changed {
-            // The work item: program the profile, restart the measurement.
-            self.core.state = MeasureState::StartMeasure;
-            Some(self.params())
-        } else {
-            None
+        let queued = o.changed;
+        if queued {
+            // `schedule_work`: the profile is written when the work runs.
+            self.work_at = Some(s.now + self.work_delay);
         }
+        let input = [s.interrupts as i64, pkts as i64, bytes as i64];
+        self.last = Some(self.row(s.now.as_ns(), input, &o, i64::from(queued)));
+        None
+    }
+
+    fn take_work(&mut self) -> Option<SimTime> {
+        self.work_at.take()
+    }
+
+    fn run_work(&mut self, now: SimTime) -> Option<ModerationParams> {
+        if self.core.state != MeasureState::ApplyNewProfile {
+            return None;
+        }
+        // The work item: program the profile, restart the measurement.
+        self.core.state = MeasureState::StartMeasure;
+        self.last = Some(self.row(now.as_ns(), [0; 3], &NetDimOutcome::default(), 2));
+        Some(self.params())
     }
 
     fn last_decision(&self) -> Option<&TraceRow> {

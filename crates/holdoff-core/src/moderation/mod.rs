@@ -74,6 +74,11 @@ pub struct BuildCtx {
     /// The host kernel's timer tick rate (Linux `HZ`, the jiffies clock)
     /// [1/s].
     pub hz: u32,
+    /// How long after a driver queues a work item from its NAPI poll
+    /// (`schedule_work`) the work runs: the kernel worker thread is woken
+    /// and switched to (the host profile's `wakeup_ns +
+    /// context_switch_ns`) [ns].
+    pub work_delay: crate::units::Nanos,
 }
 
 /// A config field that is not valid: `field` is relative to the moderation
@@ -322,6 +327,18 @@ pub trait Moderator {
     /// [`ModeratorConfig::retune`] can reach its state; None for algorithms
     /// that cannot be retuned.
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
+    /// A work item the last `on_sample` queued (Linux `schedule_work` from
+    /// the poll routine): when it runs. Taken once; the caller schedules
+    /// [`Moderator::run_work`] at that time.
+    fn take_work(&mut self) -> Option<SimTime> {
+        None
+    }
+    /// The queued work item runs at `now`: the registers it writes, if any
+    /// (its trace row is `last_decision`).
+    fn run_work(&mut self, now: SimTime) -> Option<ModerationParams> {
+        let _ = now;
         None
     }
 }

@@ -195,6 +195,7 @@ mod tests {
             vectors: 1,
             vector: 0,
             hz: 250,
+            work_delay: crate::units::Nanos::ZERO,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Unit tests of Linux DIM moderation (`moderation::dim`).
 
 use super::*;
+use crate::units::Nanos;
 use crate::units::SimTime;
 use StatsCmp::*;
 use TuneState::*;
@@ -376,11 +377,18 @@ fn feed(d: &mut Dim, t: &mut u64, n: usize, dt_ns: u64, s: Sample) -> Vec<(usize
     let mut writes = vec![];
     for i in 0..n {
         *t += dt_ns;
-        let out = d.on_sample(&Sample {
-            now: SimTime(*t),
-            ..s
-        });
-        if let Some(p) = out {
+        assert_eq!(
+            d.on_sample(&Sample {
+                now: SimTime(*t),
+                ..s
+            }),
+            None,
+            "DIM writes only from its work item"
+        );
+        // No work delay: the work runs at the decision, before the next poll.
+        if let Some(at) = d.take_work() {
+            assert_eq!(at, SimTime(*t));
+            let p = d.run_work(at).expect("the work writes the profile");
             writes.push((i, p.eitr_us.unwrap()));
         }
     }
@@ -449,15 +457,90 @@ fn sequence_idle_ping_bulk() {
         rx_bytes: 24_224,
         ..bulk
     };
-    assert_eq!(feed(&mut d, &mut t, 64, 100_000, bulk2), vec![(63, 8)]);
+    assert!(feed(&mut d, &mut t, 63, 100_000, bulk2).is_empty());
+    t += 100_000;
+    assert_eq!(
+        d.on_sample(&Sample {
+            now: SimTime(t),
+            ..bulk2
+        }),
+        None
+    );
     assert_eq!(d.current(), CqModer { usec: 8, pkts: 128 });
+    let get = |d: &Dim, k: &str| {
+        let row = d.last_decision().unwrap();
+        row.values.iter().find(|(n, _)| *n == k).unwrap().1
+    };
+    // The decision's row: the stats, queued work, nothing applied yet.
+    assert_eq!(get(&d, "bpms"), 242_240);
+    assert_eq!(get(&d, "cmp"), Better as i64);
+    assert_eq!(get(&d, "eitr_us"), 8);
+    assert_eq!(get(&d, "pkts"), 128);
+    assert_eq!((get(&d, "work"), get(&d, "applied")), (1, 0));
+    assert_eq!(get(&d, "state"), MeasureState::ApplyNewProfile as i64);
+    // The work's row: applied, the measurement restarts.
+    let at = d.take_work().unwrap();
+    assert_eq!(d.run_work(at).unwrap().eitr_us, Some(8));
+    assert_eq!((get(&d, "work"), get(&d, "applied")), (2, 1));
+    assert_eq!(get(&d, "state"), MeasureState::StartMeasure as i64);
+    assert_eq!(d.take_work(), None, "taken once");
+    assert_eq!(d.run_work(at), None, "nothing left to apply");
+}
+
+#[test]
+fn work_delay_ignores_polls_until_the_work_runs() {
+    // lib/dim net_dim: in DIM_APPLY_NEW_PROFILE the call returns at once;
+    // the driver's work (mlx5e_rx_dim_work) writes the profile and sets
+    // DIM_START_MEASURE, so the next call after it starts the measurement.
+    // Polls every 10 us with 1 event, 2 TX packets, 132 bytes (TX EQE);
+    // the work runs 25 us after it is queued.
+    let mut d = Dim::with_default_start(DimProfile::TxEqe);
+    d.work_delay = Nanos(25_000);
+    let s = Sample {
+        tx_packets: 2,
+        tx_bytes: 132,
+        interrupts: 1,
+        ..Default::default()
+    };
+    let poll = |d: &mut Dim, t_us: u64| {
+        let out = d.on_sample(&Sample {
+            now: SimTime(t_us * 1000),
+            ..s
+        });
+        assert_eq!(out, None);
+        d.take_work()
+    };
+    // Start at 10 us; the poll at 650 us has 64 events (640 us): ppms 200,
+    // bpms 13200, epms 100, better than the zero reference -> index 0,
+    // work queued for 650 + 25 = 675 us.
+    for k in 1..65 {
+        assert_eq!(poll(&mut d, k * 10), None, "poll at {} us", k * 10);
+    }
+    assert_eq!(poll(&mut d, 650), Some(SimTime(675_000)));
+    assert_eq!(d.core.state, MeasureState::ApplyNewProfile);
+    // Polls at 660 and 670 us come before the work: ignored.
+    for t_us in [660, 670] {
+        assert_eq!(poll(&mut d, t_us), None);
+        assert_eq!(d.core.state, MeasureState::ApplyNewProfile);
+        let row = d.last_decision().unwrap();
+        assert!(row.values.contains(&("nevents", -1)), "{row:?}");
+        assert!(row.values.contains(&("work", 0)));
+    }
+    // The work at 675 us writes TX EQE profile 0 (1 us).
+    assert_eq!(d.run_work(SimTime(675_000)).unwrap().eitr_us, Some(1));
+    // The poll at 680 us starts the next measurement (without the delay
+    // it would have started at 660 us).
+    assert_eq!(poll(&mut d, 680), None);
+    assert_eq!(d.core.state, MeasureState::MeasureInProgress);
+    assert_eq!(d.core.start_sample.time_ns, 680_000);
+    // ... and it completes 64 events later, at 1320 us, not at 1300 us.
+    for k in 69..132 {
+        assert_eq!(poll(&mut d, k * 10), None);
+    }
+    assert_eq!(d.core.state, MeasureState::MeasureInProgress);
+    poll(&mut d, 1320);
     let row = d.last_decision().unwrap();
-    let get = |k: &str| row.values.iter().find(|(n, _)| *n == k).unwrap().1;
-    assert_eq!(get("bpms"), 242_240);
-    assert_eq!(get("cmp"), Better as i64);
-    assert_eq!(get("eitr_us"), 8);
-    assert_eq!(get("pkts"), 128);
-    assert_eq!(get("applied"), 1);
+    assert!(row.values.contains(&("nevents", 64)), "{row:?}");
 }
 
 #[test]

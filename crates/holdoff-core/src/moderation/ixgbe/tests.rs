@@ -366,6 +366,7 @@ fn static_and_off_settings_write_usecs_shifted_by_two_once() {
             vectors: 1,
             vector: 0,
             hz: 250,
+            work_delay: crate::units::Nanos::ZERO,
         });
         assert_eq!(m.initial(), ModerationParams::itr(itr), "{us} us");
         assert_eq!(m.invocation(), Invocation::Never, "{us} us");

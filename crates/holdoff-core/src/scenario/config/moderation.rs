@@ -140,6 +140,7 @@ pub fn build_ctx(
     chip: &ChipProfile,
     link_bps: u64,
     hz: u32,
+    work_delay: crate::units::Nanos,
     vectors: u16,
     vector: u16,
 ) -> BuildCtx {
@@ -150,5 +151,6 @@ pub fn build_ctx(
         vectors,
         vector,
         hz,
+        work_delay,
     }
 }

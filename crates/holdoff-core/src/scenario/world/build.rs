@@ -182,7 +182,7 @@ impl World {
                         build_moderator(
                             n,
                             c,
-                            h.hz(),
+                            (h.hz(), super::moderation::work_delay(prof)),
                             &topo.link[pidx as usize].rate,
                             &name,
                             nvec,

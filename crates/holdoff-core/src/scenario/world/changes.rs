@@ -118,7 +118,9 @@ impl World {
                 LiveChange::Retune => algo.retune(self.moderators[p][v].as_mut()),
                 LiveChange::Reprogram => {
                     let hz = self.scenario.hosts[host].hz();
-                    let m = algo.build(&build_ctx(chip, link_bps, hz, nvec as u16, v as u16));
+                    let delay = super::moderation::work_delay(self.hosts[host].profile);
+                    let ctx = build_ctx(chip, link_bps, hz, delay, nvec as u16, v as u16);
+                    let m = algo.build(&ctx);
                     let params = m.initial();
                     self.moderators[p][v] = m;
                     Some(params)

@@ -48,7 +48,7 @@ const MIN_FRAME_WIRE_BITS: f64 = 84.0 * 8.0;
 /// One event in this many is sampled for attribution and the queue peak.
 const SAMPLE_EVERY: u64 = 64;
 /// Event kinds tracked for attribution (the variants of `Ev`).
-const KINDS: usize = 12;
+const KINDS: usize = 13;
 
 /// The limits of one world (derived from its scenario at build time).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -179,6 +179,7 @@ fn kind(ev: &Ev) -> usize {
         Ev::NapiTimer { .. } => 9,
         Ev::TcpTimer { .. } => 10,
         Ev::Change { .. } => 11,
+        Ev::ModWork { .. } => 12,
     }
 }
 
@@ -278,7 +279,9 @@ impl World {
                     format!("links (to generators[{}])", ep as usize - self.ports.len())
                 }
             }
-            Ev::Nic { port, .. } | Ev::Watchdog { port } => format!("{}.moderation", nic(port)),
+            Ev::Nic { port, .. } | Ev::Watchdog { port } | Ev::ModWork { port, .. } => {
+                format!("{}.moderation", nic(port))
+            }
             Ev::CoreDone { host, .. } => format!("hosts[{host}].profile"),
             Ev::AppTimer { app: a } | Ev::Wake { app: a } => app(a),
             Ev::Sample => "sample_interval_us".to_string(),

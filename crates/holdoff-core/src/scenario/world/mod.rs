@@ -148,6 +148,12 @@ pub(crate) enum Ev {
     Change {
         step: u16,
     },
+    /// A moderation work item queued from the poll routine runs
+    /// (`Moderator::run_work`; Linux DIM's profile apply).
+    ModWork {
+        port: u16,
+        vector: u16,
+    },
 }
 
 /// Tags of the per-frame kinds in an event's first word (`Ev::pack`);
@@ -194,6 +200,7 @@ impl crate::engine::QueueEvent for Ev {
             Ev::NapiTimer { port, vector, gen } => w(9, port, vector, 0, gen),
             Ev::TcpTimer { conn, side, gen } => w(10, conn, 0, side as u64, gen),
             Ev::Change { step } => w(11, step, 0, 0, 0),
+            Ev::ModWork { port, vector } => w(12, port, vector, 0, 0),
         }
     }
 
@@ -236,6 +243,7 @@ impl crate::engine::QueueEvent for Ev {
                 side: c,
                 gen,
             },
+            12 => Ev::ModWork { port: a, vector: b },
             _ => Ev::Change { step: a },
         }
     }
@@ -636,6 +644,7 @@ impl World {
                 self.wake(now, app);
             }
             Ev::Watchdog { port } => self.watchdog(now, port),
+            Ev::ModWork { port, vector } => self.mod_work(now, port, vector),
             Ev::PollTick { host } => {
                 let hh = &self.hosts[host as usize];
                 let period = hh.arch.poll_period(&hh.bsd).expect("a polling host");

@@ -24,13 +24,14 @@ pub type ExternalFactory<'a> = dyn FnMut(
     + 'a;
 
 /// Build the moderation algorithm of one vector of a port: the NIC's config
-/// (`hosts[hi].nics[ni]`), its chip, the host's HZ, the rate of its link,
+/// (`hosts[hi].nics[ni]`), its chip, the host's HZ and work-item delay
+/// ([`work_delay`]), the rate of its link,
 /// its "host.nic" name and vector count.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_moderator(
     n: &NicCfg,
     c: &ChipProfile,
-    hz: u32,
+    (hz, work_delay): (u32, Nanos),
     link_rate: &str,
     name: &str,
     nvec: usize,
@@ -40,7 +41,7 @@ pub(super) fn build_moderator(
 ) -> Result<Box<dyn Moderator>, Error> {
     let link_bps = parse_rate(link_rate).unwrap_or(1_000_000_000);
     match n.moderation.algo() {
-        Ok(a) => Ok(a.build(&build_ctx(c, link_bps, hz, nvec as u16, vector))),
+        Ok(a) => Ok(a.build(&build_ctx(c, link_bps, hz, work_delay, nvec as u16, vector))),
         Err(py) => {
             let field = format!("hosts[{hi}].nics[{ni}].moderation.class");
             let Some(f) = factory.as_deref_mut() else {
@@ -56,6 +57,16 @@ pub(super) fn build_moderator(
                 .map_err(|message| Error::Config { field, message })
         }
     }
+}
+
+/// How long a work item queued from the poll routine waits before it runs
+/// on a host with profile `prof`: `queue_work` wakes the CPU's kernel
+/// worker thread, which then runs after a context switch (the profile's
+/// `wakeup_ns + context_switch_ns`). ASSUMPTION: the worker is the next
+/// thread to run once the softirq returns; the softirq's own remaining work
+/// and other runnable threads are not added.
+pub(super) fn work_delay(prof: &HostProfile) -> Nanos {
+    prof.wakeup_ns + prof.context_switch_ns
 }
 
 /// Counters at the previous moderation sample of a port.
@@ -148,7 +159,23 @@ impl World {
         if self.check_failure(now, port, vector) {
             return None;
         }
-        let params = params?;
+        // A queued work item (DIM's profile apply): its decision is traced
+        // now, its write when it runs.
+        let work = self.moderators[p][v].take_work();
+        if let Some(at) = work {
+            self.q.schedule(at.max(now), Ev::ModWork { port, vector });
+        }
+        if params.is_none() && work.is_none() {
+            return None;
+        }
+        self.trace_last(port, vector, per_vector);
+        params
+    }
+
+    /// Append the last decision of the algorithm of (port, vector) to the
+    /// port's trace (with the vector when `per_vector`).
+    fn trace_last(&mut self, port: u16, vector: u16, per_vector: bool) {
+        let (p, v) = (port as usize, vector as usize);
         if let Some(row) = self.moderators[p][v].last_decision() {
             let mut row = row.clone();
             if per_vector {
@@ -160,7 +187,20 @@ impl World {
                 self.traces_dropped[p] += 1;
             }
         }
-        Some(params)
+    }
+
+    /// A work item of the algorithm of (port, vector) runs: write what it
+    /// programs and trace it.
+    pub(super) fn mod_work(&mut self, now: SimTime, port: u16, vector: u16) {
+        let params = self.moderators[port as usize][vector as usize].run_work(now);
+        if self.check_failure(now, port, vector) {
+            return;
+        }
+        self.trace_last(port, vector, true);
+        if let Some(params) = params {
+            self.ports[port as usize].apply_params(now, &params, Some(vector), &mut self.out);
+            self.flush(port);
+        }
     }
 
     /// The driver watchdog of a port, if it has one: the algorithm's own
