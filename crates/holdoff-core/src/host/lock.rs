@@ -195,6 +195,31 @@ impl Mutex {
         }
     }
 
+    /// `core` starts a new segment at `t` with no segment of its own
+    /// suspended: every hold it reserved in an earlier segment has been
+    /// released by now, because a core runs one segment at a time. A hold
+    /// is reserved with the profile cost of the segment that took it; with
+    /// service-time variance (`host::variance`) that segment may have run
+    /// shorter than its profile cost, and its hold would otherwise outlive
+    /// it and make the core wait for itself (a sleep on its own lock, which
+    /// no thread on a real machine does). Such holds are cut at `t` (or
+    /// dropped if they start at or after it) and the cut time leaves
+    /// `held_ns`. Holds of other cores are untouched. Without variance a
+    /// segment ends exactly when its last hold does, and nothing changes.
+    pub fn end_own_holds(&mut self, core: u16, t: SimTime) {
+        let mut cut = 0u64;
+        self.holds.retain_mut(|h| {
+            if h.core != core || h.until <= t {
+                return true;
+            }
+            let end = h.from.max(t);
+            cut += (h.until - end).as_ns();
+            h.until = end;
+            h.until > h.from
+        });
+        self.stats.held_ns -= cut;
+    }
+
     /// `core` asks for the lock at `at` and will hold it for `hold` once it
     /// has it. Returns when it gets it and what waiting cost.
     pub fn acquire(&mut self, at: SimTime, core: u16, hold: Nanos, costs: &LockCosts) -> Grant {
@@ -427,6 +452,37 @@ mod tests {
         let s = m.stats();
         assert_eq!((s.acquisitions, s.contended), (4, 3));
         assert_eq!(s.spin_ns, (10_100 - 100) + (11_200 - 200) + (12_300 - 300));
+    }
+
+    #[test]
+    fn a_core_never_waits_for_a_hold_of_its_own_finished_segment() {
+        // Core 0's segment reserved [1000, 5000) with its profile cost but,
+        // drawn shorter by the variance, ended at 3000, where core 0 starts
+        // its next segment and asks again. Before end_own_holds the request
+        // finds its own hold and "sleeps" to 5000 + wakeup + switch (a core
+        // waiting for itself); after it, the lock is free at once. Core 1's
+        // hold [6000, 7000) is another core's and stays.
+        let mut m = Mutex::new("em0");
+        m.acquire(t(1_000), 0, Nanos(4_000), &COSTS);
+        m.acquire(t(6_000), 1, Nanos(1_000), &COSTS);
+        let mut before = m.clone();
+        let g = before.acquire(t(3_000), 0, Nanos(500), &COSTS);
+        assert_eq!((g.start, g.how), (t(7_500), Contention::Sleep));
+        m.end_own_holds(0, t(3_000));
+        assert_eq!(
+            m.stats().held_ns,
+            2_000 + 1_000,
+            "2000 of core 0's hold cut"
+        );
+        let g = m.acquire(t(3_000), 0, Nanos(500), &COSTS);
+        assert_eq!((g.start, g.how), (t(3_000), Contention::None));
+        assert_eq!(m.owner_at(t(6_500)), Some(1));
+        // A hold core 0 reserved to start after t (a later part of the
+        // finished segment) is dropped whole.
+        let mut m = Mutex::new("em1");
+        m.acquire(t(4_000), 0, Nanos(1_000), &COSTS);
+        m.end_own_holds(0, t(3_000));
+        assert_eq!((m.holds().count(), m.stats().held_ns), (0, 0));
     }
 
     #[test]

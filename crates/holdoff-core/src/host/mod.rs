@@ -232,6 +232,11 @@ impl Core {
         self.app_queue.push_back(app);
     }
 
+    /// A segment of this core was preempted and has not finished.
+    pub fn has_preempted(&self) -> bool {
+        self.suspended.iter().any(|s| !s.remaining.is_zero())
+    }
+
     /// Whether work of `class` waiting now should preempt the running segment.
     pub fn should_preempt(&self, class: Class) -> bool {
         matches!(&self.running, Some(r) if class == Class::HardIrq && r.class > Class::HardIrq)

@@ -250,20 +250,23 @@ impl HostProfile {
         // commit (sys/dev/em/if_em.c 1.98, 2006), "fast-forwarding ... to
         // ~750 kpps"; scripts/calibrate_opteron2006.py fits this one field
         // with scipy.optimize.minimize_scalar on the case
-        // freebsd-2006-fastintr run taskqueue-full (750.0 kpps at 555 ns;
+        // freebsd-2006-fastintr run taskqueue-full (750.0 kpps at 678 ns;
         // refitted twice: 670 -> 680 ns when the fast filter stopped paying
         // a wake-up for a task already pending, then 680 -> 555 ns when the
-        // profile's service-time variance (timer ticks, wake-up latency,
-        // cost spread) took the run to 695.3 kpps at 680 ns).
+        // profile's service-time variance went on (695.3 kpps at 680 ns),
+        // then 555 -> 678 ns when a lock hold reserved by a segment drawn
+        // shorter than its profile cost stopped making its own core wait
+        // for it (lock::Mutex::end_own_holds; 800 kpps at 555 ns): the
+        // 695 kpps of the variance step was that artefact, not a cost).
         // It is the forwarding path per packet apart from what this profile
         // prices separately (tx_driver_ns, the TDT write, lock_ns,
-        // tx_clean_ns); the whole path is 555 + 330 + 100 + 60 + 140 =
-        // 1185 ns (mean; the variance spreads it), between the two independent 2004/05 reports scaled to
+        // tx_clean_ns); the whole path is 678 + 330 + 100 + 60 + 140 =
+        // 1308 ns (mean; the variance spreads it), between the two independent 2004/05 reports scaled to
         // 2.2 GHz (FreeBSD 4.10 polling 550 kpps on a 2.0 GHz Opteron 246,
         // freebsd-current 2004-10-08 -> 1.64 us; optimised Linux NAPI 2.1
         // Mpps on two 2.4 GHz Opteron 250, 2005-02-23 -> 1.04 us). The
         // interrupt thread's 570 kpps is not used: the model predicts it.
-        forward_packet_ns: Nanos(555),
+        forward_packet_ns: Nanos(678),
         // ASSUMPTION: ~2.2 GB/s copy: dual-channel DDR400 = 6.4 GB/s peak,
         // ~3 transfers per copied byte, on-die controller near peak.
         copy_ps_per_byte: 450,

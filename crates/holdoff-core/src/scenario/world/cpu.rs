@@ -85,6 +85,7 @@ impl World {
                 if fresh && self.wait_for_wakeup(now, h, core, work) {
                     return;
                 }
+                self.end_own_holds(now, h, core);
                 let (cost, next, on_end) = self.run_segment(now, h, core, work);
                 let cost = self.vary(now, h, core, work, cost);
                 let c = &mut self.hosts[h as usize].cores[core as usize];
@@ -123,6 +124,24 @@ impl World {
         self.q
             .schedule(now + delay, Ev::CoreDone { host: h, core, gen });
         true
+    }
+
+    /// A core with variance starts a fresh segment with nothing of its own
+    /// suspended: the lock holds its earlier segments reserved end now
+    /// (`Mutex::end_own_holds`; a segment drawn shorter than its profile
+    /// cost must not leave its core waiting for itself).
+    fn end_own_holds(&mut self, now: SimTime, h: u16, core: u16) {
+        let host = &self.hosts[h as usize];
+        if !host.arch.locks()
+            || host.variance[core as usize].is_none()
+            || host.cores[core as usize].has_preempted()
+        {
+            return;
+        }
+        for &p in &host.ports {
+            self.locks[p as usize].end_own_holds(core, now);
+        }
+        self.icu_locks[h as usize].end_own_holds(core, now);
     }
 
     /// The duration of a segment of profile cost `cost` that `work` starts
