@@ -9,6 +9,12 @@ time), throughput (ping: replies/s, rr: transactions/s, bulk: goodput),
 interrupt rate of the receiving port, and CPU of both hosts.
 
 Run:  python experiments/compare_algorithms.py [--json] [--duration-ms N]
+
+To compare moderators with error bars (seeds, 95 % intervals, the difference
+to a baseline) on the standard battery and four chips, without copying this
+file, use the installed command instead: ``holdoff battery MODERATOR...``
+(docs/howto-test-moderation.md); it takes built-ins with settings
+(``freebsd-aim:enable_aim=2``), Python classes (``file.py:Class``) and C files.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Native core of holdoff (Rust, PyO3). Private: use the ``holdoff`` package instead."""
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "__version__",
@@ -12,6 +12,7 @@ __all__ = [
     "normalize_toml",
     "normalize_toml_after_changes",
     "run_toml",
+    "run_toml_samples",
     "schema_json",
     "validate_toml",
     "version",
@@ -45,6 +46,18 @@ def run_toml(
     ``base_dir``: the scenario file's directory; relative ``capture`` paths
     and profile files are resolved against it (None: the working directory).
     """
+
+def run_toml_samples(
+    text: str,
+    seed: int | None = None,
+    classes: dict[str, type] | None = None,
+    base_dir: str | None = None,
+) -> tuple[str, dict[str, float | int], str | None, dict[str, Any]]:
+    """As ``run_toml``, also recording every sample handed to a moderation
+    algorithm: returns ``(report_json, perf, aborted, samples)``, ``samples``
+    a dict of equal-length lists (``port`` index, ``vector``, ``t_ns``,
+    ``rx_packets``, ``rx_bytes``, ``tx_packets``, ``tx_bytes``,
+    ``interrupts``) and ``dropped`` (calls past the core's limit)."""
 
 def validate_toml(text: str, base_dir: str | None = None) -> None:
     """Check a scenario given as TOML text without running it."""

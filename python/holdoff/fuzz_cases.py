@@ -307,6 +307,12 @@ def option_cases(fixtures: dict[str, str]) -> list[CliCase]:
         "experiment --duration-ms 10**6": ["experiment", "napi-modes", "--duration-ms", "1000000"],
         "livelock --duration-ms 10**9": ["livelock", "--duration-ms", "1000000000"],
         "livelock --out a folder": ["livelock", "--out", "/"],
+        "battery --seeds 0": ["battery", "static", "--seeds", "0", "--no-store"],
+        "battery --seeds 10**9": ["battery", "static", "--seeds", "1000000000", "--no-store"],
+        "battery unknown kind": ["battery", "no-such-kind", "--no-store"],
+        "battery missing file": ["battery", "/nonexistent/m.py:M", "--no-store"],
+        "battery --chips nope": ["battery", "static", "--chips", "nope", "--no-store"],
+        "battery --workers 0": ["battery", "static", "--workers", "0", "--no-store"],
         "unknown command": ["frobnicate"],
     }
     explain = ["explain", "--driver", "linux-e1000", "-"]

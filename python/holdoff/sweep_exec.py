@@ -28,27 +28,40 @@ if TYPE_CHECKING:
     from holdoff.sweep_paths import SweepPoint
 
 
+#: What runs one point: its scenario's TOML text in, its flat metrics out (a
+#: module-level function, so that process pools and Ray can ship it).
+Compute = Callable[[str], dict[str, Scalar]]
+
+
 def execute(
-    pending: list[SweepPoint], executor: str, workers: int | None, address: str | None
+    pending: list[SweepPoint],
+    executor: str,
+    workers: int | None,
+    address: str | None,
+    compute: Compute = compute_point,
 ) -> Generator[tuple[SweepPoint, dict[str, Scalar]], None, None]:
     """Runs ``pending`` on ``executor``; yields each point with its metrics as it finishes.
 
-    Close the generator (or let an exception leave the loop over it) to stop
-    the workers: closing ends every running point.
+    ``compute`` runs one point (default :func:`compute_point`; ``holdoff
+    battery`` adds its own metrics). Close the generator (or let an exception
+    leave the loop over it) to stop the workers: closing ends every running
+    point.
     """
     if not pending:
         return
     if executor == "serial":
-        yield from _serial(pending)
+        yield from _serial(pending, compute)
     elif executor == "ray":
-        yield from _ray(pending, address)
+        yield from _ray(pending, address, compute)
     else:
-        yield from _processes(pending, workers)
+        yield from _processes(pending, workers, compute)
 
 
-def _serial(pending: list[SweepPoint]) -> Iterator[tuple[SweepPoint, dict[str, Scalar]]]:
+def _serial(
+    pending: list[SweepPoint], compute: Compute
+) -> Iterator[tuple[SweepPoint, dict[str, Scalar]]]:
     for point in pending:
-        yield point, _guarded(point, partial(compute_point, point.text))
+        yield point, _guarded(point, partial(compute, point.text))
 
 
 def _guarded(point: SweepPoint, call: Callable[[], dict[str, Scalar]]) -> dict[str, Scalar]:
@@ -59,7 +72,7 @@ def _guarded(point: SweepPoint, call: Callable[[], dict[str, Scalar]]) -> dict[s
 
 
 def _processes(
-    pending: list[SweepPoint], workers: int | None
+    pending: list[SweepPoint], workers: int | None, compute: Compute
 ) -> Iterator[tuple[SweepPoint, dict[str, Scalar]]]:
     n = min(workers or os.cpu_count() or 1, len(pending))
     # Workers ignore SIGINT and die of SIGTERM: the parent turns either into
@@ -67,7 +80,7 @@ def _processes(
     pool = ProcessPoolExecutor(max_workers=n, initializer=worker_signals, initargs=(os.getpid(),))
     try:
         futures: dict[Future[dict[str, Scalar]], SweepPoint] = {
-            pool.submit(compute_point, p.text): p for p in pending
+            pool.submit(compute, p.text): p for p in pending
         }
         remaining = set(futures)
         while remaining:
@@ -132,7 +145,7 @@ def _ray_get(ray: Any, ref: Any) -> dict[str, Scalar]:
 
 
 def _ray(
-    pending: list[SweepPoint], address: str | None
+    pending: list[SweepPoint], address: str | None, compute: Compute
 ) -> Iterator[tuple[SweepPoint, dict[str, Scalar]]]:
     try:
         import ray
@@ -145,7 +158,7 @@ def _ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
     try:
-        remote = ray.remote(num_cpus=1)(compute_point)
+        remote = ray.remote(num_cpus=1)(compute)
         refs = {remote.remote(p.text): p for p in pending}
         while refs:
             ready, _ = ray.wait(list(refs), num_returns=1)

@@ -1,7 +1,7 @@
 //! The public entry points used by the CLI and the Python bindings.
 
 use crate::error::Error;
-use crate::scenario::world::{ExternalFactory, Progress};
+use crate::scenario::world::{ExternalFactory, Progress, SampleRecord};
 use crate::scenario::{report, Scenario, World};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -35,6 +35,10 @@ pub struct RunOutput {
     /// The run was stopped on request (the control callback returned
     /// false) at this simulated time [ns]; the report covers it up to then.
     pub interrupted_at_ns: Option<u64>,
+    /// Every moderation call's sample and the count not kept past
+    /// `MAX_SAMPLE_RECORDS`, when the run was asked to record them
+    /// ([`run_toml_recorded_in`]); None otherwise.
+    pub samples: Option<(Vec<SampleRecord>, u64)>,
 }
 
 /// How often a controlled run calls its control callback [wall time].
@@ -118,7 +122,24 @@ pub fn run_toml_controlled_in(
     control: &mut dyn FnMut(&Progress) -> bool,
     base_dir: Option<&Path>,
 ) -> Result<RunOutput, Error> {
+    run_toml_recorded_in(text, seed_override, factory, control, base_dir, false)
+}
+
+/// As `run_toml_controlled_in`; with `record_samples` the output also holds
+/// every sample handed to a moderation algorithm (`RunOutput::samples`).
+/// Recording does not change the run or its report.
+pub fn run_toml_recorded_in(
+    text: &str,
+    seed_override: Option<u64>,
+    factory: Option<&mut ExternalFactory>,
+    control: &mut dyn FnMut(&Progress) -> bool,
+    base_dir: Option<&Path>,
+    record_samples: bool,
+) -> Result<RunOutput, Error> {
     let mut w = build_in(text, seed_override, factory, base_dir)?;
+    if record_samples {
+        w.record_samples();
+    }
     let t0 = Instant::now();
     let stats = w.run_guarded(None, control, CONTROL_EVERY)?;
     let wall = t0.elapsed().as_secs_f64();
@@ -132,6 +153,7 @@ pub fn run_toml_controlled_in(
             None => w.aborted().map(|(_, r)| r.to_string()),
         },
         interrupted_at_ns: stats.interrupted.map(|t| t.as_ns()),
+        samples: w.take_samples(),
         report_json,
         perf: Perf {
             wall_time_s: wall,

@@ -78,6 +78,73 @@ fn run_toml<'py>(
     progress: Option<Bound<'py, PyAny>>,
     base_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
+    let (report, perf, aborted, _) = run_inner(py, text, seed, classes, progress, base_dir, false)?;
+    Ok((report, perf, aborted))
+}
+
+/// As `run_toml`, also recording every sample handed to a moderation
+/// algorithm (the run and its report are the same as without).
+///
+/// Returns:
+///     `(report_json, perf, aborted, samples)`: as `run_toml`, and a dict of
+///     equal-length lists, one entry per moderation call in call order:
+///     `port` (index into the report's ports), `vector`, `t_ns`,
+///     `rx_packets`, `rx_bytes`, `tx_packets`, `tx_bytes`, `interrupts`;
+///     plus `dropped`, the calls past the core's row limit not kept.
+#[pyfunction]
+#[pyo3(signature = (text, seed = None, classes = None, base_dir = None))]
+fn run_toml_samples<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+    classes: Option<Bound<'py, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<SampledRun<'py>> {
+    let (report, perf, aborted, samples) =
+        run_inner(py, text, seed, classes, None, base_dir, true)?;
+    let (rows, dropped) = samples.unwrap_or_default();
+    let out = PyDict::new(py);
+    let column = |f: &dyn Fn(&holdoff_core::scenario::world::SampleRecord) -> u64| {
+        rows.iter().map(f).collect::<Vec<u64>>()
+    };
+    out.set_item("port", column(&|r| u64::from(r.port)))?;
+    out.set_item("vector", column(&|r| u64::from(r.vector)))?;
+    out.set_item("t_ns", column(&|r| r.sample.now.as_ns()))?;
+    out.set_item("rx_packets", column(&|r| r.sample.rx_packets))?;
+    out.set_item("rx_bytes", column(&|r| r.sample.rx_bytes))?;
+    out.set_item("tx_packets", column(&|r| r.sample.tx_packets))?;
+    out.set_item("tx_bytes", column(&|r| r.sample.tx_bytes))?;
+    out.set_item("interrupts", column(&|r| r.sample.interrupts))?;
+    out.set_item("dropped", dropped)?;
+    Ok((report, perf, aborted, out))
+}
+
+/// `run_toml_samples`' result: report, perf, early-stop reason, samples.
+type SampledRun<'py> = (
+    String,
+    Bound<'py, PyDict>,
+    Option<String>,
+    Bound<'py, PyDict>,
+);
+
+/// A run's report, perf numbers, early-stop reason and, with `record`, its
+/// recorded moderation samples.
+type RunParts<'py> = (
+    String,
+    Bound<'py, PyDict>,
+    Option<String>,
+    Option<(Vec<holdoff_core::scenario::world::SampleRecord>, u64)>,
+);
+
+fn run_inner<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+    classes: Option<Bound<'py, PyDict>>,
+    progress: Option<Bound<'py, PyAny>>,
+    base_dir: Option<std::path::PathBuf>,
+    record: bool,
+) -> PyResult<RunParts<'py>> {
     let classes: Option<Py<PyDict>> = classes.map(|c| c.unbind());
     let progress: Option<Py<PyAny>> = progress.map(|p| p.unbind());
     let mut stop: Option<PyErr> = None;
@@ -111,16 +178,17 @@ fn run_toml<'py>(
                     true
                 })
             };
-            api::run_toml_controlled_in(
+            api::run_toml_recorded_in(
                 text,
                 seed,
                 Some(&mut factory),
                 &mut control,
                 base_dir.as_deref(),
+                record,
             )
         }))
     });
-    let output = guarded(py, result)?;
+    let mut output = guarded(py, result)?;
     let perf = &output.perf;
     let dict = PyDict::new(py);
     dict.set_item("wall_time_s", perf.wall_time_s)?;
@@ -136,7 +204,8 @@ fn run_toml<'py>(
         err.value(py).setattr("holdoff_partial", partial)?;
         return Err(err);
     }
-    Ok((output.report_json, dict, output.aborted))
+    let samples = output.samples.take();
+    Ok((output.report_json, dict, output.aborted, samples))
 }
 
 /// Check a scenario given as TOML text without running it.
@@ -211,6 +280,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::VERSION)?;
     error::register(m)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run_toml_samples, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml_after_changes, m)?)?;

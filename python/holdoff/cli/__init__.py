@@ -1,7 +1,7 @@
 """The ``holdoff`` command line: a thin layer over the library.
 
 One module per command group (``run``, ``explain``, ``collect``, ``tune``, ``misc``,
-``bench``, ``sweep``, ``results``, ``reproduce``, ``experiments``,
+``bench``, ``sweep``, ``battery``, ``results``, ``reproduce``, ``experiments``,
 ``examples``, ``calibrate``); what they share is in :mod:`holdoff.cli.common`.
 Importing this package registers every command on :data:`app`, in the order
 ``holdoff -h`` lists them.
@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "misc",
     "bench",
     "sweep",
+    "battery",
     "results",
     "reproduce",
     "experiments",

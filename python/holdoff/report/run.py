@@ -242,14 +242,16 @@ def timeline(doc: Doc, result: RunResult, name: str) -> str:
     decisions = 0
     for port in result.summary.get("ports", []):
         trace = [
-            t for t in port.get("moderation_trace") or [] if "rate_per_s" in t.get("values", {})
+            (t["t_ns"], rate)
+            for t in port.get("moderation_trace") or []
+            if (rate := decision_rate(t.get("values", {}))) is not None
         ]
         if trace:
             decisions += len(trace)
             rows["throttle"].append(
                 go.Scatter(
-                    x=[t["t_ns"] / 1e6 for t in trace],
-                    y=[t["values"]["rate_per_s"] for t in trace],
+                    x=[t_ns / 1e6 for t_ns, _ in trace],
+                    y=[rate for _, rate in trace],
                     mode="markers",
                     marker={"symbol": "x", "size": 8, "color": style(port["port"])["color"]},
                     name=f"{port.get('port')} decisions",
@@ -300,6 +302,22 @@ def timeline(doc: Doc, result: RunResult, name: str) -> str:
         **legends,
     )
     return doc.plot(fig)
+
+
+def decision_rate(values: Mapping[str, Any]) -> float | None:
+    """The throttle rate one moderation decision asks for [1/s]: the
+    built-ins' ``rate_per_s``; else (Python and C moderators, whose trace
+    rows are the register values they returned) the rate of the interval
+    register written, ``itr_256ns`` as 1e9 / (v * 256 ns) or ``eitr_us`` as
+    1e6 / v; None for a decision that writes no interval, or throttling off
+    (0)."""
+    if "rate_per_s" in values:
+        return float(values["rate_per_s"])
+    for key, unit_ns in (("itr_256ns", 256.0), ("eitr_us", 1000.0)):
+        v = values.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
+            return 1e9 / (float(v) * unit_ns)
+    return None
 
 
 def change_labels(result: RunResult) -> list[tuple[float, str]]:

@@ -301,6 +301,7 @@ impl World {
             },
             traces: vec![Vec::new(); s.hosts.iter().map(|h| h.nics.len()).sum()],
             traces_dropped: vec![0; s.hosts.iter().map(|h| h.nics.len()).sum()],
+            sample_log: None,
             mod_prev: Vec::new(),
             napi_state: Vec::new(),
             apps,

@@ -66,7 +66,7 @@ mod txpath;
 
 pub use changes::AppliedChange;
 pub use guard::{Limit, Limits};
-pub use moderation::ExternalFactory;
+pub use moderation::{ExternalFactory, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use napi::{NapiStats, NetisrStats};
 
 use super::config::{AppCfg, Scenario};
@@ -355,6 +355,9 @@ pub struct World {
     /// `MAX_TRACE_ROWS_PER_PORT`; the rest are counted in `traces_dropped`).
     traces: Vec<Vec<TraceRow>>,
     traces_dropped: Vec<u64>,
+    /// Every moderation call's sample, when the run asked for them
+    /// ([`World::record_samples`]; off by default).
+    sample_log: Option<moderation::SampleLog>,
     mod_prev: Vec<Vec<ModPrev>>,
     /// Per port, per vector NAPI state.
     napi_state: Vec<Vec<NapiState>>,

@@ -3,6 +3,12 @@
 //! sees only a `Sample` (counter deltas since its previous call) and returns
 //! register settings, which are written to the NIC here.
 //!
+//! On request ([`World::record_samples`], off by default so that a run's
+//! report does not change) every call's `Sample` is also kept with its port
+//! and vector: the input sequence a moderator saw, to replay it to another
+//! moderator without the simulation (`holdoff battery --trace`). At most
+//! [`MAX_SAMPLE_RECORDS`] calls are kept; later ones are counted.
+//!
 //! Units: times [ns].
 
 use super::{Ev, World};
@@ -69,6 +75,27 @@ pub(super) fn work_delay(prof: &HostProfile) -> Nanos {
     prof.wakeup_ns + prof.context_switch_ns
 }
 
+/// One moderation call's input: the port, the vector (0 for the periodic
+/// whole-port call) and the sample handed to the algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleRecord {
+    pub port: u16,
+    pub vector: u16,
+    pub sample: Sample,
+}
+
+/// Recorded samples kept per run: a per-interrupt algorithm is called tens
+/// of thousands of times a second; 1 000 000 rows (about 64 MB) cover a
+/// 10-second run at 100 000 calls/s. Later calls are counted, not kept.
+pub const MAX_SAMPLE_RECORDS: usize = 1_000_000;
+
+/// The recorded samples of a run and how many did not fit.
+#[derive(Default)]
+pub(super) struct SampleLog {
+    rows: Vec<SampleRecord>,
+    dropped: u64,
+}
+
 /// Counters at the previous moderation sample of a port.
 #[derive(Clone, Copy, Default)]
 pub(super) struct ModPrev {
@@ -80,6 +107,19 @@ pub(super) struct ModPrev {
 }
 
 impl World {
+    /// Keep every moderation call's sample from now on (see
+    /// [`World::take_samples`]); off unless asked for.
+    pub fn record_samples(&mut self) {
+        self.sample_log.get_or_insert_with(SampleLog::default);
+    }
+
+    /// The samples recorded so far, in call order, and the count of calls
+    /// past [`MAX_SAMPLE_RECORDS`] that were not kept; None when recording
+    /// is off. Recording stops.
+    pub fn take_samples(&mut self) -> Option<(Vec<SampleRecord>, u64)> {
+        self.sample_log.take().map(|log| (log.rows, log.dropped))
+    }
+
     /// If the algorithm of (port, vector) failed, stop the run now.
     pub(super) fn check_failure(&mut self, now: SimTime, port: u16, vector: u16) -> bool {
         let m = &self.moderators[port as usize][vector as usize];
@@ -155,6 +195,17 @@ impl World {
             tx_bytes: cur.tx_bytes - prev.tx_bytes,
             interrupts: cur.interrupts - prev.interrupts,
         };
+        if let Some(log) = &mut self.sample_log {
+            if log.rows.len() < MAX_SAMPLE_RECORDS {
+                log.rows.push(SampleRecord {
+                    port,
+                    vector,
+                    sample,
+                });
+            } else {
+                log.dropped += 1;
+            }
+        }
         let params = self.moderators[p][v].on_sample(&sample);
         if self.check_failure(now, port, vector) {
             return None;
