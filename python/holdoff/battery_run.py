@@ -23,6 +23,7 @@ FreeBSD AIM case's).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import sys
@@ -54,45 +55,23 @@ def resolve(spec: str, base: Path) -> Candidate:
     ``file.py:Class``, ``file.c:entry``), through :mod:`holdoff.modspec`.
     A Python file's folder goes on ``sys.path`` so that its class is imported
     without ``PYTHONPATH`` (the workers inherit it)."""
-    try:
-        from holdoff.modspec import parse_moderator  # type: ignore[import-not-found]
-    except ImportError:  # STUB until holdoff.modspec lands: see _stub_parse
-        parse_moderator = _stub_parse
+    from holdoff.modspec import parse_moderator
+
     mod = parse_moderator(spec, base)
-    table = dict(mod.moderation_table())
+    table = mod.moderation_table()
     digest = None
-    path, sep, _entry = spec.rpartition(":")
-    if sep and path.endswith((".py", ".c")):
-        file = (base / path).resolve()
-        digest = hashlib.sha256(file.read_bytes()).hexdigest()
-        if path.endswith(".py") and str(file.parent) not in sys.path:
-            sys.path.append(str(file.parent))
+    source: Path | None = None
+    if mod.kind == "c":
+        source = Path(str(mod.fields["source"]))
+    elif mod.kind == "python":
+        source = Path(inspect.getfile(next(iter(mod.classes.values()))))
+        # The scenario names the class as "stem:Class": imported from the
+        # file's folder, which the worker processes inherit on sys.path.
+        if str(source.parent) not in sys.path:
+            sys.path.append(str(source.parent))
+    if source is not None:
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
     return Candidate(spec, str(mod.label), table, digest)
-
-
-@dataclass(frozen=True)
-class _StubSpec:
-    label: str
-    table: dict[str, Any]
-
-    def moderation_table(self) -> dict[str, Any]:
-        return dict(self.table)
-
-
-def _stub_parse(spec: str, base: Path) -> _StubSpec:
-    """STUB of ``holdoff.modspec.parse_moderator`` (built-ins and Python
-    classes only), to be deleted when that module lands."""
-    import tomllib
-
-    path, sep, name = spec.rpartition(":")
-    if sep and path.endswith(".py"):
-        return _StubSpec(spec, {"kind": "python", "class": f"{Path(path).stem}:{name}"})
-    kind, _, rest = spec.partition(":")
-    table: dict[str, Any] = {"kind": kind}
-    for item in filter(None, rest.split(",")):
-        k, _, v = item.partition("=")
-        table[k] = tomllib.loads(f"v = {v}")["v"]
-    return _StubSpec(spec, table)
 
 
 @dataclass(frozen=True)
