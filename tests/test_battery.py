@@ -205,3 +205,30 @@ def test_bad_inputs_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     ):
         assert main(argv) == 2, argv
         assert flag in capsys.readouterr().err
+
+
+def test_a_python_moderators_decisions_are_drawn_on_the_run_timeline() -> None:
+    # examples/python_moderator.py: HalfRate returns {"itr_256ns": 976 or 195}
+    # at every interrupt; its trace rows hold those registers and no
+    # rate_per_s, and each becomes a marker at 1e9 / (976 * 256) = 4002/s or
+    # 1e9 / (195 * 256) = 20032/s.
+    import importlib.util
+
+    import holdoff
+    from holdoff.report.page import Doc
+    from holdoff.report.run import timeline
+
+    path = ROOT / "examples" / "python_moderator.py"
+    spec = importlib.util.spec_from_file_location("python_moderator_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    scenario = {**example.SCENARIO, "duration_ms": 20}
+    result = holdoff.run(scenario, moderators={"half": example.HalfRate})
+    doc = Doc()
+    timeline(doc, result, "py")
+    (figure,) = doc._figures.values()
+    marks = [t for t in figure["data"] if t.get("name") == "dut.eth0 decisions"]
+    assert len(marks) == 1
+    rates = {round(y) for y in marks[0]["y"]}
+    assert rates <= {4002, 20032} and rates

@@ -55,8 +55,8 @@ def battery_command(
         bool,
         typer.Option(
             "--quick/--full",
-            help="--quick leaves out NetPIPE, the loaded-host iperf, "
-            "the middle request rate and jumbo TX; --full runs every workload.",
+            help="--quick leaves out NetPIPE (3-5 s of wall time a run); --full runs "
+            "every workload.",
         ),
     ] = True,
     only: Annotated[
