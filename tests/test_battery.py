@@ -232,3 +232,32 @@ def test_a_python_moderators_decisions_are_drawn_on_the_run_timeline() -> None:
     assert len(marks) == 1
     rates = {round(y) for y in marks[0]["y"]}
     assert rates <= {4002, 20032} and rates
+
+
+def test_a_stopped_battery_keeps_its_finished_runs_and_resumes(tmp_path: Path) -> None:
+    # Ctrl-C arrives (here: raised from the progress callback) after the
+    # third finished run: those three are in the store, the exception says
+    # how many finished and how many are left, and the next run of the same
+    # plan reads the three back and computes only the rest.
+    from holdoff import battery as bt
+    from holdoff import battery_run as br
+    from holdoff.store import ResultStore
+
+    def plan() -> br.Plan:
+        cand = br.resolve("freebsd-aim:enable_aim=1", ROOT)
+        return br.plan([cand], ["82546"], [bt.WORKLOADS["ping-idle"]], 5)
+
+    store = ResultStore(tmp_path / "store")
+
+    def stop(done: int, total: int) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        br.run_plan(plan(), store, executor="serial", progress=stop)
+    assert (info.value.finished, info.value.remaining) == (3, 2)  # type: ignore[attr-defined]
+    assert len(store) == 3
+    again = plan()
+    assert br.run_plan(again, store, executor="serial") == (2, 3)
+    (cell,) = again.cells.values()
+    assert sorted(cell.records) == [1, 2, 3, 4, 5]
