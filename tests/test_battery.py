@@ -157,9 +157,11 @@ def test_trace_parquet_has_the_replay_format(
     code, doc, _ = battery(
         capsys, "freebsd-aim:enable_aim=1", "--seeds", 1, "--chips", "82546",
         "--workloads", "ping-idle", "--no-store", "--trace", "--out", out,
-        "--executor", "serial",
+        "--executor", "serial", "--html", tmp_path / "battery.html",
     )  # fmt: skip
     assert code == 0
+    page = (tmp_path / "battery.html").read_text()
+    assert 'aria-label="ping-idle on the 82546: decisions on the timeline (seed 1)"' in page
     (path,) = map(Path, doc["traces"])
     table = pq.read_table(path)
     assert table.schema.field("workload").type == pa.string()

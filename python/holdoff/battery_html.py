@@ -22,36 +22,36 @@ from typing import Any
 
 from holdoff import _core
 from holdoff.battery_run import CellKey, Plan
-from holdoff.battery_score import Row, diff_text, mean_text
+from holdoff.battery_score import Row, diff_text, letters, mean_text
 from holdoff.report.page import CSS, PALETTE, Doc, downsample, esc, fold, rounded, table_html
 from holdoff.report.run import decision_rate
 
 
 def _table(p: Plan, baseline: str, rows: Sequence[Row], workload: str) -> str:
-    labels = [c.label for c in p.candidates]
+    """Chips x metrics down, a column per moderator (its letter): the mean ±
+    half-interval and under it the difference to the baseline, in bold when
+    it leaves out zero."""
+    names = letters(p)
     header = ["chip", "metric"]
-    for label in labels:
-        header.append(label + (" (baseline)" if label == baseline else ""))
-        if label != baseline:
-            header.append(f"{label} - baseline")
+    header += [names[c.label] + (" (base)" if c.label == baseline else "") for c in p.candidates]
     body = []
     for r in (r for r in rows if r.workload.name == workload):
         cells = [esc(r.chip), esc(f"{r.metric.label} [{r.metric.unit}]")]
-        for label in labels:
-            e = r.entries[label]
+        for c in p.candidates:
+            e = r.entries[c.label]
             if e.skipped:
-                cells.append(f'<span class="meta">skipped: {esc(e.skipped)}</span>')
+                text = f'<span class="meta">skipped: {esc(e.skipped)}</span>'
             elif e.error and e.interval is None:
-                cells.append(f'<span class="miss">ERROR: {esc(e.error)}</span>')
+                text = f'<span class="miss">ERROR: {esc(e.error)}</span>'
             else:
                 text = esc(mean_text(e.interval)) if e.interval else "-"
                 if e.error:
                     text += f' <span class="miss">ERROR: {esc(e.error)}</span>'
-                cells.append(text)
-            if label != baseline:
-                d = e.diff
-                text = esc(diff_text(d)) if d else ""
-                cells.append(f"<b>{text}</b>" if d and d.marked else text)
+            d = e.diff
+            if d is not None:
+                diff = esc(diff_text(d))
+                text += "<br>" + (f"<b>{diff}</b>" if d.marked else diff)
+            cells.append(text)
         body.append(cells)
     return table_html(header, body, left=(0, 1))
 
@@ -169,6 +169,13 @@ def build_html(
             + "</section>"
         )
     mods = ", ".join(esc(c.spec) for c in p.candidates)
+    names = letters(p)
+    legend = "".join(
+        f"<li>{esc(names[c.label])} = {esc(c.spec)}"
+        + (" (baseline)" if c.label == baseline else "")
+        + "</li>"
+        for c in p.candidates
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>holdoff battery</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -177,10 +184,7 @@ def build_html(
         f"{esc(', '.join(map(str, p.seeds)))}; each cell: mean ± half its 95 % interval; "
         "difference: mean minus the baseline's, Welch 95 % interval, in bold when it leaves "
         f"out zero (larger than the spread). {esc(footer)}</p>\n"
-        + "\n".join(sections)
-        + "\n"
-        + doc.scripts()
-        + "</body>\n</html>\n"
+        f"<ul>{legend}</ul>\n" + "\n".join(sections) + "\n" + doc.scripts() + "</body>\n</html>\n"
     )
 
 

@@ -236,22 +236,33 @@ def detail_point(text: str) -> dict[str, Scalar]:
 
 def detail_runs(
     p: Plan, *, executor: str = "process", workers: int | None = None
-) -> dict[CellKey, dict[str, Any]]:
-    """The first seed of every cell that ran, again with its samples recorded."""
+) -> tuple[dict[CellKey, dict[str, Any]], list[str]]:
+    """The first seed of every cell that ran, again with its samples recorded
+    (only runs that succeeded before, so a moderator that fails on that seed
+    is not run again). Returns the details and notes: a worker lost on the
+    way (a moderator's native code crashed it) ends the detail runs, and
+    the timelines and traces then cover the cells done before."""
+    from concurrent.futures.process import BrokenProcessPool
+
     pending = [
         pt
         for pt in p.points
         if pt.replicate == 0 and p.cells[p.point_cell[pt.index]].records.get(pt.seed) is not None
     ]
     out: dict[CellKey, dict[str, Any]] = {}
+    notes: list[str] = []
     results = execute(pending, executor, workers, None, compute=detail_point)
     try:
         for point, record in results:
             if "detail" in record:
                 out[p.point_cell[point.index]] = json.loads(str(record["detail"]))
+            else:
+                notes.append(f"no timeline for {point.label}: {record.get('error')}")
+    except BrokenProcessPool as err:
+        notes.append(f"timelines and traces incomplete: a worker process died ({err})")
     finally:
         results.close()
-    return out
+    return out, notes
 
 
 def default_store() -> Path:

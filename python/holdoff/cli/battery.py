@@ -181,10 +181,10 @@ def battery_command(
             computed, cached = br.run_plan(
                 p, result_store, executor=executor, workers=workers, on_start=on_start
             )
-            details = (
+            details, detail_notes = (
                 br.detail_runs(p, executor=executor, workers=workers)
-                if (html is not None or trace)
-                else {}
+                if html is not None or trace
+                else ({}, [])
             )
     except KeyboardInterrupt as err:
         finished = getattr(err, "finished", 0)
@@ -213,17 +213,18 @@ def battery_command(
             if cell.skipped
         }
     )
-    notes: list[str] = []
+    notes: list[str] = list(detail_notes)
     trace_files: list[str] = []
     if trace:
         from holdoff.battery_trace import write_traces
 
         folder = out if out is not None else Path("battery-out")
         try:
-            files, notes = write_traces(p, details, folder)
+            files, trace_notes = write_traces(p, details, folder)
         except OSError as err:
             _fail(f"cannot write the traces to {folder}: {err}", 1)
         trace_files = [str(f) for f in files]
+        notes.extend(trace_notes)
     wall = time.perf_counter() - started
     footer = f"{computed} runs computed, {cached} from the store, {wall:.1f} s of wall time"
     doc = bs.as_json(
