@@ -263,3 +263,23 @@ def test_a_stopped_battery_keeps_its_finished_runs_and_resumes(tmp_path: Path) -
     assert br.run_plan(again, store, executor="serial") == (2, 3)
     (cell,) = again.cells.values()
     assert sorted(cell.records) == [1, 2, 3, 4, 5]
+
+
+def test_the_terminal_scorecard_fits_80_columns_without_cutting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long moderator names become column letters with a legend; numbers are
+    # never cut with an ellipsis (holdoff.termtable), at 80 columns too.
+    monkeypatch.setenv("COLUMNS", "80")
+    code = main(
+        ["battery", "freebsd-aim:enable_aim=1", MY_AIM, "--seeds", "2", "--chips", "82546",
+         "--workloads", "ping-idle,iperf", "--no-store", "--executor", "serial"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "…" not in out
+    table_lines = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table_lines and all(len(line) <= 80 for line in table_lines)
+    assert f"B = {MY_AIM}" in out
+    # The ping row: A's mean, B's mean and, under it, B minus A.
+    assert "ping RTT p50 [us]" in out
