@@ -239,6 +239,18 @@ CORPUS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     ),
     ("igb-enp3s0-json-ethtool6.14-constructed.json", "linux-igb", "enp3s0", {"rx-usecs": 3}),
     (
+        "ice-ens801f0-c-ethtool6-constructed.txt",
+        "linux-ice",
+        "ens801f0",
+        {"adaptive-rx": 1, "rx-usecs": 50, "rx-usecs-high": 0, "mode": "adaptive"},
+    ),
+    (
+        "i40e-enp59s0f0-C-c-ethtool6-constructed.txt",
+        "linux-i40e",
+        "enp59s0f0",
+        {"adaptive-rx": 0, "rx-usecs": 84, "tx-frames-irq": 256, "mode": "static"},
+    ),
+    (
         "mlx5-ens1f0np0-json-ethtool6.10-constructed.json",
         "linux-dim",
         "ens1f0np0",

@@ -41,7 +41,8 @@ DRIVER_MAP: dict[str, str] = {
     "ena": "linux-dim",
     "virtio_net": "linux-dim",
     "bnxt_en": "linux-dim",
-    "ice": "linux-dim",
+    "ice": "linux-ice",
+    "i40e": "linux-i40e",
 }
 
 #: Intel (vendor 0x8086) PCI device ids -> holdoff chip names.

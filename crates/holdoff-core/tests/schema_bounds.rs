@@ -234,6 +234,16 @@ fn bases() -> Vec<Value> {
         (eitr_chip, json!({"kind": "dim"})),
         // The 10 GbE part with the most queues (63), for `queues`.
         ("x550", json!({"kind": "ixgbe"})),
+        // The 700/800 Series kinds with adaptive off: static rx-usecs and
+        // rx-usecs-high are refused while adaptive is on.
+        (
+            "e810-c",
+            json!({"kind": "ice", "adaptive_rx": false, "adaptive_tx": false}),
+        ),
+        (
+            "x710",
+            json!({"kind": "i40e", "adaptive_rx": false, "adaptive_tx": false}),
+        ),
     ] {
         for g in [&gen_rate, &gen_load] {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));

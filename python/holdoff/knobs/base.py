@@ -16,6 +16,8 @@ DRIVERS: tuple[str, ...] = (
     "freebsd-em",
     "freebsd-igb",
     "openbsd-em",
+    "linux-ice",
+    "linux-i40e",
 )
 
 #: Wire bytes of a minimum frame: 64 B + 8 B preamble/SFD + 12 B gap.
@@ -54,7 +56,8 @@ class Chip:
     #: "itr" (ITR, 256 ns), "eitr256" (82574 EITR in MSI-X mode, 256 ns),
     #: "eitr1us" (igb class: interval field bits 14:2 in 1 us),
     #: "ixgbe2us" (82599 and later: bits 11:3 of a 256 ns count, 2.048 us
-    #: steps, CNT_WDIS), "ixgbe256" (82598: 256 ns, restarted by a write).
+    #: steps, CNT_WDIS), "ixgbe256" (82598: 256 ns, restarted by a write),
+    #: "itr2us" (Intel 700/800 Series: ITR in 2 us plus an INTRL in 4 us).
     throttle: str
     link_mbps: int
     #: The drivers' default descriptor counts [descriptors].
@@ -169,6 +172,56 @@ CHIPS: dict[str, Chip] = {
             True,
             "x550",
         ),
+        # ice.h / i40e.h default rings (ICE_DFLT_NUM_RX_DESC 2048, TX 256;
+        # I40E_DEFAULT_NUM_DESCRIPTORS 512).
+        Chip(
+            "e810-c",
+            "Intel E810-C (100 GbE, ice)",
+            "itr2us",
+            100_000,
+            2048,
+            256,
+            False,
+            False,
+            True,
+            "e810-c",
+        ),
+        Chip(
+            "e810-xxv",
+            "Intel E810-XXV (25 GbE, ice)",
+            "itr2us",
+            25_000,
+            2048,
+            256,
+            False,
+            False,
+            True,
+            "e810-xxv",
+        ),
+        Chip(
+            "x710",
+            "Intel X710 (10 GbE, i40e)",
+            "itr2us",
+            10_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            "x710",
+        ),
+        Chip(
+            "xl710",
+            "Intel XL710 (40 GbE, i40e)",
+            "itr2us",
+            40_000,
+            512,
+            512,
+            False,
+            False,
+            True,
+            "xl710",
+        ),
     )
 }
 
@@ -186,6 +239,8 @@ DRIVER_CHIPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "freebsd-em": ("82574", (*_E1000_CHIPS, "82574")),
     "freebsd-igb": ("i210", _IGB_CHIPS),
     "openbsd-em": ("i210", (*_E1000_CHIPS, "82574", *_IGB_CHIPS)),
+    "linux-ice": ("e810-c", ("e810-c", "e810-xxv")),
+    "linux-i40e": ("x710", ("x710", "xl710")),
 }
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from holdoff.knobs.base import Decoded, KnobError, _Ctx
 from holdoff.knobs.bsd import _decode_freebsd, _decode_openbsd
+from holdoff.knobs.intel_itr import decode_intel_itr
 from holdoff.knobs.linux import (
     _decode_dim,
     _decode_e1000,
@@ -40,6 +41,8 @@ def decode(driver: str, settings: Mapping[str, int], chip: str | None = None) ->
         out = _decode_ixgbe(ctx)
     elif driver == "linux-dim":
         out = _decode_dim(ctx)
+    elif driver in ("linux-ice", "linux-i40e"):
+        out = decode_intel_itr(ctx)
     elif driver in ("freebsd-em", "freebsd-igb"):
         out = _decode_freebsd(ctx)
     else:

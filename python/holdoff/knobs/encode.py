@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 from holdoff.knobs.base import Decoded, ints_to_itr
 from holdoff.knobs.bsd import _freebsd_rate_reg
+from holdoff.knobs.intel_itr import intel_itr_line
 from holdoff.knobs.tables import _E1000_TIMER_KNOBS, chip_for, defaults
 
 # -- registers -> knobs -----------------------------------------------------------------
@@ -49,6 +50,11 @@ def encode(driver: str, registers: Mapping[str, int], chip: str | None = None) -
         if eitr_us is not None:
             out["adaptive-rx"] = 0
             out["rx-usecs"] = eitr_us
+    elif driver in ("linux-ice", "linux-i40e"):
+        if eitr_us is not None:
+            # The ITR counts 2 us: the even value at or below, within ITR_MAX.
+            even = min(eitr_us - eitr_us % 2, 8160)
+            out.update({"adaptive-rx": 0, "adaptive-tx": 0, "rx-usecs": even, "tx-usecs": even})
     elif driver in ("freebsd-em", "freebsd-igb"):
         value = eitr_us if c.throttle == "eitr1us" else itr
         if value is not None:
@@ -164,6 +170,8 @@ def commands(decoded: Decoded, iface: str = "eth0", unit: int = 0) -> list[str]:
             lines.append(line)
         if "cqe-mode-rx" in changed:
             lines.append(f"ethtool -C {iface} cqe-mode-rx {'on' if s['cqe-mode-rx'] else 'off'}")
+    elif d in ("linux-ice", "linux-i40e"):
+        lines.append(intel_itr_line(s, iface))
     elif d in ("freebsd-em", "freebsd-igb"):
         dev = "em" if d == "freebsd-em" else "igb"
         lines.append(f"sysctl dev.{dev}.{unit}.enable_aim={s['enable_aim']}")

@@ -89,6 +89,13 @@ REPORTED_FIELDS: dict[str, dict[str, str]] = {
         "256), reported and set through this field by ixgbe_get_coalesce/ixgbe_set_coalesce; "
         "not an interrupt-moderation knob",
     },
+    "linux-i40e": {
+        "tx-frames-irq": "i40e's work limit (vsi->work_limit, default I40E_DEFAULT_IRQ_WORK "
+        "256), reported and set through this field by __i40e_get_coalesce/__i40e_set_coalesce; "
+        "not an interrupt-moderation knob",
+        "tx-usecs-high": "i40e reports the vector's rate limit here too and refuses a "
+        "different value ('tx-usecs-high is not used, please program rx-usecs-high')",
+    },
 }
 
 #: ``ethtool --json -g`` keys -> :class:`Parsed` fields.

@@ -67,6 +67,12 @@ RING_RANGE: dict[str, tuple[int, int, str]] = {
     "freebsd-em": (80, 4096, "if_em.h EM_MIN_RXD 80, EM_MAX_RXD 4096 (hw.em.rxd)"),
     "freebsd-igb": (80, 4096, "if_em.h IGB_MIN_RXD 80, IGB_MAX_RXD 4096 (hw.igb.rxd)"),
     "openbsd-em": (256, 4096, "OpenBSD if_em.h EM_MIN_RXD 256, EM_MAX_RXD 4096"),
+    "linux-ice": (64, 8160, "ice.h ICE_MIN_NUM_DESC 64, ICE_MAX_NUM_DESC 8160"),
+    "linux-i40e": (
+        64,
+        8160,
+        "i40e.h I40E_MIN_NUM_DESCRIPTORS 64, I40E_MAX_NUM_DESCRIPTORS_XL710 8160",
+    ),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from holdoff.knobs.base import CHIPS, DRIVER_CHIPS, DRIVERS, Chip, Knob, KnobError
+from holdoff.knobs.intel_itr import i40e_knobs, ice_knobs
 
 # -- knob tables ------------------------------------------------------------------------
 
@@ -320,6 +321,10 @@ def knobs(driver: str) -> list[Knob]:
         return _ixgbe_knobs()
     if driver == "linux-dim":
         return _dim_knobs()
+    if driver == "linux-ice":
+        return [*ice_knobs(), *_NAPI_KNOBS]
+    if driver == "linux-i40e":
+        return [*i40e_knobs(), *_NAPI_KNOBS]
     if driver in ("freebsd-em", "freebsd-igb"):
         return _freebsd_knobs(driver)
     return _openbsd_knobs()

@@ -1,6 +1,6 @@
 """The tuner's port knobs beside moderation: how many queues, on which cores, how
 long the rings, and which fields RSS hashes -- for drivers with several queues
-(Linux ``linux-ixgbe``).
+(Linux ``linux-ixgbe``, ``linux-ice``, ``linux-i40e``).
 
 A knob here is not a coalescing register but a port setting the operator
 changes with ``ethtool -L``, ``ethtool -G``, ``ethtool -N`` and
@@ -24,6 +24,11 @@ by the RSS limit), ``Documentation/networking/scaling.rst`` ("Each receive
 queue has a separate IRQ"; irqbalance "may override any manual settings"; "the
 smallest number of receive queues where no receive queue overflows") and
 ``Documentation/core-api/irq/irq-affinity.rst`` (``smp_affinity_list``).
+For ice and i40e the same knobs with the drivers' ring facts (ice.h
+``ICE_DFLT_NUM_RX_DESC`` 2048, ``ICE_MAX_NUM_DESC`` 8160; i40e.h
+``I40E_DEFAULT_NUM_DESCRIPTORS`` 512, ``I40E_MAX_NUM_DESCRIPTORS_XL710`` 8160)
+and vector names (ice ``ice_vsi_req_irq_msix``: ``ice-PCI_ADDRESS-TxRx-N``;
+i40e ``i40e_vsi_request_irq_msix``: ``i40e-IFACE-TxRx-N``).
 
 Simplifies: vectors are placed on the first K cores (vector i on core i mod
 K); interrupt numbers are the machine's, so the lines find them by the vector
@@ -41,7 +46,7 @@ from typing import Any
 from holdoff.knobs.persist import Form
 
 #: Drivers whose tune searches the port knobs.
-PORT_DRIVERS = ("linux-ixgbe",)
+PORT_DRIVERS = ("linux-ixgbe", "linux-ice", "linux-i40e")
 
 #: The port knobs, in table order.
 KEYS = ("combined", "irq-cores", "ring", "udp4-sdfn")
@@ -49,6 +54,13 @@ KEYS = ("combined", "irq-cores", "ring", "udp4-sdfn")
 #: ixgbe.h: default descriptors per ring, and the range ``ethtool -G`` accepts.
 IXGBE_DEFAULT_RING = 512
 IXGBE_RING_RANGE = (64, 4096)
+
+#: Per driver: (default descriptors per ring, (fewest, most) ``ethtool -G`` accepts).
+RINGS: dict[str, tuple[int, tuple[int, int]]] = {
+    "linux-ixgbe": (IXGBE_DEFAULT_RING, IXGBE_RING_RANGE),
+    "linux-ice": (2048, (64, 8160)),
+    "linux-i40e": (512, (64, 8160)),
+}
 
 #: The most queue pairs searched (the tuned host's cores bound it too).
 MAX_COMBINED = 8
@@ -65,7 +77,7 @@ def defaults(driver: str, cores: int) -> dict[str, int]:
     if not has_ports(driver):
         return {}
     n = max(1, min(cores, MAX_COMBINED))
-    return {"combined": n, "irq-cores": n, "ring": IXGBE_DEFAULT_RING, "udp4-sdfn": 0}
+    return {"combined": n, "irq-cores": n, "ring": RINGS[driver][0], "udp4-sdfn": 0}
 
 
 def grid(driver: str, cores: int) -> dict[str, list[int]]:
@@ -77,7 +89,7 @@ def grid(driver: str, cores: int) -> dict[str, list[int]]:
     out = {
         "combined": counts,
         "irq-cores": list(counts),
-        "ring": [IXGBE_DEFAULT_RING, 4096],
+        "ring": [RINGS[driver][0], 4096],
         "udp4-sdfn": [0, 1],
     }
     for key, values in out.items():
@@ -106,9 +118,9 @@ def canonical(port: Mapping[str, int], dflt: Mapping[str, int]) -> dict[str, int
     return out
 
 
-def check(port: Mapping[str, int], cores: int) -> None:
+def check(port: Mapping[str, int], cores: int, driver: str = "linux-ixgbe") -> None:
     """Refuse a port setting the driver or the host cannot take."""
-    lo, hi = IXGBE_RING_RANGE
+    lo, hi = RINGS[driver][1]
     if port and not lo <= port["ring"] <= hi:
         raise ValueError(f"ring: {port['ring']} descriptors is outside {lo} to {hi}")
     if port and not 1 <= port["combined"] <= cores:
@@ -137,14 +149,24 @@ def changed(port: Mapping[str, int], dflt: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in port.items() if v != dflt.get(k)}
 
 
-def affinity_lines(port: Mapping[str, int], iface: str) -> list[str]:
+def vector_name(driver: str, iface: str, i: int) -> str:
+    """The name the driver gives queue vector ``i`` (its folder under ``/proc/irq/N/``);
+    ice names it after the PCI address, read from the interface's device link."""
+    if driver == "linux-ice":
+        return f"ice-$(basename $(readlink /sys/class/net/{iface}/device))-TxRx-{i}"
+    if driver == "linux-i40e":
+        return f"i40e-{iface}-TxRx-{i}"
+    return f"{iface}-TxRx-{i}"
+
+
+def affinity_lines(port: Mapping[str, int], iface: str, driver: str = "linux-ixgbe") -> list[str]:
     """One ``smp_affinity_list`` line per queue vector. The kernel lists each
     handler as a folder of its interrupt (``/proc/irq/97/eth0-TxRx-0``,
     ``register_handler_proc`` in ``kernel/irq/proc.c``), so ``dirname`` of
     that folder is the interrupt's without knowing its number (and the line
     needs no quotes, so a unit's ``sh -c '...'`` can hold it)."""
     return [
-        f"echo {core} > $(dirname /proc/irq/*/{iface}-TxRx-{i})/smp_affinity_list"
+        f"echo {core} > $(dirname /proc/irq/*/{vector_name(driver, iface, i)})/smp_affinity_list"
         for i, core in enumerate(irq_cores(port))
     ]
 
@@ -159,7 +181,9 @@ IRQBALANCE_NOTE = (
 )
 
 
-def commands(port: Mapping[str, int], dflt: Mapping[str, int], iface: str) -> list[str]:
+def commands(
+    port: Mapping[str, int], dflt: Mapping[str, int], iface: str, driver: str = "linux-ixgbe"
+) -> list[str]:
     """The lines that set ``port`` where it differs from ``dflt`` (queues
     first: ``ethtool -L`` renumbers the vectors the affinity lines name)."""
     diff = changed(port, dflt)
@@ -177,11 +201,13 @@ def commands(port: Mapping[str, int], dflt: Mapping[str, int], iface: str) -> li
     if "combined" in diff or "irq-cores" in diff:
         lines.append(f"# {IRQBALANCE_NOTE}")
         lines.append("systemctl disable --now irqbalance")
-        lines.extend(affinity_lines(port, iface))
+        lines.extend(affinity_lines(port, iface, driver))
     return lines
 
 
-def forms(port: Mapping[str, int], dflt: Mapping[str, int], iface: str) -> list[Form]:
+def forms(
+    port: Mapping[str, int], dflt: Mapping[str, int], iface: str, driver: str = "linux-ixgbe"
+) -> list[Form]:
     """The persistent forms of the port knobs that changed: the ``.link`` keys
     systemd.link(5) has (``CombinedChannels=``, ``RxBufferSize=``,
     ``TxBufferSize=``), and a unit that runs the lines without one (the UDP
@@ -208,7 +234,7 @@ def forms(port: Mapping[str, int], dflt: Mapping[str, int], iface: str) -> list[
     if "udp4-sdfn" in diff:
         run.append(f"ethtool -N {iface} rx-flow-hash udp4 {'sdfn' if port['udp4-sdfn'] else 'sd'}")
     if "combined" in diff or "irq-cores" in diff:
-        run += affinity_lines(port, iface)
+        run += affinity_lines(port, iface, driver)
     if run:
         script = "; ".join(line.replace("$", "$$") for line in run)
         unit = (
@@ -253,4 +279,5 @@ __all__ = [
     "has_ports",
     "irq_cores",
     "split",
+    "vector_name",
 ]

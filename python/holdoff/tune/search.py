@@ -141,7 +141,7 @@ class TuneResult:
             )
         except knobs.KnobError:
             forms = []
-        for extra in ports.forms(c.port, c.port_default, self.iface):
+        for extra in ports.forms(c.port, c.port_default, self.iface, self.driver):
             same = next((i for i, f in enumerate(forms) if f.path == extra.path), None)
             if same is None:
                 forms.append(extra)

@@ -73,6 +73,19 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
             "gro_flush_timeout, napi_defer_hard_irqs: held at their defaults so the queue and "
             "core search stays small (tune them for the chosen queues with a scenario file)"
         )
+    elif driver in ("linux-ice", "linux-i40e"):
+        # adaptive on, or a static ITR from 20 us to 250 us (the tuning guides
+        # start at 84/80 and 62 us); tx-usecs follows rx-usecs and adaptive-tx
+        # follows adaptive-rx (canonical_settings), as one ethtool -C line sets them.
+        grid = {"adaptive-rx": [1, 0], "rx-usecs": [50, 20, 62, 84, 126, 250]}
+        skipped.append(
+            "rx-usecs-high: the rate limit is not searched (at saturation it only caps what "
+            "rx-usecs already sets; give it with --knob to compare)"
+        )
+        skipped.append(
+            "gro_flush_timeout, napi_defer_hard_irqs: held at their defaults so the queue and "
+            "core search stays small (tune them for the chosen queues with a scenario file)"
+        )
     elif driver in ("freebsd-em", "freebsd-igb"):
         grid = {
             "enable_aim": [1, 0, 2, 3],
@@ -94,7 +107,12 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
     else:
         check_driver(driver)
         raise AssertionError(driver)
-    if driver.startswith("linux-") and driver not in ("linux-e1000-5x", "linux-ixgbe"):
+    if driver.startswith("linux-") and driver not in (
+        "linux-e1000-5x",
+        "linux-ixgbe",
+        "linux-ice",
+        "linux-i40e",
+    ):
         busy = any(
             isinstance(a, dict) and a.get("server_prefer_busy_poll")
             for a in workload.scenario.get("apps", [])
@@ -161,7 +179,7 @@ class Candidate:
     def commands(self, iface: str = "eth0") -> list[str]:
         """The lines that set this candidate: coalescing, then the port."""
         return knobs.commands(self.decoded, iface) + ports.commands(
-            self.port, self.port_default, iface
+            self.port, self.port_default, iface, self.decoded.driver
         )
 
 
@@ -180,7 +198,7 @@ def candidate(
         # too, so the workload's own NIC fields do not decide them).
         port = ports.canonical(port, port_default)
         try:
-            ports.check(port, cores)
+            ports.check(port, cores, driver)
         except ValueError as err:
             raise TuneError("--knob", str(err)) from err
     settings = {**canonical_settings(driver, drv, chip or _first_chip(workload)), **port}
@@ -236,6 +254,16 @@ def canonical_settings(
     lines to paste change only what acts."""
     dflt = knobs.defaults(driver)
     out = dict(settings)
+    if driver in ("linux-ice", "linux-i40e"):
+        # One ethtool -C line: adaptive-tx and tx-usecs follow the RX side, and
+        # while adaptive the static values stay at the default the driver
+        # requires (it refuses a changed one).
+        out["adaptive-tx"] = out.get("adaptive-rx", dflt["adaptive-rx"])
+        if out["adaptive-tx"]:
+            out["rx-usecs"] = dflt["rx-usecs"]
+            if driver == "linux-ice":
+                out["rx-usecs-high"] = dflt["rx-usecs-high"]
+        out["tx-usecs"] = out.get("rx-usecs", dflt["rx-usecs"])
     for _ in range(3):
         d = knobs.decode(driver, out, chip)
         ignored = {

@@ -43,6 +43,8 @@ HOST_DRIVER: dict[str, str] = {
     "linux-igb": "napi",
     "linux-ixgbe": "napi",
     "linux-dim": "napi",
+    "linux-ice": "napi",
+    "linux-i40e": "napi",
     # FreeBSD em/igb (iflib): the interrupt filter masks the queue and a task
     # cleans with a budget, modelled with the NAPI mechanics (as the
     # freebsd-2024-aim case does).

@@ -417,7 +417,10 @@ impl ModeratorConfig for FreebsdAimCfg {
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let target = match ctx.throttle {
             Throttle::Itr256ns => AimTarget::EmItr,
-            Throttle::Eitr256ns | Throttle::Eitr1us | Throttle::Eitr2048ns => AimTarget::IgbEitr,
+            Throttle::Eitr256ns
+            | Throttle::Eitr1us
+            | Throttle::Eitr2048ns
+            | Throttle::Itr2us { .. } => AimTarget::IgbEitr,
         };
         Box::new(FreebsdAim::with_config(
             target,

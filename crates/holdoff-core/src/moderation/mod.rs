@@ -19,6 +19,8 @@ pub mod dim;
 pub mod e1000_5x;
 pub mod e1000_itr;
 pub mod freebsd_aim;
+pub mod i40e;
+pub mod ice;
 pub mod igb;
 pub mod ixgbe;
 pub mod ixl;
@@ -31,6 +33,8 @@ pub use dim::DimCfg;
 pub use e1000_5x::{E1000Legacy, E1000LegacyCfg};
 pub use e1000_itr::E1000ItrCfg;
 pub use freebsd_aim::FreebsdAimCfg;
+pub use i40e::I40eCfg;
+pub use ice::IceCfg;
 pub use igb::IgbCfg;
 pub use ixgbe::IxgbeCfg;
 pub use ixl::IxlCfg;
@@ -49,6 +53,10 @@ pub enum Throttle {
     /// count of which bits 11:3 are held (2.048 us steps), written without
     /// restarting the running countdown (`CNT_WDIS`).
     Eitr2048ns,
+    /// Per-vector ITR in 2 us plus an interrupt rate limit (INTRL) of the
+    /// Intel 700/800 Series (X710, XL710, E810); `intrl_gran_us` is the
+    /// part's rate-limit granularity as the driver reads it (4 or 8 us).
+    Itr2us { intrl_gran_us: u32 },
 }
 
 /// What a config's `validate()` may check about the port it moderates.
@@ -218,6 +226,10 @@ pub struct ModerationParams {
     pub tidv_1024ns: Option<u32>,
     /// TX absolute timer TADV [1.024 us]; 0 = off.
     pub tadv_1024ns: Option<u32>,
+    /// Interrupt rate limit of the vector (Intel 700/800 Series INTRL,
+    /// `ethtool -C rx-usecs-high`) [us]; 0 = off. Only chips with an INTRL
+    /// register hold it.
+    pub intrl_us: Option<u32>,
 }
 
 impl ModerationParams {
@@ -230,6 +242,7 @@ impl ModerationParams {
             radv_1024ns: None,
             tidv_1024ns: None,
             tadv_1024ns: None,
+            intrl_us: None,
         }
     }
 
@@ -242,6 +255,7 @@ impl ModerationParams {
             radv_1024ns: None,
             tidv_1024ns: None,
             tadv_1024ns: None,
+            intrl_us: None,
         }
     }
 }

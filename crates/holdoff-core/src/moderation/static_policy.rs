@@ -136,7 +136,9 @@ impl ModeratorConfig for StaticCfg {
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let (itr, eitr) = match (self.itr_per_s, self.itr_256ns, self.eitr_us) {
             (Some(r), _, _) => match ctx.throttle {
-                Throttle::Eitr1us => (None, Some(1_000_000u32.checked_div(r).unwrap_or(0))),
+                Throttle::Eitr1us | Throttle::Itr2us { .. } => {
+                    (None, Some(1_000_000u32.checked_div(r).unwrap_or(0)))
+                }
                 Throttle::Itr256ns | Throttle::Eitr256ns | Throttle::Eitr2048ns => {
                     (Some(ints_per_s_to_itr_256ns(r)), None)
                 }
@@ -152,6 +154,7 @@ impl ModeratorConfig for StaticCfg {
             radv_1024ns: Some(self.radv_1024ns),
             tidv_1024ns: Some(self.tidv_1024ns),
             tadv_1024ns: Some(self.tadv_1024ns),
+            intrl_us: None,
         }))
     }
 }

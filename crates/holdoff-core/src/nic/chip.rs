@@ -10,7 +10,10 @@
 //! chip's own descriptor-processing rate limits. The 10 GbE parts (82599,
 //! X540, X550; Linux ixgbe) add an EITR whose interval field counts 2.048 us
 //! (`ThrottleKind::Eitr2048ns`), ring limits of their own, the RSS
-//! redirection table size and the fixed EITR of the non-queue vector.
+//! redirection table size and the fixed EITR of the non-queue vector. The
+//! Intel 700 Series (X710, XL710; Linux i40e) and 800 Series (E810; Linux
+//! ice) parts (`nic/intel_itr_chips.rs`) add an ITR counted in 2 us and a
+//! per-vector interrupt rate limit (`ThrottleKind::Itr2us`).
 //!
 //! Simplifies: one fixed DMA latency per frame; rate limits as a minimum time
 //! per descriptor.
@@ -170,6 +173,18 @@ pub enum ThrottleKind {
     /// driver writes `CNT_WDIS`, so a rewrite does not restart the running
     /// countdown (the new interval applies from the next one).
     Eitr2048ns,
+    /// Intel 700 Series (X710/XL710, Linux i40e) and 800 Series (E810,
+    /// Linux ice): a per-vector ITR whose interval field counts 2 us (the
+    /// drivers write `usecs >> 1`: i40e `i40e_buildreg_itr`, ice
+    /// `__ice_write_itr` with `ICE_ITR_GRAN_S` 1, "ITR granularity is
+    /// always 2us"), plus a per-vector interrupt rate limit (INTRL: ice
+    /// `GLINT_RATE`, i40e `PFINT_RATEN`) counted in 4 us (`ice_write_intrl`
+    /// uses `ICE_INTRL_GRAN_ABOVE_25`; i40e `INTRL_REG_TO_USEC` is `<< 2`).
+    /// `intrl_gran_us` is the part's rate-limit granularity as the driver
+    /// reads it (`ice_get_itr_intrl_gran`: 4 us on 50G and faster parts,
+    /// 8 us on 25G parts; i40e 4 us): `ethtool -C rx-usecs-high` below it
+    /// (and above 0) is refused.
+    Itr2us { intrl_gran_us: u32 },
 }
 
 /// Bits of a 256 ns count an 82599/X540/X550 EITR holds: Linux
@@ -246,7 +261,7 @@ const DEFAULT_RING_256: u32 = 256;
 /// Wire time of a minimum (64-B) frame at 10 Gbit/s: 84 B x 0.8 ns = 67.2 ns,
 /// rounded down to whole ns (the model's time unit), so that a descriptor
 /// engine given this limit never falls behind a line-rate stream.
-const TEN_GBE_MIN_FRAME_NS: Nanos = Nanos(67);
+pub(super) const TEN_GBE_MIN_FRAME_NS: Nanos = Nanos(67);
 
 impl ChipProfile {
     /// Intel 82540EM: single-port PCI (32-bit, 33/66 MHz) GbE, lem/em.
@@ -581,6 +596,10 @@ pub fn presets() -> Vec<&'static ChipProfile> {
         &ChipProfile::I82599,
         &ChipProfile::X540,
         &ChipProfile::X550,
+        &ChipProfile::E810_C,
+        &ChipProfile::E810_XXV,
+        &ChipProfile::X710,
+        &ChipProfile::XL710,
     ]
 }
 
@@ -603,7 +622,7 @@ mod tests {
     fn names_are_unique_and_found_by_name() {
         // Scenario files refer to chips by name; a duplicate would shadow one.
         let all = presets();
-        assert_eq!(all.len(), 10);
+        assert_eq!(all.len(), 14);
         for (i, c) in all.iter().enumerate() {
             assert!(
                 all[i + 1..].iter().all(|d| d.name != c.name),
@@ -614,6 +633,7 @@ mod tests {
         }
         for name in [
             "82540", "82546", "82574", "82576", "i350", "i210", "i211", "82599", "x540", "x550",
+            "e810-c", "e810-xxv", "x710", "xl710",
         ] {
             assert!(by_name(name).is_some(), "{name} missing");
         }
@@ -641,8 +661,12 @@ mod tests {
             assert!(c.tx_desc_min_ns.as_ns() >= floor, "{}", c.name);
             // ... and never slower than the wire at the chip's own speed:
             // the 10 GbE parts must take 64-B frames at line rate.
-            if c.family == "ixgbe" {
-                assert!(c.rx_desc_min_ns.as_ns() * 10_000 <= 672_000, "{}", c.name);
+            if c.link_mbps > 1000 {
+                assert!(
+                    c.rx_desc_min_ns.as_ns() * c.link_mbps as u64 <= 672_000,
+                    "{}",
+                    c.name
+                );
             }
         }
     }
@@ -679,7 +703,10 @@ mod tests {
                 Some(1944)
             );
         }
-        for c in presets().into_iter().filter(|c| c.family != "ixgbe") {
+        for c in presets()
+            .into_iter()
+            .filter(|c| !matches!(c.family, "ixgbe" | "ice" | "i40e"))
+        {
             assert_eq!((c.default_ring, c.min_ring), (256, 8), "{}", c.name);
             assert_eq!(c.link_mbps, 1000, "{}", c.name);
         }
@@ -696,6 +723,13 @@ mod tests {
                 "lem" => assert_eq!(c.throttle, ThrottleKind::Itr256ns, "{}", c.name),
                 "em" => assert_ne!(c.throttle, ThrottleKind::Eitr1us, "{}", c.name),
                 "ixgbe" => assert_eq!(c.throttle, ThrottleKind::Eitr2048ns, "{}", c.name),
+                "ice" | "i40e" => {
+                    assert!(
+                        matches!(c.throttle, ThrottleKind::Itr2us { .. }),
+                        "{}",
+                        c.name
+                    )
+                }
                 other => panic!("{}: unknown family {other}", c.name),
             }
         }

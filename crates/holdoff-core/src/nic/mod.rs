@@ -53,6 +53,7 @@
 
 pub mod chip;
 mod datapath;
+mod intel_itr_chips;
 mod registers;
 pub mod rss;
 pub mod timers;
@@ -279,6 +280,11 @@ struct Vector {
     spacing_floor: Nanos,
     /// Assertions that came sooner than `spacing_floor` (an invariant: 0).
     spacing_violations: u64,
+    /// The interrupt rate limit (Intel 700/800 INTRL) as held [4 us] and
+    /// as the port's clock counts it [ps]; 0: off. Assertions are spaced by
+    /// at least the larger of the throttle interval and this limit.
+    intrl_reg: u32,
+    intrl_ps: u64,
 }
 
 impl Vector {
@@ -435,6 +441,8 @@ impl NicPort {
                 min_spacing: None,
                 spacing_floor: Nanos::ZERO,
                 spacing_violations: 0,
+                intrl_reg: 0,
+                intrl_ps: 0,
             };
             nvec
         ];
@@ -496,6 +504,7 @@ impl NicPort {
         self.clock_error_ppb = ppb;
         for v in &mut self.vectors {
             v.period_ps = on_clock_ps(v.interval, ppb);
+            v.intrl_ps = on_clock_ps(intrl_nanos(v.intrl_reg), ppb);
         }
     }
 
@@ -641,7 +650,9 @@ impl NicPort {
             }
         }
         v.last_assert = Some(now);
-        let total_ps = v.period_ps + v.carry_ps;
+        // The rate limit (0 unless the chip has INTRL and it is set) bounds
+        // the spacing with the throttle interval: the larger one holds.
+        let total_ps = v.period_ps.max(v.intrl_ps) + v.carry_ps;
         let period = Nanos(total_ps / 1000);
         v.carry_ps = total_ps % 1000;
         v.spacing_floor = period;
@@ -652,7 +663,7 @@ impl NicPort {
         v.line_high = true;
         v.next_allowed = now + period;
         out.asserts.push(vector);
-        if !v.interval.is_zero() {
+        if !v.interval.is_zero() || v.intrl_ps != 0 {
             // The countdown runs; at its end pending causes assert again.
             let gen = v.timer.arm(v.next_allowed);
             out.push_event(v.next_allowed, NicEvent::Throttle { vector, gen });
@@ -728,6 +739,13 @@ impl NicPort {
     pub fn throttle_period(&self, vector: u16) -> Nanos {
         Nanos(self.vectors[vector as usize].period_ps / 1000)
     }
+}
+
+/// The interval an INTRL register value gives: 4 us per count (ice
+/// `ice_write_intrl` with `ICE_INTRL_GRAN_ABOVE_25`; i40e
+/// `INTRL_REG_TO_USEC`).
+fn intrl_nanos(reg: u32) -> Nanos {
+    Nanos::from_us(reg as u64 * 4)
 }
 
 /// A duration counted by a clock that is `ppb` parts per billion fast, in

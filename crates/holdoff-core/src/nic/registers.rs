@@ -25,8 +25,12 @@
 //! Simplifies: values wider than the register field are held whole (the
 //! scenario layer validates the ranges).
 //!
+//! - Intel 700/800 Series (`ThrottleKind::Itr2us`): the ITR holds 2 us
+//!   counts and the interrupt rate limit (INTRL, `intrl_us`) 4 us counts;
+//!   a rate-limit write on a chip without INTRL is dropped and recorded.
+//!
 //! Units: register values in hardware units (`itr_256ns`, `eitr_us`,
-//! `eitr_256ns`, `*_1024ns`). Sources: see `chip::RegisterMap`.
+//! `eitr_256ns`, `*_1024ns`, `itr_2us`, `intrl_4us`). Sources: see `chip::RegisterMap`.
 
 use super::chip::{LegacyItr, RegPresence, ThrottleKind, EITR_2048NS_MASK};
 use super::{IntMode, NicOut, NicPort};
@@ -47,6 +51,13 @@ pub struct Registers {
     pub eitr_256ns: Option<Vec<u32>>,
     /// Per-vector EITR interval field (bits 14:2) [1 us]: igb class.
     pub eitr_us: Option<Vec<u32>>,
+    /// Per-vector ITR interval [2 us]: Intel 700/800 Series (i40e, ice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub itr_2us: Option<Vec<u32>>,
+    /// Per-vector interrupt rate limit INTRL [4 us]; 0 = off: Intel
+    /// 700/800 Series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intrl_4us: Option<Vec<u32>>,
     /// RX packet timer RDTR [1.024 us].
     pub rdtr_1024ns: Option<u32>,
     /// RX absolute timer RADV [1.024 us].
@@ -91,6 +102,7 @@ pub(super) enum Reg {
     Tidv,
     Tadv,
     Ide,
+    Intrl,
 }
 
 impl Reg {
@@ -103,6 +115,7 @@ impl Reg {
             Reg::Tidv => "TIDV",
             Reg::Tadv => "TADV",
             Reg::Ide => "IDE",
+            Reg::Intrl => "INTRL",
         }
     }
 }
@@ -158,7 +171,12 @@ impl NicPort {
         let opt = |p: RegPresence, v: u32| p.modelled().then_some(v);
         let throttle: Vec<u32> = self.vectors.iter().map(|v| v.reg).collect();
         let (mut itr, mut eitr_256, mut eitr_us) = (None, None, None);
+        let (mut itr_2us, mut intrl_4us) = (None, None);
         match (self.chip.throttle, self.cfg.mode) {
+            (ThrottleKind::Itr2us { .. }, _) => {
+                itr_2us = Some(throttle);
+                intrl_4us = Some(self.vectors.iter().map(|v| v.intrl_reg).collect());
+            }
             (ThrottleKind::Eitr1us, _) => eitr_us = Some(throttle),
             (ThrottleKind::Eitr256ns, IntMode::Msix) | (ThrottleKind::Eitr2048ns, _) => {
                 eitr_256 = Some(throttle)
@@ -169,6 +187,8 @@ impl NicPort {
             itr_256ns: itr,
             eitr_256ns: eitr_256,
             eitr_us,
+            itr_2us,
+            intrl_4us,
             rdtr_1024ns: opt(regs.rdtr, self.delay_regs.rdtr),
             radv_1024ns: opt(regs.radv, self.delay_regs.radv),
             tidv_1024ns: opt(regs.tidv, self.delay_regs.tidv),
@@ -188,7 +208,7 @@ impl NicPort {
     /// The throttle register this port writes.
     fn throttle_reg(&self) -> Reg {
         match (self.chip.throttle, self.cfg.mode) {
-            (ThrottleKind::Itr256ns, _) => Reg::Itr,
+            (ThrottleKind::Itr256ns, _) | (ThrottleKind::Itr2us { .. }, _) => Reg::Itr,
             (ThrottleKind::Eitr256ns, IntMode::Msix)
             | (ThrottleKind::Eitr1us, _)
             | (ThrottleKind::Eitr2048ns, _) => Reg::Eitr,
@@ -231,15 +251,56 @@ impl NicPort {
             }
         }
         self.note_inert_absolute_timers(p);
+        let range = match vector {
+            Some(v) => v as usize..v as usize + 1,
+            None => 0..self.vectors.len(),
+        };
+        if let Some(us) = p.intrl_us {
+            if let Some(held) = self.intrl_value(us) {
+                for vi in range.clone() {
+                    let v = &mut self.vectors[vi];
+                    v.intrl_reg = held;
+                    v.intrl_ps = super::on_clock_ps(super::intrl_nanos(held), self.clock_error_ppb);
+                }
+            }
+        }
         if let Some((reg, ns)) = self.throttle_value(p) {
-            let range = match vector {
-                Some(v) => v as usize..v as usize + 1,
-                None => 0..self.vectors.len(),
-            };
             for vi in range {
                 self.write_throttle(now, vi as u16, reg, ns, out);
             }
         }
+    }
+
+    /// The INTRL register value [4 us] a rate-limit write of `us` sets, or
+    /// `None` if the chip has no INTRL (the write is dropped and recorded
+    /// unless it is 0). The drivers write `us / 4` (ice
+    /// `ice_intrl_usec_to_reg` with 4 us, i40e `i40e_intrl_usec_to_reg`):
+    /// a value that is not a multiple of 4 loses its remainder (recorded).
+    fn intrl_value(&mut self, us: u32) -> Option<u32> {
+        let chip = self.chip.name;
+        if !matches!(self.chip.throttle, ThrottleKind::Itr2us { .. }) {
+            if us != 0 {
+                self.write_log.note(Reg::Intrl, "intrl_us", us, None, || {
+                    format!(
+                        "{chip} has no interrupt rate limit register (INTRL is an Intel \
+                         700/800 Series register); the write is ignored"
+                    )
+                });
+            }
+            return None;
+        }
+        let held = us / 4;
+        if held * 4 != us {
+            self.write_log
+                .note(Reg::Intrl, "intrl_us", us, Some(held), || {
+                    format!(
+                    "{chip} counts INTRL in 4 us (ice ice_write_intrl, i40e INTRL_REG_TO_USEC): \
+                     intrl_us = {us} is held as {held} x 4 us = {} us",
+                    held * 4
+                )
+                });
+        }
+        Some(held)
     }
 
     /// Check a delay-timer write against the register map, record it if it is
@@ -345,6 +406,9 @@ impl NicPort {
         if self.chip.throttle == ThrottleKind::Eitr2048ns {
             return self.ixgbe_eitr_value(reg, p);
         }
+        if let ThrottleKind::Itr2us { .. } = self.chip.throttle {
+            return self.itr_2us_value(reg, p);
+        }
         match (self.chip.throttle, p.itr_256ns, p.eitr_us) {
             (ThrottleKind::Eitr1us, itr, Some(us)) => {
                 if let Some(itr) = itr {
@@ -445,6 +509,36 @@ impl NicPort {
         Some((held, itr_256ns_to_nanos(held)))
     }
 
+    /// The Intel 700/800 ITR: an interval in 2 us (the drivers write
+    /// `usecs >> 1`). A value in 1 us (`eitr_us`) is held as `us / 2`; one
+    /// in 256 ns is converted (truncated). Losses are recorded.
+    fn itr_2us_value(&mut self, reg: Reg, p: &ModerationParams) -> Option<(u32, Nanos)> {
+        let chip = self.chip.name;
+        let (field, given, ns) = match (p.eitr_us, p.itr_256ns) {
+            (Some(us), itr) => {
+                if let Some(itr) = itr {
+                    self.write_log.note(reg, "itr_256ns", itr, Some(us / 2), || {
+                        format!("{chip} counts ITR in 2 us and eitr_us = {us} was also given; itr_256ns is ignored")
+                    });
+                }
+                ("eitr_us", us, us as u64 * 1000)
+            }
+            (None, Some(itr)) => ("itr_256ns", itr, itr as u64 * 256),
+            (None, None) => return None,
+        };
+        let held = (ns / 2000).min(u32::MAX as u64) as u32;
+        if held as u64 * 2000 != ns {
+            self.write_log.note(reg, field, given, Some(held), || {
+                format!(
+                    "{chip} counts ITR in 2 us (i40e i40e_buildreg_itr, ice __ice_write_itr): \
+                     {field} = {given} is held as {held} x 2 us = {} us",
+                    held * 2
+                )
+            });
+        }
+        Some((held, Nanos::from_us(held as u64 * 2)))
+    }
+
     /// An ITR value [256 ns] held in the 1 us EITR field (truncated), with
     /// the lossy conversion recorded. Returns (eitr_us, interval).
     fn itr_as_eitr_us(&mut self, reg: Reg, itr: u32) -> (u32, Nanos) {
@@ -478,13 +572,26 @@ impl NicPort {
         interval: Nanos,
         out: &mut NicOut,
     ) {
-        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us;
+        // Intel 700/800: a new ITR written with the interrupt enable
+        // restarts the countdown ("The act of updating the ITR will cause
+        // it to immediately trigger", Linux i40e/ice before their DIM
+        // rework), but the rate limit still spaces the next assertion.
+        let intel = matches!(self.chip.throttle, ThrottleKind::Itr2us { .. });
+        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us || intel;
         let period_ps = super::on_clock_ps(interval, self.clock_error_ppb);
         let v = &mut self.vectors[vector as usize];
         v.reg = reg;
         v.interval = interval;
         v.period_ps = period_ps;
-        if resets_counter {
+        if resets_counter && intel {
+            let limit = Nanos(v.intrl_ps / 1000);
+            v.next_allowed = v.last_assert.map_or(now, |t| (t + limit).max(now));
+            v.spacing_floor = limit;
+            v.timer.cancel();
+            if v.pending() != 0 {
+                Self::try_assert(v, vector, now, out);
+            }
+        } else if resets_counter {
             v.next_allowed = now;
             v.spacing_floor = Nanos::ZERO;
             v.timer.cancel();

@@ -9,6 +9,7 @@ use crate::moderation::ModerationParams;
 use crate::packet::PktKind;
 use crate::units::BitsPerSec;
 
+mod intel_itr;
 mod ixgbe;
 mod registers;
 

@@ -28,12 +28,15 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // datasheet §8.8.14), RADV, TIDV, TADV and the IDE bit absent (no TIDV
     // or TADV between TDT and TXDCTL; advanced descriptors without IDE);
     // RDTR kept as a what-if; ixgbe class (82599, X540, X550): EITR in
-    // 2.048 us steps only (Linux ixgbe programs nothing else).
+    // 2.048 us steps only (Linux ixgbe programs nothing else); Intel
+    // 700/800 Series (x710, xl710, e810): ITR in 2 us plus INTRL, nothing
+    // else (i40e and ice program no 8254x timers); INTRL granularity as
+    // ice_get_itr_intrl_gran reads it.
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
     let igb = [WhatIf, Absent, Absent, Absent, Absent];
     let ixgbe = [Absent; 5];
-    let table: [Row; 10] = [
+    let table: [Row; 14] = [
         ("82540", ThrottleKind::Itr256ns, e1000),
         ("82546", ThrottleKind::Itr256ns, e1000),
         ("82574", ThrottleKind::Eitr256ns, e1000),
@@ -44,6 +47,10 @@ fn each_preset_has_the_registers_of_its_datasheet() {
         ("82599", ThrottleKind::Eitr2048ns, ixgbe),
         ("x540", ThrottleKind::Eitr2048ns, ixgbe),
         ("x550", ThrottleKind::Eitr2048ns, ixgbe),
+        ("e810-c", ThrottleKind::Itr2us { intrl_gran_us: 4 }, ixgbe),
+        ("e810-xxv", ThrottleKind::Itr2us { intrl_gran_us: 8 }, ixgbe),
+        ("x710", ThrottleKind::Itr2us { intrl_gran_us: 4 }, ixgbe),
+        ("xl710", ThrottleKind::Itr2us { intrl_gran_us: 4 }, ixgbe),
     ];
     assert_eq!(table.len(), chip::presets().len());
     for (name, throttle, [rdtr, radv, tidv, tadv, ide]) in table {
@@ -71,6 +78,8 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
         itr_256ns: Some(0),
         eitr_256ns: None,
         eitr_us: None,
+        itr_2us: None,
+        intrl_4us: None,
         rdtr_1024ns: Some(0),
         radv_1024ns: Some(0),
         tidv_1024ns: Some(0),

@@ -8,8 +8,8 @@
 
 use crate::error::Error;
 use crate::moderation::{
-    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, FreebsdAimCfg, IgbCfg, IxgbeCfg, IxlCfg,
-    ModeratorConfig, PortCaps, StaticCfg, Throttle,
+    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, FreebsdAimCfg, I40eCfg, IceCfg, IgbCfg,
+    IxgbeCfg, IxlCfg, ModeratorConfig, PortCaps, StaticCfg, Throttle,
 };
 use crate::nic::chip::{ChipProfile, ThrottleKind};
 use schemars::JsonSchema;
@@ -46,6 +46,15 @@ pub enum ModerationCfg {
     /// static (EITR = usecs << 2, odd values round down); `tx_usecs` only 0
     /// (the vectors carry RX and TX rings).
     Ixgbe(IxgbeCfg),
+    /// Linux ice (e810-c, e810-xxv): `adaptive_rx`/`adaptive_tx` (DIM with
+    /// ITR/INTRL profile pairs, default on), `rx_usecs`/`tx_usecs` 0..=8160
+    /// [us] (odd round down), `rx_usecs_high` (INTRL) 0 or 4/8..=236 [us],
+    /// only with both adaptive modes off.
+    Ice(IceCfg),
+    /// Linux i40e (x710, xl710): `adaptive_rx`/`adaptive_tx` (the 2017
+    /// adaptive ITR, default on), `rx_usecs`/`tx_usecs` 0..=8160 [us] (odd
+    /// round up), `rx_usecs_high` (INTRL) 0..=236 [us] (down to 4 us).
+    I40e(I40eCfg),
     /// FreeBSD em/igb adaptive interrupt moderation (2024): `enable_aim` 0
     /// (static `max_interrupt_rate`), 1 or 2 (per-interrupt 4K/20K/70K
     /// classes; 2 allows the lowest-latency class). Writes ITR on e1000-family
@@ -89,6 +98,8 @@ impl ModerationCfg {
             ModerationCfg::Igb(c) => Ok(c),
             ModerationCfg::Ixl(c) => Ok(c),
             ModerationCfg::Ixgbe(c) => Ok(c),
+            ModerationCfg::Ice(c) => Ok(c),
+            ModerationCfg::I40e(c) => Ok(c),
             ModerationCfg::FreebsdAim(c) => Ok(c),
             ModerationCfg::Dim(c) => Ok(c),
             ModerationCfg::E1000Legacy(c) => Ok(c),
@@ -124,6 +135,7 @@ pub fn throttle(kind: ThrottleKind) -> Throttle {
         ThrottleKind::Eitr256ns => Throttle::Eitr256ns,
         ThrottleKind::Eitr1us => Throttle::Eitr1us,
         ThrottleKind::Eitr2048ns => Throttle::Eitr2048ns,
+        ThrottleKind::Itr2us { intrl_gran_us } => Throttle::Itr2us { intrl_gran_us },
     }
 }
 

@@ -39,15 +39,18 @@ pub enum LegacyItrCfg {
 pub struct NicCfg {
     pub name: String,
     /// Chip preset: 82540, 82546, 82574, 82576, i350, i210, i211 (1 GbE);
-    /// 82599, x540, x550 (10 GbE, Linux ixgbe).
+    /// 82599, x540, x550 (10 GbE, Linux ixgbe); x710 (10 GbE), xl710 (40
+    /// GbE, Linux i40e); e810-xxv (25 GbE), e810-c (100 GbE, Linux ice).
     #[schemars(schema_with = "chip_schema")]
     pub chip: String,
     /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
     #[serde(default)]
     pub interrupt_mode: Option<IntModeCfg>,
     /// RX descriptors [count]: a multiple of 8 from the chip's minimum (8;
-    /// 64 on the 10 GbE chips) to its maximum (4096). Default: the driver's
-    /// (256; 512 on the 10 GbE chips).
+    /// 64 on the 10 GbE and faster chips) to its maximum (4096; 8160 on the
+    /// x710, xl710 and e810). Default: the driver's (256; 512 on the ixgbe
+    /// and i40e chips; 2048 on the e810). The schema's range is the
+    /// 4096 most chips share; the x710, xl710 and e810 take up to 8160.
     #[serde(default, rename = "rx_ring", skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 8, max = 4096), extend("multipleOf" = 8))]
     pub rx_ring_set: Option<u32>,
@@ -57,7 +60,7 @@ pub struct NicCfg {
     pub tx_ring_set: Option<u32>,
     /// RX/TX queue pairs [count], 1 to the chip's maximum; > 1 requires MSI-X.
     #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 63))]
+    #[schemars(range(min = 1, max = 64))]
     pub queues: u32,
     /// Whether the driver sets IDE on TX descriptors (TIDV/TADV apply only then).
     #[serde(default = "yes")]
