@@ -65,6 +65,8 @@ MODERATION_CHIPS: dict[str, list[str]] = {
     "ixgbe": ["82599"],
     "freebsd-aim": CHIPS,
     "dim": EITR,
+    "ice": ["e810-xxv"],
+    "i40e": ["x710"],
 }
 SAMPLE_INTERVAL_US = 2000
 
