@@ -26,6 +26,11 @@ The comparison is sensitive to anything a group's report carries from the
 whole scenario: a first version of this test failed on the two such things
 the report has (a TCP connection's number and a warning's field path are
 indices in the whole scenario), which are now compared without the index.
+Mutations tried once, by hand: naming each core's service-time variance
+stream after its host's index instead of its name fails the test; naming
+each port's watchdog phase stream after its index passes it (the e1000
+watchdogs' 2 s period rarely fires within these 3-12 ms runs: a coupling
+that only shows over seconds is outside this test's reach).
 
 ``HOLDOFF_INDEPENDENCE_EXAMPLES`` sets the number of random scenarios
 (default 500, 2 to 4 groups each, 3 to 12 ms simulated: about 25 s on the
