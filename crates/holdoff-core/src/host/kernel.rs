@@ -61,6 +61,12 @@ pub struct KernelDefaults {
     /// each (`tcp_is_cwnd_limited`, `tcp_sndbuf_expand`), so the modern
     /// profile keeps its own behaviour.
     pub tcp_linux26_sender: bool,
+    /// The Linux 2.6.6 prequeue ACK rule (`stack::tcp::linux26`): data
+    /// copied straight to a reader blocked in recv() is acknowledged once
+    /// per read. Later kernels removed the prequeue ("tcp: remove prequeue
+    /// support", Linux 4.14), so the modern profile keeps its own
+    /// behaviour.
+    pub tcp_linux26_prequeue: bool,
 }
 
 impl KernelDefaults {
@@ -75,12 +81,14 @@ impl KernelDefaults {
         // param.h); kernel/Kconfig.hz made it a choice in 2.6.13.
         hz: 1000,
         tcp_linux26_sender: false,
+        tcp_linux26_prequeue: false,
     };
 
     /// Linux 2.6.6 (the 2004 profile): none of the modern features, the
     /// 2.6.6 TCP sender rules.
     pub const LINUX_2_6_6: KernelDefaults = KernelDefaults {
         tcp_linux26_sender: true,
+        tcp_linux26_prequeue: true,
         ..KernelDefaults::NONE
     };
 
@@ -94,5 +102,6 @@ impl KernelDefaults {
         // 1000; `hosts[].hz` sets it).
         hz: 250,
         tcp_linux26_sender: false,
+        tcp_linux26_prequeue: false,
     };
 }

@@ -321,6 +321,11 @@ impl StackSink for Stack<'_> {
                     return Nanos::ZERO;
                 };
                 let side = if c.host[1] == self.host { 1u8 } else { 0u8 };
+                // Whether the reader sleeps in a read of this socket (the
+                // 2.6.6 prequeue rule, `stack::tcp::linux26`).
+                let a = &self.sched[c.app[side as usize] as usize];
+                let waiting = a.waits == Some(Wait::Readable) && !a.runnable;
+                self.conns[conn as usize].ep[side as usize].reader_waiting = waiting;
                 self.ledger.delivered += 1;
                 let seg = Segment {
                     seq: pkt.seq,

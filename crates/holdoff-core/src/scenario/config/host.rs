@@ -236,6 +236,13 @@ pub struct TcpSysctls {
     /// skb_truesize_bytes > 0; off otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linux26_sender: Option<bool>,
+    /// Linux 2.6.6 prequeue ACK rule: in-order data that reaches a reader
+    /// blocked in recv() is copied to it and acknowledged once per read
+    /// (cleanup_rbuf) instead of once per two segments. Default: the host
+    /// kernel's (on for the 2004 profile under a Linux driver with the 2.6
+    /// receive accounting, skb_truesize_bytes > 0; off otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux26_prequeue: Option<bool>,
 }
 
 fn d_rmem() -> u32 {
@@ -275,6 +282,7 @@ impl Default for TcpSysctls {
             moderate_rcvbuf: None,
             rmem_max: None,
             linux26_sender: None,
+            linux26_prequeue: None,
         }
     }
 }
@@ -530,6 +538,14 @@ impl HostCfg {
         self.tcp
             .linux26_sender
             .unwrap_or(self.kernel_defaults().tcp_linux26_sender && self.tcp.skb_truesize_bytes > 0)
+    }
+
+    /// Linux 2.6.6 prequeue ACK rule in effect: the kernel's, and only with
+    /// the 2.6 receive accounting (as `linux26_sender`).
+    pub fn linux26_prequeue(&self) -> bool {
+        self.tcp.linux26_prequeue.unwrap_or(
+            self.kernel_defaults().tcp_linux26_prequeue && self.tcp.skb_truesize_bytes > 0,
+        )
     }
 
     /// tcp_rmem[2] in effect [bytes]: never below rmem_default.

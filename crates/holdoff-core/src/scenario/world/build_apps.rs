@@ -53,6 +53,7 @@ pub(super) fn build_apps(
             moderate_rcvbuf: h.moderate_rcvbuf(),
             rmem_max: h.rmem_max(),
             linux26_sender: h.linux26_sender(),
+            linux26_prequeue: h.linux26_prequeue(),
             ..TcpConfig::default()
         }
     };

@@ -176,3 +176,94 @@ fn the_send_buffer_grows_only_after_the_writer_blocked() {
     ack(&mut ep, at_us(100), 2 * MSS);
     assert_eq!(ep.sndbuf(), 2 * 21 * 1448);
 }
+
+// ------------------------------------------------ the prequeue ACK rule
+
+/// A receiver with the prequeue rule on or off, past its quick-ACK start
+/// (interactive mode, as a NetPIPE peer that answers each message).
+fn receiver(prequeue: bool) -> TcpEndpoint {
+    let mut ep = TcpEndpoint::new(TcpConfig {
+        linux26_prequeue: prequeue,
+        ..cfg(true)
+    });
+    ep.quickack = 0;
+    ep.pingpong = true;
+    ep
+}
+
+/// `n` in-order full segments from the peer at 12 us intervals (the wire
+/// time of a 1518-byte frame at 1 Gb/s, rounded); returns the pure ACKs
+/// sent, as (ack, window).
+fn receive(ep: &mut TcpEndpoint, n: u64, reader_waiting: bool) -> Vec<(u32, u32)> {
+    let mut acks = Vec::new();
+    for i in 0..n {
+        let mut out = TcpOut::default();
+        ep.reader_waiting = reader_waiting;
+        let seg = Segment {
+            seq: (i * MSS) as u32,
+            len: MSS as u32,
+            ack: 0,
+            wnd: 65_160,
+        };
+        ep.on_segment(at_us(12 * i), seg, &mut out);
+        acks.extend(
+            out.segs
+                .iter()
+                .filter(|s| s.len == 0)
+                .map(|s| (s.ack, s.wnd)),
+        );
+    }
+    acks
+}
+
+#[test]
+fn data_copied_to_a_blocked_reader_is_acknowledged_by_the_read() {
+    // 2.6.6 tcp_rcv_established: a segment copied straight to a reader
+    // blocked in recv() ("eaten", through the prequeue) is followed by
+    // tcp_send_delayed_ack outside quick-ACK mode, not by
+    // __tcp_ack_snd_check; the read's cleanup_rbuf then sends the ACK
+    // ("Once-per-two-segments ACK was not sent by tcp_input.c") because
+    // more than one MSS is unacknowledged. So 24 segments to a waiting
+    // reader give no ACK while they arrive and one ACK of all 24 x 1448 =
+    // 34752 bytes at the read.
+    let mut ep = receiver(true);
+    assert_eq!(receive(&mut ep, 24, true), vec![]);
+    let mut out = TcpOut::default();
+    assert_eq!(ep.app_read(at_us(400), 24 * MSS, &mut out), 24 * MSS);
+    let acks: Vec<u32> = out.segs.iter().map(|s| s.ack).collect();
+    assert_eq!(acks, vec![(24 * MSS) as u32]);
+}
+
+#[test]
+fn without_a_waiting_reader_or_the_rule_every_second_segment_is_acknowledged() {
+    // The segment is queued (no reader in recv(), or a kernel without the
+    // prequeue): __tcp_ack_snd_check sends an ACK once more than one full
+    // segment is unacknowledged, i.e. at segments 2, 4, ..., 24: 12 ACKs,
+    // the last of 24 x 1448 bytes. Either way the read then finds nothing
+    // to acknowledge.
+    for (prequeue, waiting) in [(true, false), (false, true)] {
+        let mut ep = receiver(prequeue);
+        let acks = receive(&mut ep, 24, waiting);
+        let want: Vec<u32> = (1..=12).map(|k| (2 * k * MSS) as u32).collect();
+        let got: Vec<u32> = acks.iter().map(|a| a.0).collect();
+        assert_eq!(got, want, "prequeue {prequeue}, reader waiting {waiting}");
+        let mut out = TcpOut::default();
+        ep.app_read(at_us(400), 24 * MSS, &mut out);
+        assert!(
+            out.segs.is_empty(),
+            "prequeue {prequeue}, waiting {waiting}"
+        );
+    }
+}
+
+#[test]
+fn a_quick_ack_goes_out_at_once_even_to_a_blocked_reader() {
+    // In quick-ACK mode (the start of a connection, TCP_MAX_QUICKACKS) the
+    // eaten path sends the ACK at once (tcp_send_ack): one per segment.
+    let mut ep = receiver(true);
+    ep.quickack = 16;
+    ep.pingpong = false;
+    let acks = receive(&mut ep, 4, true);
+    let got: Vec<u32> = acks.iter().map(|a| a.0).collect();
+    assert_eq!(got, vec![1448, 2896, 4344, 5792]);
+}

@@ -64,7 +64,8 @@
 //! `window` the receive-window rules, `autotune` receive-buffer
 //! autotuning, `tsq` TCP Small Queues, `linux26` the Linux 2.6.6 sender
 //! rules (cwnd growth while cwnd-limited, RFC 2861 validation, send
-//! buffer by truesize grown after the writer blocked).
+//! buffer by truesize grown after the writer blocked) and its prequeue ACK
+//! rule (data copied to a blocked reader is acknowledged by the read).
 
 use crate::units::{Nanos, SimTime};
 
@@ -109,6 +110,11 @@ pub struct TcpConfig {
     /// by truesize and grown only after the writer blocked. Off: cwnd
     /// grows on every ACK and the send buffer follows cwnd by payload.
     pub linux26_sender: bool,
+    /// Linux 2.6.6 prequeue ACK rule (`linux26`): in-order data reaching a
+    /// reader blocked in recv() is acknowledged once per read
+    /// (`cleanup_rbuf`), not once per two segments. Off: the
+    /// once-per-two-segments rule always applies.
+    pub linux26_prequeue: bool,
 }
 
 /// Linux 2.6.6 with e1000 5.x receive buffers on a Pentium 4 kernel: the
@@ -143,6 +149,7 @@ impl Default for TcpConfig {
             moderate_rcvbuf: false,
             rmem_max: 87_380,
             linux26_sender: false,
+            linux26_prequeue: false,
         }
     }
 }
@@ -232,6 +239,9 @@ pub struct TcpEndpoint {
     cwnd_stamp: SimTime,
     lsndtime: Option<SimTime>,
     // --- receive side
+    /// The application is blocked in a read of this socket; set by the
+    /// stack before each segment (`linux26_prequeue`).
+    pub reader_waiting: bool,
     rcv_nxt: u64,
     /// Readable bytes in the socket.
     rcv_queued: u32,
@@ -317,6 +327,7 @@ impl TcpEndpoint {
             cwnd_used: 0,
             cwnd_stamp: SimTime::ZERO,
             lsndtime: None,
+            reader_waiting: false,
             rcv_nxt: 0,
             rcv_queued: 0,
             ooo: Vec::new(),

@@ -44,6 +44,10 @@ impl TcpEndpoint {
             }
         }
         self.rcv_space_adjust(now);
+        if self.linux26_read_acks() {
+            self.send_ack(now, out);
+            return n;
+        }
         // tcp_cleanup_rbuf: announce a window that at least doubled.
         let now_wnd = self.rcv_adv_edge.saturating_sub(self.rcv_nxt);
         let new_wnd = self.adv_window() as u64;
@@ -113,7 +117,12 @@ impl TcpEndpoint {
             self.last_data_rcv = Some(now);
             let full_since_ack = self.rcv_nxt - self.rcv_wup > self.cfg.mss as u64;
             let quick = self.quickack > 0 && !self.pingpong;
-            if had_ooo || quick || full_since_ack {
+            if self.linux26_eaten(had_ooo) && !quick {
+                // Copied to the reader: a delayed ACK, sent by the read.
+                if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.cfg.delack);
+                }
+            } else if had_ooo || quick || full_since_ack {
                 if quick {
                     self.quickack -= 1;
                 }
