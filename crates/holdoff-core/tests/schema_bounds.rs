@@ -244,6 +244,9 @@ fn bases() -> Vec<Value> {
             "x710",
             json!({"kind": "i40e", "adaptive_rx": false, "adaptive_tx": false}),
         ),
+        // The completion-queue chips.
+        ("cx5", json!({"kind": "mlx5"})),
+        ("ena", json!({"kind": "ena"})),
     ] {
         for g in [&gen_rate, &gen_load] {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));

@@ -33,10 +33,12 @@
 //!   vector's interrupts since the previous call) advances the event
 //!   counter; the traffic counters are RX packets/bytes for the RX profile
 //!   sets and TX packets/bytes for the TX sets.
-//! - Output: `eitr_us` = the profile's `usec` (a holdoff period, which is
-//!   what EITR is). The profile's `pkts` (completions coalesced before an
-//!   interrupt) has no e1000/igb equivalent and is not applied; it appears
-//!   in the trace.
+//! - Output (`DimOut`): on the EITR chips `eitr_us` = the profile's `usec`
+//!   (a holdoff period, which is what EITR is); the profile's `pkts`
+//!   (completions coalesced before an interrupt) has no e1000/igb
+//!   equivalent and is not applied (it appears in the trace). On the
+//!   completion-queue chips (kinds `mlx5`, `ena`) the profile is the CQ's
+//!   period and, where the chip holds one, its count.
 //! - The apply path is the driver's work item: a changed index leaves the
 //!   measurement in "apply new profile" and the driver queues its work
 //!   (`schedule_work(&dim->work)` from the poll; mlx5
@@ -500,6 +502,23 @@ impl ModeratorConfig for DimCfg {
     }
 }
 
+/// Where the profile goes (the driver's work item writes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimOut {
+    /// The vector's EITR [us] (`usec`; `pkts` not held).
+    Eitr,
+    /// The RX or TX completion queues of a CQ chip (`ModerationParams::
+    /// cq_rx` / `cq_tx`): `usec` as the period in units of `resolution_us`
+    /// (ENA writes the profile's `usec` into its delay field as is), `pkts`
+    /// as the count when the chip holds one, the period mode of the
+    /// profile set.
+    Cq {
+        tx: bool,
+        frames: bool,
+        resolution_us: u32,
+    },
+}
+
 /// DIM for one vector: the kernel state plus the driver's running counters.
 #[derive(Clone, Debug)]
 pub struct Dim {
@@ -508,6 +527,8 @@ pub struct Dim {
     /// From queueing the apply work to its run [ns] (0: it runs at the
     /// decision's instant, before the next poll).
     pub work_delay: Nanos,
+    /// Where the profile is written.
+    pub out: DimOut,
     counters: DimSample,
     last: Option<TraceRow>,
     /// The queued work's run time, until the caller takes it.
@@ -521,6 +542,7 @@ impl Dim {
             profile,
             core: DimCore::new(start_ix.min((NUM_PROFILES - 1) as u8)),
             work_delay: Nanos::ZERO,
+            out: DimOut::Eitr,
             counters: DimSample::default(),
             last: None,
             work_at: None,
@@ -537,8 +559,28 @@ impl Dim {
         self.profile.table()[self.core.profile_ix as usize]
     }
 
-    fn params(&self) -> ModerationParams {
-        ModerationParams::eitr(self.current().usec as u32)
+    /// The registers the current profile programs.
+    pub fn params(&self) -> ModerationParams {
+        let cur = self.current();
+        match self.out {
+            DimOut::Eitr => ModerationParams::eitr(cur.usec as u32),
+            DimOut::Cq {
+                tx,
+                frames,
+                resolution_us,
+            } => {
+                let set = super::CqSetting {
+                    usec: cur.usec as u32 * resolution_us,
+                    pkts: if frames { cur.pkts as u32 } else { 0 },
+                    cqe_mode: matches!(self.profile, DimProfile::RxCqe | DimProfile::TxCqe),
+                };
+                if tx {
+                    ModerationParams::cq(None, Some(set))
+                } else {
+                    ModerationParams::cq(Some(set), None)
+                }
+            }
+        }
     }
 
     /// A trace row: this call's inputs and `net_dim`'s outcome, the state

@@ -417,10 +417,12 @@ impl ModeratorConfig for FreebsdAimCfg {
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Moderator> {
         let target = match ctx.throttle {
             Throttle::Itr256ns => AimTarget::EmItr,
+            // A CQ chip is refused before build (`scenario::config`).
             Throttle::Eitr256ns
             | Throttle::Eitr1us
             | Throttle::Eitr2048ns
-            | Throttle::Itr2us { .. } => AimTarget::IgbEitr,
+            | Throttle::Itr2us { .. }
+            | Throttle::Cq { .. } => AimTarget::IgbEitr,
         };
         Box::new(FreebsdAim::with_config(
             target,

@@ -18,12 +18,14 @@
 pub mod dim;
 pub mod e1000_5x;
 pub mod e1000_itr;
+pub mod ena;
 pub mod freebsd_aim;
 pub mod i40e;
 pub mod ice;
 pub mod igb;
 pub mod ixgbe;
 pub mod ixl;
+pub mod mlx5;
 pub mod static_policy;
 #[cfg(test)]
 mod testutil;
@@ -32,12 +34,14 @@ use crate::units::SimTime;
 pub use dim::DimCfg;
 pub use e1000_5x::{E1000Legacy, E1000LegacyCfg};
 pub use e1000_itr::E1000ItrCfg;
+pub use ena::EnaCfg;
 pub use freebsd_aim::FreebsdAimCfg;
 pub use i40e::I40eCfg;
 pub use ice::IceCfg;
 pub use igb::IgbCfg;
 pub use ixgbe::IxgbeCfg;
 pub use ixl::IxlCfg;
+pub use mlx5::Mlx5Cfg;
 pub use static_policy::{StaticCfg, StaticModerator};
 
 /// The interrupt-throttle register a port's chip has.
@@ -57,6 +61,32 @@ pub enum Throttle {
     /// Intel 700/800 Series (X710, XL710, E810); `intrl_gran_us` is the
     /// part's rate-limit granularity as the driver reads it (4 or 8 us).
     Itr2us { intrl_gran_us: u32 },
+    /// No interrupt throttle: each RX and TX completion queue has its own
+    /// period and completion count (NVIDIA ConnectX under mlx5, AWS ENA;
+    /// `nic::cq`). `frames`: the chip holds a completion count;
+    /// `cqe_mode`: it has the CQE-based period mode; `resolution_us`: the
+    /// unit the device counts the period in (ENA `intr_delay_resolution`).
+    /// `default_adaptive_rx`: adaptive RX moderation is on when the driver
+    /// loads (the device's choice on ENA).
+    Cq {
+        frames: bool,
+        cqe_mode: bool,
+        resolution_us: u32,
+        default_adaptive_rx: bool,
+    },
+}
+
+/// The moderation of one completion queue as the driver programs it
+/// (`nic::cq`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CqSetting {
+    /// The period (`cq_period`) [us]; 0: an event per completion.
+    pub usec: u32,
+    /// The completion count (`cq_max_count`) [completions]; 0: none.
+    pub pkts: u32,
+    /// CQE-based period mode (restart at each completion) rather than
+    /// EQE-based (restart at each event).
+    pub cqe_mode: bool,
 }
 
 /// What a config's `validate()` may check about the port it moderates.
@@ -230,6 +260,10 @@ pub struct ModerationParams {
     /// `ethtool -C rx-usecs-high`) [us]; 0 = off. Only chips with an INTRL
     /// register hold it.
     pub intrl_us: Option<u32>,
+    /// The RX completion queues' moderation (CQ chips only).
+    pub cq_rx: Option<CqSetting>,
+    /// The TX completion queues' moderation (CQ chips only).
+    pub cq_tx: Option<CqSetting>,
 }
 
 impl ModerationParams {
@@ -243,6 +277,8 @@ impl ModerationParams {
             tidv_1024ns: None,
             tadv_1024ns: None,
             intrl_us: None,
+            cq_rx: None,
+            cq_tx: None,
         }
     }
 
@@ -256,6 +292,25 @@ impl ModerationParams {
             tidv_1024ns: None,
             tadv_1024ns: None,
             intrl_us: None,
+            cq_rx: None,
+            cq_tx: None,
+        }
+    }
+}
+
+impl ModerationParams {
+    /// A write of the CQ moderation alone (either direction may be None).
+    pub const fn cq(cq_rx: Option<CqSetting>, cq_tx: Option<CqSetting>) -> Self {
+        ModerationParams {
+            itr_256ns: None,
+            eitr_us: None,
+            rdtr_1024ns: None,
+            radv_1024ns: None,
+            tidv_1024ns: None,
+            tadv_1024ns: None,
+            intrl_us: None,
+            cq_rx,
+            cq_tx,
         }
     }
 }

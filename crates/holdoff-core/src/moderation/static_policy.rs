@@ -139,9 +139,11 @@ impl ModeratorConfig for StaticCfg {
                 Throttle::Eitr1us | Throttle::Itr2us { .. } => {
                     (None, Some(1_000_000u32.checked_div(r).unwrap_or(0)))
                 }
-                Throttle::Itr256ns | Throttle::Eitr256ns | Throttle::Eitr2048ns => {
-                    (Some(ints_per_s_to_itr_256ns(r)), None)
-                }
+                // A CQ chip is refused before build (`scenario::config`).
+                Throttle::Itr256ns
+                | Throttle::Eitr256ns
+                | Throttle::Eitr2048ns
+                | Throttle::Cq { .. } => (Some(ints_per_s_to_itr_256ns(r)), None),
             },
             (None, Some(v), _) => (Some(v), None),
             (None, None, Some(v)) => (None, Some(v)),
@@ -155,6 +157,8 @@ impl ModeratorConfig for StaticCfg {
             tidv_1024ns: Some(self.tidv_1024ns),
             tadv_1024ns: Some(self.tadv_1024ns),
             intrl_us: None,
+            cq_rx: None,
+            cq_tx: None,
         }))
     }
 }

@@ -185,6 +185,30 @@ pub enum ThrottleKind {
     /// 8 us on 25G parts; i40e 4 us): `ethtool -C rx-usecs-high` below it
     /// (and above 0) is refused.
     Itr2us { intrl_gran_us: u32 },
+    /// No interrupt throttle register: each RX and TX completion queue has
+    /// a period and a completion count (`nic::cq`; NVIDIA ConnectX under
+    /// mlx5, AWS ENA). The presets are in `nic/cq_chips.rs`.
+    Cq(CqCaps),
+}
+
+/// What a completion-queue-moderated chip can hold (`ThrottleKind::Cq`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CqCaps {
+    /// The CQ holds a completion count (`cq_max_count`).
+    pub frames: bool,
+    /// The CQE-based period mode exists (mlx5 capability
+    /// `cq_period_start_from_cqe`).
+    pub cqe_mode: bool,
+    /// Largest period [us] (mlx5 `MLX5_MAX_CQ_PERIOD`).
+    pub max_period_us: u32,
+    /// Largest count (mlx5 `MLX5_MAX_CQ_COUNT`).
+    pub max_count: u32,
+    /// The unit the device counts the period in [us] (ENA
+    /// `intr_delay_resolution`; 1 on mlx5).
+    pub resolution_us: u32,
+    /// Adaptive RX moderation on when the driver loads (ENA: chosen by the
+    /// device per instance type; mlx5: on).
+    pub default_adaptive_rx: bool,
 }
 
 /// Bits of a 256 ns count an 82599/X540/X550 EITR holds: Linux
@@ -600,6 +624,9 @@ pub fn presets() -> Vec<&'static ChipProfile> {
         &ChipProfile::E810_XXV,
         &ChipProfile::X710,
         &ChipProfile::XL710,
+        &ChipProfile::CX5,
+        &ChipProfile::CX6,
+        &ChipProfile::ENA,
     ]
 }
 
@@ -622,7 +649,7 @@ mod tests {
     fn names_are_unique_and_found_by_name() {
         // Scenario files refer to chips by name; a duplicate would shadow one.
         let all = presets();
-        assert_eq!(all.len(), 14);
+        assert_eq!(all.len(), 17);
         for (i, c) in all.iter().enumerate() {
             assert!(
                 all[i + 1..].iter().all(|d| d.name != c.name),
@@ -633,7 +660,7 @@ mod tests {
         }
         for name in [
             "82540", "82546", "82574", "82576", "i350", "i210", "i211", "82599", "x540", "x550",
-            "e810-c", "e810-xxv", "x710", "xl710",
+            "e810-c", "e810-xxv", "x710", "xl710", "cx5", "cx6", "ena",
         ] {
             assert!(by_name(name).is_some(), "{name} missing");
         }
@@ -703,10 +730,8 @@ mod tests {
                 Some(1944)
             );
         }
-        for c in presets()
-            .into_iter()
-            .filter(|c| !matches!(c.family, "ixgbe" | "ice" | "i40e"))
-        {
+        let gbe = |c: &&ChipProfile| matches!(c.family, "lem" | "em" | "igb");
+        for c in presets().into_iter().filter(gbe) {
             assert_eq!((c.default_ring, c.min_ring), (256, 8), "{}", c.name);
             assert_eq!(c.link_mbps, 1000, "{}", c.name);
         }
@@ -730,6 +755,8 @@ mod tests {
                         c.name
                     )
                 }
+                // Moderation per completion queue (nic::cq).
+                "mlx5" | "ena" => assert!(matches!(c.throttle, ThrottleKind::Cq(_)), "{}", c.name),
                 other => panic!("{}: unknown family {other}", c.name),
             }
         }

@@ -19,6 +19,10 @@ impl NicPort {
         if self.rx_fifo_used + pkt.frame_bytes > self.chip.rx_fifo_bytes {
             self.stats.rx_missed += 1;
             out.drops.push(DropReason::RxFifoOverrun);
+            if self.cq_moderated() {
+                // No overrun interrupt cause on a CQ chip.
+                return;
+            }
             let q = self.rx_queue_of(&pkt);
             let vec = self.vector_of_queue(q);
             self.raise(now, vec, ICR_RXO, out);
@@ -66,6 +70,12 @@ impl NicPort {
         let crossed = q.hw_free == thr;
         self.stats.rx_packets += 1;
         self.stats.rx_bytes += frame_bytes as u64;
+        if self.cq_moderated() {
+            // The CQE: the queue's CQ moderation decides the event (no
+            // descriptor-minimum cause on a CQ chip).
+            self.cq_completion(now, queue, false, out);
+            return;
+        }
         if crossed {
             self.raise(now, vector, ICR_RXDMT0, out);
         }
@@ -83,7 +93,9 @@ impl NicPort {
 
     /// An RX delay-timer check fired.
     pub fn rx_delay_expired(&mut self, now: SimTime, queue: u16, gen: u32, out: &mut NicOut) {
-        if self.rxq[queue as usize].timers.on_expiry(gen) {
+        if self.cq_moderated() {
+            self.cq_expired(now, queue, false, gen, out);
+        } else if self.rxq[queue as usize].timers.on_expiry(gen) {
             let v = self.vector_of_queue(queue);
             self.raise(now, v, ICR_RXT0, out);
         }
@@ -201,7 +213,9 @@ impl NicPort {
             return;
         }
         let vector = self.vector_of_queue(queue);
-        if !self.delay_timers_active() {
+        if self.cq_moderated() {
+            self.cq_completion(now, queue, true, out);
+        } else if !self.delay_timers_active() {
             self.raise(now, vector, ICR_TXDW, out);
         } else {
             // RS on every send's last frame; IDE per driver switch. Without IDE: immediate.
@@ -222,7 +236,9 @@ impl NicPort {
 
     /// A TX delay-timer check fired.
     pub fn tx_delay_expired(&mut self, now: SimTime, queue: u16, gen: u32, out: &mut NicOut) {
-        if self.txq[queue as usize].timers.on_expiry(gen) {
+        if self.cq_moderated() {
+            self.cq_expired(now, queue, true, gen, out);
+        } else if self.txq[queue as usize].timers.on_expiry(gen) {
             let v = self.vector_of_queue(queue);
             self.raise(now, v, ICR_TXDW, out);
         }

@@ -52,6 +52,8 @@
 //! `*_1024ns`), times [ns], sizes [bytes].
 
 pub mod chip;
+pub mod cq;
+mod cq_chips;
 mod datapath;
 mod intel_itr_chips;
 mod registers;
@@ -302,6 +304,9 @@ struct RxQueue {
     host_held: u32,
     max_filled: u32,
     timers: DelayPair,
+    /// CQ-moderated chips: the queue's completion-queue moderation.
+    cq: cq::CqTimer,
+    cq_set: crate::moderation::CqSetting,
     /// Frames / bytes written to host memory on this queue.
     packets: u64,
     bytes: u64,
@@ -323,6 +328,8 @@ struct TxQueue {
     unkicked: u32,
     fetch_free_at: SimTime,
     timers: DelayPair,
+    cq: cq::CqTimer,
+    cq_set: crate::moderation::CqSetting,
     /// Frames / bytes transmitted from this queue.
     packets: u64,
     bytes: u64,
@@ -456,6 +463,8 @@ impl NicPort {
                 host_held: 0,
                 max_filled: 0,
                 timers: DelayPair::default(),
+                cq: Default::default(),
+                cq_set: Default::default(),
                 packets: 0,
                 bytes: 0,
                 ring_drops: 0,
@@ -470,6 +479,8 @@ impl NicPort {
                 unkicked: 0,
                 fetch_free_at: SimTime::ZERO,
                 timers: DelayPair::default(),
+                cq: Default::default(),
+                cq_set: Default::default(),
                 packets: 0,
                 bytes: 0,
             })

@@ -70,6 +70,13 @@ pub struct Registers {
     pub ide: Option<bool>,
     /// The delay timers act (false in MSI-X mode, which bypasses them).
     pub delay_timers_active: bool,
+    /// CQ-moderated chips (`nic::cq`): each RX completion queue's period
+    /// [us], count and period mode, by queue (absent on other chips).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cq_rx: Option<Vec<crate::moderation::CqSetting>>,
+    /// The same for the TX completion queues.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cq_tx: Option<Vec<crate::moderation::CqSetting>>,
 }
 
 /// A register write (or descriptor setting) that the chip or the driver
@@ -181,8 +188,13 @@ impl NicPort {
             (ThrottleKind::Eitr256ns, IntMode::Msix) | (ThrottleKind::Eitr2048ns, _) => {
                 eitr_256 = Some(throttle)
             }
+            // No throttle register: the CQs' moderation below.
+            (ThrottleKind::Cq(_), _) => {}
             _ => itr = Some(throttle[0]),
         }
+        let cq = matches!(self.chip.throttle, ThrottleKind::Cq(_));
+        let cq_rx = cq.then(|| self.rxq.iter().map(|q| q.cq_set).collect());
+        let cq_tx = cq.then(|| self.txq.iter().map(|q| q.cq_set).collect());
         Registers {
             itr_256ns: itr,
             eitr_256ns: eitr_256,
@@ -195,6 +207,8 @@ impl NicPort {
             tadv_1024ns: opt(regs.tadv, self.delay_regs.tadv),
             ide: regs.tx_ide.modelled().then_some(self.cfg.set_ide),
             delay_timers_active: self.delay_timers_active(),
+            cq_rx,
+            cq_tx,
         }
     }
 
@@ -211,7 +225,8 @@ impl NicPort {
             (ThrottleKind::Itr256ns, _) | (ThrottleKind::Itr2us { .. }, _) => Reg::Itr,
             (ThrottleKind::Eitr256ns, IntMode::Msix)
             | (ThrottleKind::Eitr1us, _)
-            | (ThrottleKind::Eitr2048ns, _) => Reg::Eitr,
+            | (ThrottleKind::Eitr2048ns, _)
+            | (ThrottleKind::Cq(_), _) => Reg::Eitr,
             (ThrottleKind::Eitr256ns, _) => Reg::Itr,
         }
     }
@@ -263,6 +278,9 @@ impl NicPort {
                     v.intrl_ps = super::on_clock_ps(super::intrl_nanos(held), self.clock_error_ppb);
                 }
             }
+        }
+        if p.cq_rx.is_some() || p.cq_tx.is_some() {
+            self.write_cq(p, vector);
         }
         if let Some((reg, ns)) = self.throttle_value(p) {
             for vi in range {

@@ -32,11 +32,13 @@ fn each_preset_has_the_registers_of_its_datasheet() {
     // 700/800 Series (x710, xl710, e810): ITR in 2 us plus INTRL, nothing
     // else (i40e and ice program no 8254x timers); INTRL granularity as
     // ice_get_itr_intrl_gran reads it.
+    // 2.048 us steps only (Linux ixgbe programs nothing else); CQ chips
+    // (cx5, cx6, ena): no throttle register and no delay timer.
     type Row = (&'static str, ThrottleKind, [chip::RegPresence; 5]);
     let e1000 = [Present; 5];
     let igb = [WhatIf, Absent, Absent, Absent, Absent];
     let ixgbe = [Absent; 5];
-    let table: [Row; 14] = [
+    let table: [Row; 17] = [
         ("82540", ThrottleKind::Itr256ns, e1000),
         ("82546", ThrottleKind::Itr256ns, e1000),
         ("82574", ThrottleKind::Eitr256ns, e1000),
@@ -51,6 +53,9 @@ fn each_preset_has_the_registers_of_its_datasheet() {
         ("e810-xxv", ThrottleKind::Itr2us { intrl_gran_us: 8 }, ixgbe),
         ("x710", ThrottleKind::Itr2us { intrl_gran_us: 4 }, ixgbe),
         ("xl710", ThrottleKind::Itr2us { intrl_gran_us: 4 }, ixgbe),
+        ("cx5", chip::ChipProfile::CX5.throttle, ixgbe),
+        ("cx6", chip::ChipProfile::CX6.throttle, ixgbe),
+        ("ena", chip::ChipProfile::ENA.throttle, ixgbe),
     ];
     assert_eq!(table.len(), chip::presets().len());
     for (name, throttle, [rdtr, radv, tidv, tadv, ide]) in table {
@@ -86,6 +91,8 @@ fn registers_show_each_chips_registers_and_null_for_missing_ones() {
         tadv_1024ns: Some(0),
         ide: Some(true),
         delay_timers_active: true,
+        cq_rx: None,
+        cq_tx: None,
     };
     let cases: [(&str, IntMode, Registers); 4] = [
         ("82546", IntMode::Intx, e1000_itr.clone()),

@@ -8,8 +8,8 @@
 
 use crate::error::Error;
 use crate::moderation::{
-    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, FreebsdAimCfg, I40eCfg, IceCfg, IgbCfg,
-    IxgbeCfg, IxlCfg, ModeratorConfig, PortCaps, StaticCfg, Throttle,
+    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, EnaCfg, FreebsdAimCfg, I40eCfg, IceCfg, IgbCfg,
+    IxgbeCfg, IxlCfg, Mlx5Cfg, ModeratorConfig, PortCaps, StaticCfg, Throttle,
 };
 use crate::nic::chip::{ChipProfile, ThrottleKind};
 use schemars::JsonSchema;
@@ -70,6 +70,16 @@ pub enum ModerationCfg {
     /// Timer parameters keep the driver's names and 5.x defaults [1.024 us].
     #[serde(rename = "e1000-5x")]
     E1000Legacy(E1000LegacyCfg),
+    /// Linux mlx5 (cx5, cx6): CQ moderation per RX and TX queue,
+    /// `adaptive_rx`/`adaptive_tx` (DIM, default on), `cqe_mode_rx` (default
+    /// on where the chip has it)/`cqe_mode_tx`, `rx_usecs` 0..4095 (3 in CQE
+    /// mode, 16 in EQE mode), `rx_frames` (32), `tx_usecs` (16),
+    /// `tx_frames` (32).
+    Mlx5(Mlx5Cfg),
+    /// Linux ena (chip ena): `tx_usecs` (64), `rx_usecs` (0), `adaptive_rx`
+    /// (DIM; default: the device's choice), quantised to the device's delay
+    /// unit.
+    Ena(EnaCfg),
 }
 
 /// `kind = "python"`: a moderator class supplied by the caller.
@@ -103,6 +113,8 @@ impl ModerationCfg {
             ModerationCfg::FreebsdAim(c) => Ok(c),
             ModerationCfg::Dim(c) => Ok(c),
             ModerationCfg::E1000Legacy(c) => Ok(c),
+            ModerationCfg::Mlx5(c) => Ok(c),
+            ModerationCfg::Ena(c) => Ok(c),
             ModerationCfg::Python(p) => Err(p),
         }
     }
@@ -110,6 +122,17 @@ impl ModerationCfg {
     /// Check this table of a NIC with chip `chip`; `path` names the table
     /// (`hosts[0].nics[1].moderation`).
     pub fn validate(&self, path: &str, chip: &ChipProfile) -> Result<(), Error> {
+        let cq_kind = matches!(self, ModerationCfg::Mlx5(_) | ModerationCfg::Ena(_));
+        if matches!(chip.throttle, ThrottleKind::Cq(_)) && !cq_kind {
+            return Err(Error::Config {
+                field: format!("{path}.kind"),
+                message: format!(
+                    "chip {} moderates each completion queue (no ITR/EITR register): use kind = \"{}\"",
+                    chip.name,
+                    if chip.family == "ena" { "ena" } else { "mlx5" }
+                ),
+            });
+        }
         match self.algo() {
             Ok(a) => a.validate(&port_caps(chip)).map_err(|e| Error::Config {
                 field: if e.field.is_empty() {
@@ -136,6 +159,12 @@ pub fn throttle(kind: ThrottleKind) -> Throttle {
         ThrottleKind::Eitr1us => Throttle::Eitr1us,
         ThrottleKind::Eitr2048ns => Throttle::Eitr2048ns,
         ThrottleKind::Itr2us { intrl_gran_us } => Throttle::Itr2us { intrl_gran_us },
+        ThrottleKind::Cq(c) => Throttle::Cq {
+            frames: c.frames,
+            cqe_mode: c.cqe_mode,
+            resolution_us: c.resolution_us,
+            default_adaptive_rx: c.default_adaptive_rx,
+        },
     }
 }
 
