@@ -214,8 +214,13 @@ CORPUS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     ("eno1-aggr-c.txt", "linux-e1000e", "eno1", {"rx-usecs": 3, "n/a": "tx-aggr-time-usecs"}),
     ("eno1-aggr-g.txt", "linux-e1000e", "eno1", {"rx_ring": 256, "tx_ring": 256}),
     ("usb-netlink-error-c.txt", "linux-e1000e", None, {"refused": "ethtool -c"}),
-    ("ena-eth0-netlink-error-C.txt", "linux-dim", "eth0", {"refused": "cqe-mode-rx"}),
-    ("ena-ens7-c-head.txt", "linux-dim", "ens7", {"adaptive-rx": 0, "rx-usecs": 0}),
+    ("ena-eth0-netlink-error-C.txt", "linux-ena", "eth0", {"refused": "cqe-mode-rx"}),
+    (
+        "ena-ens7-c-head.txt",
+        "linux-ena",
+        "ens7",
+        {"adaptive-rx": 0, "rx-usecs": 0, "tx-usecs": 0, "mode": "off"},
+    ),
     ("virtio_net-eth1-c.txt", "linux-dim", "eth1", {"rx-frames": 23, "n/a": "rx-usecs"}),
     ("vmxnet3-eth0-c.txt", "linux-dim", "eth0", {"adaptive-rx": 0, "rx-usecs": 250}),
     (
@@ -252,10 +257,10 @@ CORPUS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     ),
     (
         "mlx5-ens1f0np0-json-ethtool6.10-constructed.json",
-        "linux-dim",
+        "linux-mlx5",
         "ens1f0np0",
         # adaptive first ("rx": true), CQE mode second ("rx": false)
-        {"adaptive-rx": 1, "cqe-mode-rx": 0, "rx-frames": 128},
+        {"adaptive-rx": 1, "cqe-mode-rx": 0, "rx-frames": 128, "tx-usecs": 16, "mode": "adaptive"},
     ),
     (
         "freebsd-em1-sysctl-a-grep-constructed.txt",

@@ -165,7 +165,10 @@ def render_explain(report: dict[str, Any]) -> Group:
             parts.append(Text(f"  {form['kind']}: {where}; needs: {form['needs']}"))
     if report["scenario"] is not None:
         mod = report["scenario"]["moderation"]
-        body = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in mod.items())
+        body = ", ".join(
+            f"{k} = {str(v).lower() if isinstance(v, bool) else repr(v)}".replace("'", '"')
+            for k, v in mod.items()
+        )
         parts.append(Text(f"scenario: moderation = {{ {body} }}", style="dim"))
     elif report["scenario_note"]:
         parts.append(Text(f"scenario: none ({report['scenario_note']})", style="dim"))

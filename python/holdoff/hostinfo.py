@@ -10,9 +10,10 @@ packet and byte rates, mean packet sizes, per-vector interrupt rates and
 per-CPU busy and softirq shares.
 
 Simplifies: rates are averages over the window (after minus before, divided
-by the elapsed wall time the collector recorded); a driver that uses the
-kernel's DIM library (mlx5_core, ena, virtio_net, bnxt_en, ice) maps to
-``linux-dim``; a driver holdoff has no model of maps to None.
+by the elapsed wall time the collector recorded); mlx5_core and ena map to
+their own models (``linux-mlx5``, ``linux-ena``); another driver that uses
+the kernel's DIM library (virtio_net, bnxt_en, ice) maps to ``linux-dim``; a
+driver holdoff has no model of maps to None.
 
 Sources: PCI device ids from the Linux drivers' id tables (``e1000_hw.h``,
 ``igb/e1000_hw.h``, ``ixgbe_type.h``: ``E1000_DEV_ID_*``, ``IXGBE_DEV_ID_*``).
@@ -37,8 +38,8 @@ DRIVER_MAP: dict[str, str] = {
     "e1000e": "linux-e1000e",
     "igb": "linux-igb",
     "ixgbe": "linux-ixgbe",
-    "mlx5_core": "linux-dim",
-    "ena": "linux-dim",
+    "mlx5_core": "linux-mlx5",
+    "ena": "linux-ena",
     "virtio_net": "linux-dim",
     "bnxt_en": "linux-dim",
     "ice": "linux-ice",

@@ -275,7 +275,8 @@ DriverOption = Annotated[
         "--driver",
         "-d",
         help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe "
-        "(explain only), linux-dim, freebsd-em, freebsd-igb, openbsd-em (default: the --from "
+        "(explain only), linux-dim, linux-mlx5, linux-ena, freebsd-em, freebsd-igb, openbsd-em "
+        "(default: the --from "
         "file's).",
         show_default=False,
     ),

@@ -13,6 +13,8 @@ DRIVERS: tuple[str, ...] = (
     "linux-igb",
     "linux-ixgbe",
     "linux-dim",
+    "linux-mlx5",
+    "linux-ena",
     "freebsd-em",
     "freebsd-igb",
     "openbsd-em",
@@ -58,6 +60,8 @@ class Chip:
     #: "ixgbe2us" (82599 and later: bits 11:3 of a 256 ns count, 2.048 us
     #: steps, CNT_WDIS), "ixgbe256" (82598: 256 ns, restarted by a write),
     #: "itr2us" (Intel 700/800 Series: ITR in 2 us plus an INTRL in 4 us).
+    #: "cq" (no throttle register: a period and count per completion queue,
+    #: ConnectX under mlx5 and ENA).
     throttle: str
     link_mbps: int
     #: The drivers' default descriptor counts [descriptors].
@@ -222,6 +226,33 @@ CHIPS: dict[str, Chip] = {
             True,
             "xl710",
         ),
+        Chip(
+            "cx5", "NVIDIA ConnectX-5 (25 GbE)", "cq", 25_000, 1024, 1024, False, False, True, "cx5"
+        ),
+        Chip(
+            "cx6",
+            "NVIDIA ConnectX-6 Dx (100 GbE)",
+            "cq",
+            100_000,
+            1024,
+            1024,
+            False,
+            False,
+            True,
+            "cx6",
+        ),
+        Chip(
+            "ena",
+            "AWS ENA (c5n class, 25 Gb/s)",
+            "cq",
+            25_000,
+            1024,
+            1024,
+            False,
+            False,
+            True,
+            "ena",
+        ),
     )
 }
 
@@ -236,6 +267,8 @@ DRIVER_CHIPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "linux-igb": ("i210", _IGB_CHIPS),
     "linux-ixgbe": ("82599", ("82598", "82599", "x540", "x550")),
     "linux-dim": ("i210", _IGB_CHIPS),
+    "linux-mlx5": ("cx5", ("cx5", "cx6")),
+    "linux-ena": ("ena", ("ena",)),
     "freebsd-em": ("82574", (*_E1000_CHIPS, "82574")),
     "freebsd-igb": ("i210", _IGB_CHIPS),
     "openbsd-em": ("i210", (*_E1000_CHIPS, "82574", *_IGB_CHIPS)),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from holdoff.knobs.base import Decoded, KnobError, _Ctx
 from holdoff.knobs.bsd import _decode_freebsd, _decode_openbsd
+from holdoff.knobs.cq_drivers import ENA_SUPPORTED, UNSUPPORTED, decode_ena, decode_mlx5
 from holdoff.knobs.intel_itr import decode_intel_itr
 from holdoff.knobs.linux import (
     _decode_dim,
@@ -24,6 +25,16 @@ def decode(driver: str, settings: Mapping[str, int], chip: str | None = None) ->
     c = chip_for(driver, chip)
     known = defaults(driver)
     for key in settings:
+        if (
+            driver == "linux-ena"
+            and key not in known
+            and key.startswith(("rx-", "tx-", "adaptive", "cqe"))
+        ):
+            raise KnobError(
+                key,
+                f"{UNSUPPORTED}: ena's supported_coalesce_params are USECS | USE_ADAPTIVE_RX "
+                f"({', '.join(ENA_SUPPORTED)}); drop {key}",
+            )
         if key not in known:
             raise KnobError(key, f"{driver} has no such knob; its knobs: {', '.join(known)}")
     s = {**known, **{k: int(v) for k, v in settings.items()}}
@@ -43,6 +54,10 @@ def decode(driver: str, settings: Mapping[str, int], chip: str | None = None) ->
         out = _decode_dim(ctx)
     elif driver in ("linux-ice", "linux-i40e"):
         out = decode_intel_itr(ctx)
+    elif driver == "linux-mlx5":
+        out = decode_mlx5(ctx)
+    elif driver == "linux-ena":
+        out = decode_ena(ctx)
     elif driver in ("freebsd-em", "freebsd-igb"):
         out = _decode_freebsd(ctx)
     else:

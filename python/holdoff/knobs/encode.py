@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 from holdoff.knobs.base import Decoded, ints_to_itr
 from holdoff.knobs.bsd import _freebsd_rate_reg
+from holdoff.knobs.cq_drivers import cq_commands
 from holdoff.knobs.intel_itr import intel_itr_line
 from holdoff.knobs.tables import _E1000_TIMER_KNOBS, chip_for, defaults
 
@@ -46,7 +47,8 @@ def encode(driver: str, registers: Mapping[str, int], chip: str | None = None) -
         if eitr_us is not None:
             even = eitr_us - eitr_us % 2 if c.throttle == "ixgbe2us" else eitr_us
             out["rx-usecs"] = min(even, 1022) if even != 1 else 2
-    elif driver == "linux-dim":
+    elif driver in ("linux-dim", "linux-mlx5", "linux-ena"):
+        # The CQ period (or ENA's RX delay at a 1 us resolution) in us.
         if eitr_us is not None:
             out["adaptive-rx"] = 0
             out["rx-usecs"] = eitr_us
@@ -172,6 +174,8 @@ def commands(decoded: Decoded, iface: str = "eth0", unit: int = 0) -> list[str]:
             lines.append(f"ethtool -C {iface} cqe-mode-rx {'on' if s['cqe-mode-rx'] else 'off'}")
     elif d in ("linux-ice", "linux-i40e"):
         lines.append(intel_itr_line(s, iface))
+    elif d in ("linux-mlx5", "linux-ena"):
+        lines += cq_commands(decoded, iface, set(changed))
     elif d in ("freebsd-em", "freebsd-igb"):
         dev = "em" if d == "freebsd-em" else "igb"
         lines.append(f"sysctl dev.{dev}.{unit}.enable_aim={s['enable_aim']}")

@@ -32,6 +32,11 @@ from typing import Any
 
 from holdoff import inputs
 from holdoff.knobs.base import KnobError, Note
+from holdoff.knobs.cq_drivers import ENA_SUPPORTED, UNSUPPORTED
+
+#: Drivers whose ``supported_coalesce_params`` holdoff knows: netlink
+#: ethtool refuses every other coalescing key for them.
+NETLINK_SUPPORTED: dict[str, tuple[str, ...]] = {"linux-ena": ENA_SUPPORTED}
 
 #: Every field ``ethtool -c`` reports (ethtool 6.x), in the JSON spelling.
 ETHTOOL_COALESCE_KEYS = frozenset(
@@ -214,6 +219,15 @@ def _field_note(driver: str, key: str, v: int, known: Mapping[str, int], out: Pa
     elif key not in ETHTOOL_COALESCE_KEYS:
         out.skipped.append(key)
         out.notes.append(Note("info", key, "not an ethtool -c field; skipped"))
+    elif driver in NETLINK_SUPPORTED and v:
+        out.notes.append(
+            Note(
+                "refused",
+                key,
+                f"{v}: {UNSUPPORTED} ({driver}'s supported_coalesce_params: "
+                f"{', '.join(NETLINK_SUPPORTED[driver])}; ioctl-era ethtool printed it as 0)",
+            )
+        )
     elif v:
         out.notes.append(
             Note("ignored", key, f"{v}: holdoff's model of {driver} has no such knob; not used")
@@ -320,7 +334,9 @@ def _set_line(args: str, driver: str, known: Mapping[str, int], out: Parsed) -> 
     for key, v in zip(words[0::2], words[1::2], strict=False):
         value = value_of(key, v)
         _field_note(driver, key, value, known, out)
-        if key in known:
+        if key in known or (driver in NETLINK_SUPPORTED and key in ETHTOOL_COALESCE_KEYS):
+            # A key netlink refuses stays pending too, so the error line after
+            # it is read as that refusal.
             got[key] = value
     if len(words) % 2:
         raise KnobError(words[-1], "has no value in the ethtool -C line (KEY VALUE pairs)")

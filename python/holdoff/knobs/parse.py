@@ -64,6 +64,8 @@ RING_RANGE: dict[str, tuple[int, int, str]] = {
     "linux-igb": (64, 4096, "igb.h IGB_MIN_RXD (80; 64 after the 2023 change), IGB_MAX_RXD 4096"),
     "linux-ixgbe": (64, 4096, "ixgbe.h IXGBE_MIN_RXD 64, IXGBE_MAX_RXD 4096"),
     "linux-dim": (64, 8192, "mlx5 en.h: 2^6 to 2^13 descriptors (the DIM model's reference)"),
+    "linux-mlx5": (64, 8192, "mlx5 en.h MLX5E_PARAMS_{MINIMUM,MAXIMUM}_LOG_SQ_SIZE 0x6, 0xd"),
+    "linux-ena": (256, 16384, "ena_netdev.h ENA_MIN_RING_SIZE 256; up to 16K per the ENA guide"),
     "freebsd-em": (80, 4096, "if_em.h EM_MIN_RXD 80, EM_MAX_RXD 4096 (hw.em.rxd)"),
     "freebsd-igb": (80, 4096, "if_em.h IGB_MIN_RXD 80, IGB_MAX_RXD 4096 (hw.igb.rxd)"),
     "openbsd-em": (256, 4096, "OpenBSD if_em.h EM_MIN_RXD 256, EM_MAX_RXD 4096"),

@@ -156,13 +156,13 @@ def _ethtool_keys(d: Decoded) -> dict[str, int]:
     main = where.get("rx-usecs") == "ethtool -C" and not _module_params(d)
     if not out and main:
         out["rx-usecs"] = d.settings["rx-usecs"]
-    if d.driver == "linux-dim":
+    if d.driver in ("linux-dim", "linux-mlx5", "linux-ena"):
         # The DIM model's defaults are a reference, not every driver's: with the
         # adaptive mode off, the static period and count are written explicitly.
         fixed = ("rx-usecs", "rx-frames") if not d.settings["adaptive-rx"] else ()
         out = {
             "adaptive-rx": d.settings["adaptive-rx"],
-            **{k: d.settings[k] for k in fixed},
+            **{k: d.settings[k] for k in fixed if k in d.settings},
             **out,
         }
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from holdoff.knobs.base import CHIPS, DRIVER_CHIPS, DRIVERS, Chip, Knob, KnobError
+from holdoff.knobs.cq_drivers import ena_knobs, mlx5_knobs
 from holdoff.knobs.intel_itr import i40e_knobs, ice_knobs
 
 # -- knob tables ------------------------------------------------------------------------
@@ -325,6 +326,10 @@ def knobs(driver: str) -> list[Knob]:
         return [*ice_knobs(), *_NAPI_KNOBS]
     if driver == "linux-i40e":
         return [*i40e_knobs(), *_NAPI_KNOBS]
+    if driver == "linux-mlx5":
+        return [*mlx5_knobs(), *_NAPI_KNOBS]
+    if driver == "linux-ena":
+        return [*ena_knobs(), *_NAPI_KNOBS]
     if driver in ("freebsd-em", "freebsd-igb"):
         return _freebsd_knobs(driver)
     return _openbsd_knobs()

@@ -1,6 +1,6 @@
 """The tuner's port knobs beside moderation: how many queues, on which cores, how
 long the rings, and which fields RSS hashes -- for drivers with several queues
-(Linux ``linux-ixgbe``, ``linux-ice``, ``linux-i40e``).
+(Linux ``linux-ixgbe``, ``linux-ice``, ``linux-i40e``, ``linux-mlx5``).
 
 A knob here is not a coalescing register but a port setting the operator
 changes with ``ethtool -L``, ``ethtool -G``, ``ethtool -N`` and
@@ -28,7 +28,12 @@ For ice and i40e the same knobs with the drivers' ring facts (ice.h
 ``ICE_DFLT_NUM_RX_DESC`` 2048, ``ICE_MAX_NUM_DESC`` 8160; i40e.h
 ``I40E_DEFAULT_NUM_DESCRIPTORS`` 512, ``I40E_MAX_NUM_DESCRIPTORS_XL710`` 8160)
 and vector names (ice ``ice_vsi_req_irq_msix``: ``ice-PCI_ADDRESS-TxRx-N``;
-i40e ``i40e_vsi_request_irq_msix``: ``i40e-IFACE-TxRx-N``).
+i40e ``i40e_vsi_request_irq_msix``: ``i40e-IFACE-TxRx-N``). For mlx5: rings
+64 to 8192, 1024 by default (``en.h``
+``MLX5E_PARAMS_{MINIMUM,DEFAULT,MAXIMUM}_LOG_SQ_SIZE``), UDP over IPv4 hashed
+on addresses and ports by default (``mlx5e_rss_get_default_tt_config``:
+``MLX5_TT_IPV4_UDP`` with ``MLX5_HASH_IP_L4PORTS``), completion vectors named
+``mlx5_compN@pci:PCI_ADDRESS`` (the ``mlx5_irq`` names).
 
 Simplifies: vectors are placed on the first K cores (vector i on core i mod
 K); interrupt numbers are the machine's, so the lines find them by the vector
@@ -46,7 +51,7 @@ from typing import Any
 from holdoff.knobs.persist import Form
 
 #: Drivers whose tune searches the port knobs.
-PORT_DRIVERS = ("linux-ixgbe", "linux-ice", "linux-i40e")
+PORT_DRIVERS = ("linux-ixgbe", "linux-ice", "linux-i40e", "linux-mlx5")
 
 #: The port knobs, in table order.
 KEYS = ("combined", "irq-cores", "ring", "udp4-sdfn")
@@ -60,7 +65,11 @@ RINGS: dict[str, tuple[int, tuple[int, int]]] = {
     "linux-ixgbe": (IXGBE_DEFAULT_RING, IXGBE_RING_RANGE),
     "linux-ice": (2048, (64, 8160)),
     "linux-i40e": (512, (64, 8160)),
+    "linux-mlx5": (1024, (64, 8192)),
 }
+
+#: Drivers that hash UDP over IPv4 on addresses and ports by default.
+UDP_PORTS_BY_DEFAULT = ("linux-mlx5",)
 
 #: The most queue pairs searched (the tuned host's cores bound it too).
 MAX_COMBINED = 8
@@ -77,7 +86,8 @@ def defaults(driver: str, cores: int) -> dict[str, int]:
     if not has_ports(driver):
         return {}
     n = max(1, min(cores, MAX_COMBINED))
-    return {"combined": n, "irq-cores": n, "ring": RINGS[driver][0], "udp4-sdfn": 0}
+    udp = int(driver in UDP_PORTS_BY_DEFAULT)
+    return {"combined": n, "irq-cores": n, "ring": RINGS[driver][0], "udp4-sdfn": udp}
 
 
 def grid(driver: str, cores: int) -> dict[str, list[int]]:
@@ -156,6 +166,8 @@ def vector_name(driver: str, iface: str, i: int) -> str:
         return f"ice-$(basename $(readlink /sys/class/net/{iface}/device))-TxRx-{i}"
     if driver == "linux-i40e":
         return f"i40e-{iface}-TxRx-{i}"
+    if driver == "linux-mlx5":
+        return f"mlx5_comp{i}@pci:$(basename $(readlink /sys/class/net/{iface}/device))"
     return f"{iface}-TxRx-{i}"
 
 

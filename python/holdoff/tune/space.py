@@ -82,10 +82,27 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
             "rx-usecs-high: the rate limit is not searched (at saturation it only caps what "
             "rx-usecs already sets; give it with --knob to compare)"
         )
+    elif driver == "linux-mlx5":
+        # DIM on and off (RX; TX DIM kept at its default), the static CQ
+        # period and count in both period modes.
+        grid = {
+            "adaptive-rx": [1, 0],
+            "rx-usecs": [8, 3, 16, 32, 64, 128],
+            "rx-frames": [128, 32, 64, 256],
+            "cqe-mode-rx": [1, 0],
+        }
+        skipped.append("adaptive-tx, tx-usecs, tx-frames, cqe-mode-tx: held at their defaults")
         skipped.append(
             "gro_flush_timeout, napi_defer_hard_irqs: held at their defaults so the queue and "
             "core search stays small (tune them for the chosen queues with a scenario file)"
         )
+    elif driver == "linux-ena":
+        grid = {
+            "adaptive-rx": [0, 1],
+            "rx-usecs": [0, 8, 16, 32, 64, 128, 256],
+            "tx-usecs": [64, 0, 128],
+            **napi,
+        }
     elif driver in ("freebsd-em", "freebsd-igb"):
         grid = {
             "enable_aim": [1, 0, 2, 3],
@@ -112,6 +129,7 @@ def space(driver: str, workload: Workload) -> tuple[dict[str, list[int]], list[s
         "linux-ixgbe",
         "linux-ice",
         "linux-i40e",
+        "linux-mlx5",
     ):
         busy = any(
             isinstance(a, dict) and a.get("server_prefer_busy_poll")

@@ -158,12 +158,20 @@ def port_line(p: Mapping[str, Any]) -> str:
     s = p["settings"]
     if "combined" not in s:
         return ""
-    u = s.get("rx-usecs", 1)
-    mode = {0: "0 (no throttle)", 1: "1 (adaptive)"}.get(u, f"{u} us")
+    if "adaptive-rx" in s:
+        # linux-mlx5: DIM or a static CQ period and count.
+        if s["adaptive-rx"]:
+            mode = "adaptive-rx on (DIM)"
+        else:
+            period = "CQE-based" if s.get("cqe-mode-rx") else "EQE-based"
+            mode = f"{s['rx-usecs']} us / {s['rx-frames']} frames ({period})"
+    else:
+        u = s.get("rx-usecs", 1)
+        mode = {0: "0 (no throttle)", 1: "1 (adaptive)"}.get(u, f"{u} us")
     k = s["irq-cores"]
     cores = "core 0" if k == 1 else f"cores 0-{k - 1}"
     return (
-        f"Setting: rx-usecs {mode}; {s['combined']} queue pairs (ethtool -L combined), their "
+        f"Setting: {'' if 'adaptive-rx' in s else 'rx-usecs '}{mode}; {s['combined']} queue pairs (ethtool -L combined), their "
         f"vectors on {cores}; rings of {s['ring']} descriptors; UDP hashed on "
         f"{'addresses and ports (sdfn)' if s['udp4-sdfn'] else 'addresses (sd)'}."
     )

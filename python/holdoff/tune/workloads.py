@@ -45,6 +45,8 @@ HOST_DRIVER: dict[str, str] = {
     "linux-dim": "napi",
     "linux-ice": "napi",
     "linux-i40e": "napi",
+    "linux-mlx5": "napi",
+    "linux-ena": "napi",
     # FreeBSD em/igb (iflib): the interrupt filter masks the queue and a task
     # cleans with a budget, modelled with the NAPI mechanics (as the
     # freebsd-2024-aim case does).
