@@ -171,7 +171,8 @@ def port_line(p: Mapping[str, Any]) -> str:
     k = s["irq-cores"]
     cores = "core 0" if k == 1 else f"cores 0-{k - 1}"
     return (
-        f"Setting: {'' if 'adaptive-rx' in s else 'rx-usecs '}{mode}; {s['combined']} queue pairs (ethtool -L combined), their "
+        f"Setting: {'' if 'adaptive-rx' in s else 'rx-usecs '}{mode}; "
+        f"{s['combined']} queue pairs (ethtool -L combined), their "
         f"vectors on {cores}; rings of {s['ring']} descriptors; UDP hashed on "
         f"{'addresses and ports (sdfn)' if s['udp4-sdfn'] else 'addresses (sd)'}."
     )
