@@ -72,6 +72,8 @@ MODERATION_CHIPS: dict[str, list[str]] = {
     "dim": EITR,
     "ice": ["e810-xxv"],
     "i40e": ["x710"],
+    "mlx5": ["cx5", "cx6"],
+    "ena": ["ena"],
 }
 SAMPLE_INTERVAL_US = 2000
 
@@ -86,7 +88,8 @@ def nic(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "chip": chip,
-        "rx_ring": draw(st.sampled_from([64, 256, 1024])),
+        # ENA's rings start at 256 (ENA_MIN_RING_SIZE).
+        "rx_ring": draw(st.sampled_from([256, 1024] if chip == "ena" else [64, 256, 1024])),
         "moderation": moderation,
     }
 
