@@ -9,6 +9,7 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "host_profile_json",
+    "replay",
     "normalize_toml",
     "normalize_toml_after_changes",
     "run_toml",
@@ -78,3 +79,12 @@ def schema_json() -> str:
 
 def version() -> str:
     """The version of the simulation core."""
+
+def replay(
+    table_json: str,
+    port_json: str,
+    vector: int,
+    samples: list[tuple[int, int, int, int, int, int]],
+    base_dir: str | None = None,
+) -> str:
+    """Replays one moderator over a sample sequence; JSON ``{"steps": [...], "failure": ...}``."""

@@ -91,8 +91,10 @@ def run(
     Raises:
         ScenarioError: the scenario is not valid, or a Python moderation
             class cannot be loaded or constructed.
-        ModeratorError: a Python moderation algorithm misbehaved during the
-            run; its ``result`` holds the run up to that moment.
+        ModeratorError: a Python or C moderation algorithm misbehaved during
+            the run; its ``result`` holds the run up to that moment, or is
+            None when a C moderator crashed or did not return (a scenario
+            with ``kind = "c"`` runs in a child process: :mod:`holdoff.cmod`).
         SimulationError: the run failed, or the resource guard stopped it
             (the message names the limit, the simulated time and the likely
             field).
@@ -135,10 +137,16 @@ def run_text(
     base = None if base_dir is None else os.fspath(base_dir)
     # "package.module:Class" paths: also from the scenario's folder and the working directory.
     classes = {**import_classes(text, base, moderators), **(moderators or {})} or None
+    from holdoff import cmod
+
     try:
-        report_json, perf, aborted = _core.run_toml(
-            text, _check_seed(seed), classes, progress, base
-        )
+        if cmod.has_c(text):
+            # C code runs in a child process: a crash or a loop ends that run only.
+            report_json, perf, aborted = cmod.run_in_child(text, _check_seed(seed), base)
+        else:
+            report_json, perf, aborted = _core.run_toml(
+                text, _check_seed(seed), classes, progress, base
+            )
     except BaseException as err:
         partial = getattr(err, "holdoff_partial", None)
         if partial is not None:

@@ -94,6 +94,9 @@ def make_fixtures(root: Path) -> dict[str, str]:
     f["calibration rows"] = str(_examples() / "calibrate" / "apu2-seed004.csv")
     f["valid capture"] = str(_examples() / "captures" / "office.pcapng")
 
+    f["broken C moderator"] = put(
+        "broken.c", '#include "kernel_shim.h"\nvoid f(struct holdoff_ctx *c) { u32 x = ; }\n'
+    )
     f["missing file"] = str(root / "no-such-file.toml")
     (root / "folder").mkdir()
     f["directory"] = str(root / "folder")
@@ -257,6 +260,19 @@ def set_cases(fixtures: dict[str, str]) -> list[CliCase]:
         "control character in the path": "na\x1bme=1",
         "unicode path": "nämé=1",
         "very long value": 'name="' + "x" * 100_000 + '"',
+    }
+    # Bad `kind = "c"` tables: no such file, no entry, an entry that is no C
+    # name, params that are not integers, a file that does not compile.
+    mod = "hosts[0].nics[0].moderation="
+    broken = fixtures["broken C moderator"].replace("\\", "\\\\").replace('"', '\\"')
+    values |= {
+        "C moderator, missing source": mod + '{ kind = "c", source = "absent.c", entry = "f" }',
+        "C moderator, no entry": mod + f'{{ kind = "c", source = "{broken}" }}',
+        "C moderator, entry not a C name": mod
+        + f'{{ kind = "c", source = "{broken}", entry = "f;x" }}',
+        "C moderator, string param": mod
+        + f'{{ kind = "c", source = "{broken}", entry = "f", params = {{ a = "x" }} }}',
+        "C moderator, compile error": mod + f'{{ kind = "c", source = "{broken}", entry = "f" }}',
     }
     return [CliCase(f"run --set <- {k}", "set", ["run", v, "--set", s]) for k, s in values.items()]
 

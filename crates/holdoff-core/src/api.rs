@@ -237,3 +237,54 @@ pub fn schema_json() -> String {
     let schema = schemars::schema_for!(Scenario);
     serde_json::to_string_pretty(&schema).expect("a schema always serialises")
 }
+
+/// Replay one moderator over a recorded sample sequence alone
+/// (`scenario::replay`): `table_json` is its `moderation` table, `port_json`
+/// the trace's port (`ReplayPort`: chip, link_mbps, hz, vectors,
+/// work_delay_ns), `samples` rows of `[t_ns, rx_packets, rx_bytes,
+/// tx_packets, tx_bytes, interrupts]` in time order. Returns JSON
+/// `{"steps": [ReplayStep...], "failure": null or the reason}`.
+pub fn replay_json(
+    table_json: &str,
+    port_json: &str,
+    vector: u16,
+    base_dir: Option<&Path>,
+    samples: &[[u64; 6]],
+) -> Result<String, Error> {
+    use crate::scenario::config::ModerationCfg;
+    use crate::scenario::replay::{self, ReplayPort};
+    let bad = |field: &str, e: serde_json::Error| Error::Config {
+        field: field.into(),
+        message: e.to_string(),
+    };
+    let table: ModerationCfg =
+        serde_json::from_str(table_json).map_err(|e| bad("moderation", e))?;
+    let port: ReplayPort = serde_json::from_str(port_json).map_err(|e| bad("port", e))?;
+    let mut prev = 0u64;
+    for (i, r) in samples.iter().enumerate() {
+        if r[0] < prev {
+            return Err(Error::Config {
+                field: format!("samples[{i}].t_ns"),
+                message: format!(
+                    "{} is before the previous sample's {prev}; samples must be in time order",
+                    r[0]
+                ),
+            });
+        }
+        prev = r[0];
+    }
+    let samples: Vec<crate::moderation::Sample> = samples
+        .iter()
+        .map(|r| crate::moderation::Sample {
+            now: crate::units::SimTime(r[0]),
+            rx_packets: r[1],
+            rx_bytes: r[2],
+            tx_packets: r[3],
+            tx_bytes: r[4],
+            interrupts: r[5],
+        })
+        .collect();
+    let mut m = replay::build(&table, &port, vector, base_dir)?;
+    let (steps, failure) = replay::replay(m.as_mut(), &samples);
+    Ok(serde_json::json!({ "steps": steps, "failure": failure }).to_string())
+}

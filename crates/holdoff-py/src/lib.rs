@@ -269,6 +269,43 @@ fn schema_json(py: Python<'_>) -> PyResult<String> {
     guarded(py, result)
 }
 
+/// Replay one moderator over a recorded sample sequence (no simulation).
+///
+/// Args:
+///     table_json: the moderator's scenario `moderation` table as JSON.
+///     port_json: the trace's port: `{"chip", "link_mbps", "hz", "vectors",
+///         "work_delay_ns"}`.
+///     vector: the vector the moderator is built for.
+///     samples: `(t_ns, rx_packets, rx_bytes, tx_packets, tx_bytes,
+///         interrupts)` rows in time order.
+///     base_dir: where a relative C `source` is read from.
+///
+/// Returns:
+///     JSON text `{"steps": [...], "failure": null or the reason}`; a step
+///     has `sample` (index or null), `t_ns`, `call` ("initial", "sample",
+///     "work"), the registers written and the algorithm's `trace` pairs.
+///
+/// Raises:
+///     ScenarioError: a bad table, port or sample order, or a C file that
+///         does not build or load.
+#[pyfunction]
+#[pyo3(signature = (table_json, port_json, vector, samples, base_dir = None))]
+fn replay(
+    py: Python<'_>,
+    table_json: &str,
+    port_json: &str,
+    vector: u16,
+    samples: Vec<[u64; 6]>,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<String> {
+    let result = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            api::replay_json(table_json, port_json, vector, base_dir.as_deref(), &samples)
+        }))
+    });
+    guarded(py, result)
+}
+
 /// The version of the simulation core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -287,5 +324,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     Ok(())
 }

@@ -2,7 +2,8 @@
 
 One module per command group (``run``, ``explain``, ``collect``, ``tune``, ``misc``,
 ``bench``, ``sweep``, ``battery``, ``results``, ``reproduce``, ``experiments``,
-``examples``, ``calibrate``); what they share is in :mod:`holdoff.cli.common`.
+``examples``, ``calibrate``, ``replay_trace``); what they share is in
+:mod:`holdoff.cli.common`.
 Importing this package registers every command on :data:`app`, in the order
 ``holdoff -h`` lists them.
 
@@ -38,6 +39,7 @@ COMMAND_MODULES = (
     "experiments",
     "examples",
     "calibrate",
+    "replay_trace",
 )
 for _module in COMMAND_MODULES:
     importlib.import_module(f"holdoff.cli.{_module}")

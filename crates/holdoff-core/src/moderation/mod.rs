@@ -15,6 +15,7 @@
 //! Units: register values keep their hardware units in their names
 //! (`itr_256ns`, `eitr_us`, `*_1024ns`).
 
+pub mod c_abi;
 pub mod dim;
 pub mod e1000_5x;
 pub mod e1000_itr;
@@ -31,6 +32,7 @@ pub mod static_policy;
 mod testutil;
 
 use crate::units::SimTime;
+pub use c_abi::CCfg;
 pub use dim::DimCfg;
 pub use e1000_5x::{E1000Legacy, E1000LegacyCfg};
 pub use e1000_itr::E1000ItrCfg;

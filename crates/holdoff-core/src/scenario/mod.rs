@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod netstack;
+pub mod replay;
 pub mod report;
 pub mod world;
 

@@ -8,8 +8,8 @@
 
 use crate::error::Error;
 use crate::moderation::{
-    BuildCtx, DimCfg, E1000ItrCfg, E1000LegacyCfg, EnaCfg, FreebsdAimCfg, I40eCfg, IceCfg, IgbCfg,
-    IxgbeCfg, IxlCfg, Mlx5Cfg, ModeratorConfig, PortCaps, StaticCfg, Throttle,
+    BuildCtx, CCfg, DimCfg, E1000ItrCfg, E1000LegacyCfg, EnaCfg, FreebsdAimCfg, I40eCfg, IceCfg,
+    IgbCfg, IxgbeCfg, IxlCfg, Mlx5Cfg, ModeratorConfig, PortCaps, StaticCfg, Throttle,
 };
 use crate::nic::chip::{ChipProfile, ThrottleKind};
 use schemars::JsonSchema;
@@ -28,6 +28,10 @@ pub enum ModerationCfg {
     /// arguments (see docs/models/python-moderators.md). Only runs started
     /// from Python can use it.
     Python(PythonCfg),
+    /// An algorithm written in C: `source = "my_itr.c"` (relative to the
+    /// scenario file), `entry = "my_update_itr"`, integer `params`; compiled
+    /// with the system C compiler and loaded (see docs/models/c-moderators.md).
+    C(CCfg),
     /// Linux e1000 >= 7.3 / e1000e `InterruptThrottleRate`: 0 off, 1 dynamic,
     /// 3 dynamic conservative (default), 4 simplified (2-s goc/dif),
     /// 100..100000 static. Timers default to the 7.x values (RDTR 0, RADV 8,
@@ -115,6 +119,7 @@ impl ModerationCfg {
             ModerationCfg::E1000Legacy(c) => Ok(c),
             ModerationCfg::Mlx5(c) => Ok(c),
             ModerationCfg::Ena(c) => Ok(c),
+            ModerationCfg::C(c) => Ok(c),
             ModerationCfg::Python(p) => Err(p),
         }
     }

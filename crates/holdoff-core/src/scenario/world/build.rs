@@ -189,6 +189,7 @@ impl World {
                             (hi, ni),
                             v,
                             &mut factory,
+                            s.base_dir.as_deref(),
                         )
                     })
                     .collect::<Result<_, _>>()?;

@@ -44,8 +44,19 @@ pub(super) fn build_moderator(
     (hi, ni): (usize, usize),
     vector: u16,
     factory: &mut Option<&mut ExternalFactory>,
+    base: Option<&std::path::Path>,
 ) -> Result<Box<dyn Moderator>, Error> {
     let link_bps = parse_rate(link_rate).unwrap_or(1_000_000_000);
+    if let crate::scenario::config::ModerationCfg::C(cfg) = &n.moderation {
+        let ctx = build_ctx(c, link_bps, hz, work_delay, nvec as u16, vector);
+        return match cfg.load(base, &ctx) {
+            Ok(m) => Ok(Box::new(m)),
+            Err(e) => Err(Error::Config {
+                field: format!("hosts[{hi}].nics[{ni}].moderation.{}", e.field),
+                message: e.message,
+            }),
+        };
+    }
     match n.moderation.algo() {
         Ok(a) => Ok(a.build(&build_ctx(c, link_bps, hz, work_delay, nvec as u16, vector))),
         Err(py) => {
