@@ -242,7 +242,7 @@ pub fn schema_json() -> String {
 /// (`scenario::replay`): `table_json` is its `moderation` table, `port_json`
 /// the trace's port (`ReplayPort`: chip, link_mbps, hz, vectors,
 /// work_delay_ns), `samples` rows of `[t_ns, rx_packets, rx_bytes,
-/// tx_packets, tx_bytes, interrupts]` in time order. Returns JSON
+/// tx_packets, tx_bytes, interrupts]` in call order, as recorded. Returns JSON
 /// `{"steps": [ReplayStep...], "failure": null or the reason}`.
 pub fn replay_json(
     table_json: &str,
@@ -260,19 +260,6 @@ pub fn replay_json(
     let table: ModerationCfg =
         serde_json::from_str(table_json).map_err(|e| bad("moderation", e))?;
     let port: ReplayPort = serde_json::from_str(port_json).map_err(|e| bad("port", e))?;
-    let mut prev = 0u64;
-    for (i, r) in samples.iter().enumerate() {
-        if r[0] < prev {
-            return Err(Error::Config {
-                field: format!("samples[{i}].t_ns"),
-                message: format!(
-                    "{} is before the previous sample's {prev}; samples must be in time order",
-                    r[0]
-                ),
-            });
-        }
-        prev = r[0];
-    }
     let samples: Vec<crate::moderation::Sample> = samples
         .iter()
         .map(|r| crate::moderation::Sample {

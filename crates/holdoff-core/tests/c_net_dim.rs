@@ -1,8 +1,9 @@
 //! Linux lib/dim written in C (moderators/c/net_dim.c), compiled through
 //! the `c` kind, against the Rust DIM (`moderation/dim.rs`): the same
-//! sample sequences give the same decision at every step: generated
-//! sequences that drive the tuner through every state (replayed alone), and
-//! simulated runs of four workloads, where the C moderator queues the same
+//! sample sequences give the same decision at every step: sequences
+//! recorded from simulated runs of four workloads and generated sequences
+//! that drive the tuner through every state (both replayed alone), and the
+//! simulated runs themselves, where the C moderator queues the same
 //! work at the same polls, its work writes the same profile at the same
 //! instants, and the whole run equals the built-in's. Skipped when no C
 //! compiler is installed.
@@ -206,5 +207,56 @@ fn runs_with_c_net_dim_decide_as_runs_with_the_builtin() {
                 "{rate} pps: DIM changed its profile ({da:?})"
             );
         }
+    }
+}
+
+/// The per-poll samples a simulated DIM run handed its moderator (the core's
+/// sample recording, as `holdoff battery --trace` writes them).
+fn recorded(s: &OneHost) -> Vec<[u64; 6]> {
+    let out =
+        api::run_toml_recorded_in(&s.toml(), None, None, &mut |_| true, None, true).expect("runs");
+    let (rows, dropped) = out.samples.expect("recorded");
+    assert_eq!(dropped, 0);
+    rows.iter()
+        .filter(|r| r.port == 0 && r.vector == 0)
+        .map(|r| {
+            let x = &r.sample;
+            [
+                x.now.as_ns(),
+                x.rx_packets,
+                x.rx_bytes,
+                x.tx_packets,
+                x.tx_bytes,
+                x.interrupts,
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn c_net_dim_decides_as_the_rust_dim_on_recorded_traces() {
+    if !have_cc() {
+        return;
+    }
+    let mut seen = BTreeSet::new();
+    let builtin = "kind = \"dim\"\nprofile = \"rx-eqe\"".to_string();
+    for (rate, frame) in [
+        (5_000.0, 64),
+        (120_000.0, 1500),
+        (300_000.0, 64),
+        (800_000.0, 64),
+    ] {
+        let rows = recorded(&workload(rate, frame, builtin.clone()));
+        assert!(rows.len() > 100, "{rate} pps: {} polls", rows.len());
+        for profile in ["rx-eqe", "rx-cqe", "tx-eqe", "tx-cqe"] {
+            compare(profile, &rows, &mut seen);
+        }
+    }
+    // The runs' sequences make the tuner leave parking and move both ways.
+    for state in [("tune_state", 2), ("tune_state", 3), ("cmp", 2)] {
+        assert!(
+            seen.contains(&state),
+            "no recorded trace reached {state:?}: {seen:?}"
+        );
     }
 }

@@ -277,7 +277,7 @@ fn schema_json(py: Python<'_>) -> PyResult<String> {
 ///         "work_delay_ns"}`.
 ///     vector: the vector the moderator is built for.
 ///     samples: `(t_ns, rx_packets, rx_bytes, tx_packets, tx_bytes,
-///         interrupts)` rows in time order.
+///         interrupts)` rows in call order (as recorded).
 ///     base_dir: where a relative C `source` is read from.
 ///
 /// Returns:

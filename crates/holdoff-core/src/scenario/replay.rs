@@ -138,7 +138,7 @@ pub fn build(
     }
 }
 
-/// Feed `samples` (in time order) to `m`: its initial write, then one step
+/// Feed `samples` (in call order) to `m`: its initial write, then one step
 /// per call (samples and the work items they queue). Stops after a call
 /// that failed, with the reason.
 pub fn replay(m: &mut dyn Moderator, samples: &[Sample]) -> (Vec<ReplayStep>, Option<String>) {
