@@ -201,6 +201,7 @@ impl CModerator {
                 Throttle::Eitr256ns => 1,
                 Throttle::Eitr1us => 2,
                 Throttle::Eitr2048ns => 3,
+                Throttle::Itr2us { .. } => 4,
             },
             rx_fifo_bytes: b.rx_fifo_bytes,
             vectors: b.vectors as u32,
@@ -257,6 +258,8 @@ impl CModerator {
             radv_1024ns: w[3],
             tidv_1024ns: w[4],
             tadv_1024ns: w[5],
+            // ABI version 1 has no INTRL register id (docs/models/c-moderators.md).
+            intrl_us: None,
         }))
     }
 
