@@ -46,6 +46,7 @@
 #define HOLDOFF_THROTTLE_EITR_1US 2u
 #define HOLDOFF_THROTTLE_EITR_2048NS 3u
 #define HOLDOFF_THROTTLE_ITR_2US 4u /* X710/XL710/E810: ITR in 2 us + INTRL */
+#define HOLDOFF_THROTTLE_CQ 5u       /* ConnectX, ENA: completion-queue moderation */
 
 /* Counters since the previous call of this vector's moderator. */
 struct holdoff_sample {

@@ -202,6 +202,7 @@ impl CModerator {
                 Throttle::Eitr1us => 2,
                 Throttle::Eitr2048ns => 3,
                 Throttle::Itr2us { .. } => 4,
+                Throttle::Cq { .. } => 5,
             },
             rx_fifo_bytes: b.rx_fifo_bytes,
             vectors: b.vectors as u32,
@@ -258,8 +259,9 @@ impl CModerator {
             radv_1024ns: w[3],
             tidv_1024ns: w[4],
             tadv_1024ns: w[5],
-            // ABI version 1 has no INTRL register id (docs/models/c-moderators.md).
-            intrl_us: None,
+            // ABI version 1 has no register id for INTRL or the completion
+            // queue moderation (docs/models/c-moderators.md).
+            ..ModerationParams::default()
         }))
     }
 
