@@ -247,6 +247,12 @@ fn bases() -> Vec<Value> {
         // The completion-queue chips.
         ("cx5", json!({"kind": "mlx5"})),
         ("ena", json!({"kind": "ena"})),
+        // A C moderator (for `call_limit_ms`): validation checks the table
+        // only; the source is compiled when the run is built.
+        (
+            itr_chip,
+            json!({"kind": "c", "source": "never_built.c", "entry": "update_itr"}),
+        ),
     ] {
         for g in [&gen_rate, &gen_load] {
             out.push(base(chip, m.clone(), apps.clone(), g.clone()));

@@ -69,6 +69,7 @@ pub struct CCfg {
     /// Wall-clock limit of one call into the C code [ms]; a call that
     /// takes longer ends the process (see docs/models/c-moderators.md).
     #[serde(default = "default_call_limit_ms")]
+    #[schemars(range(min = 1, max = 600_000))]
     pub call_limit_ms: u32,
 }
 
