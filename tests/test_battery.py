@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,46 @@ def test_a_failing_moderator_is_an_error_cell_the_rest_finishes_and_resumes(
     assert base["seeds"] == 2
     # The same command again: the four stored runs are read back, the failed
     # ones tried again.
+    code, doc, _ = battery(capsys, *args)
+    assert code == 1
+    assert doc["runs"] == {"computed": 4, "stored": 4}
+
+
+CRASHES = """#include "kernel_shim.h"
+struct st { u32 calls; };
+void crashy(struct holdoff_ctx *ctx, const struct holdoff_sample *s)
+{
+    struct st *st = ctx->state;
+    if (++st->calls == 5) {
+        volatile u32 *p = NULL;
+        *p = 1; /* null dereference at the fifth interrupt */
+    }
+}
+HOLDOFF_MODERATOR(crashy, HOLDOFF_INVOKE_PER_INTERRUPT, 0, struct st, 0, 0);
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) to build C moderators")
+def test_a_c_moderator_that_crashes_is_an_error_cell_the_rest_finishes_and_resumes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Issue 32: a null dereference in C ends that run only (it runs in a child
+    # process), with an error naming the file, the function and the signal;
+    # the baseline's runs finish and are stored, the exit status is 1.
+    (tmp_path / "crashy.c").write_text(CRASHES)
+    store = tmp_path / "store"
+    spec = f"{tmp_path / 'crashy.c'}:crashy"
+    args = (
+        "freebsd-aim:enable_aim=1", spec, "--seeds", 2, "--chips", "82546",
+        "--workloads", "ping-idle,iperf", "--store", store, "--executor", "serial",
+    )  # fmt: skip
+    code, doc, _ = battery(capsys, *args)
+    assert code == 1
+    cell = row(doc, "iperf", "82546", "iperf.receiver/throughput_bps")[spec]
+    assert "error" in cell and "crashy.c:crashy crashed with SIGSEGV" in cell["error"]
+    assert len(list(store.rglob("*.parquet"))) == 4
+    base = row(doc, "iperf", "82546", "iperf.receiver/throughput_bps")["freebsd-aim:enable_aim=1"]
+    assert base["seeds"] == 2
     code, doc, _ = battery(capsys, *args)
     assert code == 1
     assert doc["runs"] == {"computed": 4, "stored": 4}

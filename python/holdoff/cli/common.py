@@ -26,6 +26,7 @@ from typer.core import TyperCommand, TyperGroup
 from holdoff import _core, inputs, sweep_paths
 from holdoff.api import run_text
 from holdoff.inputs import printable, shorten
+from holdoff.knobs.base import DRIVER_CHIPS
 from holdoff.progress import ProgressLine
 from holdoff.result import RunResult
 from holdoff.summary import render_summary
@@ -274,10 +275,7 @@ DriverOption = Annotated[
     typer.Option(
         "--driver",
         "-d",
-        help="One of linux-e1000, linux-e1000-5x, linux-e1000e, linux-igb, linux-ixgbe "
-        "(explain only), linux-dim, linux-mlx5, linux-ena, freebsd-em, freebsd-igb, openbsd-em "
-        "(default: the --from "
-        "file's).",
+        help=f"One of {', '.join(DRIVER_CHIPS)} (default: the --from file's).",
         show_default=False,
     ),
 ]
