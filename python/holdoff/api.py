@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -59,15 +58,6 @@ def _read_scenario_file(path: Path) -> str:
     if not os.path.lexists(path):
         raise FileNotFoundError(f"scenario file not found: {path}")
     return inputs.read_text(path, "scenario file")
-
-
-def scenario_name(text: str) -> str | None:
-    """The ``name`` of a scenario given as TOML text, if it has one."""
-    try:
-        name = tomllib.loads(text).get("name")
-    except tomllib.TOMLDecodeError:
-        return None
-    return name if isinstance(name, str) else None
 
 
 def run(

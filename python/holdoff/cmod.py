@@ -80,7 +80,7 @@ def run_in_child(
     :class:`holdoff.ModeratorError` when the child died of a signal or its
     watchdog ended a call.
     """
-    from holdoff.api import scenario_name
+    from holdoff.inputs import scenario_name
 
     run_name = f"run {scenario_name(text) or '(unnamed)'}" + (
         f" (seed {seed})" if seed is not None else ""

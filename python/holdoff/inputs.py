@@ -594,3 +594,12 @@ def check_set(item: str, flag: str = "--set") -> None:
                     f"`{shown}`: text after the value ({', '.join(extra)}); "
                     "give one value per --set",
                 )
+
+
+def scenario_name(text: str) -> str | None:
+    """The ``name`` of a scenario given as TOML text, if it has one."""
+    try:
+        name = tomllib.loads(text).get("name")
+    except tomllib.TOMLDecodeError:
+        return None
+    return name if isinstance(name, str) else None

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from holdoff import _core
-from holdoff.api import examples_dir, scenario_name
+from holdoff.api import examples_dir
 from holdoff.cli.common import (
     BENCH_HOSTS_DURATION_MS,
     BENCH_SCENARIO,
@@ -28,6 +28,7 @@ from holdoff.cli.common import (
     _stdout,
     app,
 )
+from holdoff.inputs import scenario_name
 
 # The 10 GbE benchmark (`holdoff bench --ten-gbe`): 64-byte frames at
 # 14.88 Mframes/s on 8 RSS queues.

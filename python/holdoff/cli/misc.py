@@ -10,7 +10,7 @@ import typer
 from rich.text import Text
 
 from holdoff import _core
-from holdoff.api import scenario_name, validate_text
+from holdoff.api import validate_text
 from holdoff.cli.common import (
     _Command,
     _fail,
@@ -18,6 +18,7 @@ from holdoff.cli.common import (
     _stdout,
     app,
 )
+from holdoff.inputs import scenario_name
 
 
 @app.command("validate", cls=_Command)
