@@ -141,6 +141,9 @@ pub struct Running {
     /// Work to continue with when this segment ends.
     pub next: Option<Work>,
     pub on_end: EndAction,
+    /// The segment's identity: the generation it began with (kept when it
+    /// is preempted and resumed).
+    pub seg: u32,
 }
 
 /// A segment interrupted by higher-priority work, or a continuation waiting.
@@ -151,6 +154,7 @@ struct Suspended {
     remaining: Nanos,
     next: Option<Work>,
     on_end: EndAction,
+    seg: u32,
 }
 
 /// One CPU core.
@@ -174,6 +178,12 @@ pub struct Core {
     last_acct: SimTime,
     /// The last `pick` took new work from a queue (not a continuation).
     pub fresh: bool,
+    /// The last `pick` resumed a preempted segment: (its `seg`, the instant
+    /// it was preempted). Taken by the caller.
+    pub resumed: Option<u32>,
+    /// The last `preempt` suspended this segment (its `seg`). Taken by the
+    /// caller.
+    pub preempted: Option<u32>,
 }
 
 /// What the core should do next.
@@ -206,6 +216,8 @@ impl Core {
             hog_base: 0,
             last_acct: SimTime::ZERO,
             fresh: false,
+            resumed: None,
+            preempted: None,
         }
     }
 
@@ -251,7 +263,9 @@ impl Core {
                 remaining: r.end - now,
                 next: r.next,
                 on_end: r.on_end,
+                seg: r.seg,
             });
+            self.preempted = Some(r.seg);
             self.gen = self.gen.wrapping_add(1);
         }
     }
@@ -269,6 +283,7 @@ impl Core {
                 remaining: Nanos::ZERO,
                 next: Some(w),
                 on_end: EndAction::None,
+                seg: r.seg,
             });
         }
         r.on_end
@@ -307,7 +322,9 @@ impl Core {
                 end: now + s.remaining,
                 next: s.next,
                 on_end: s.on_end,
+                seg: s.seg,
             });
+            self.resumed = Some(s.seg);
             return Next::Resumed;
         }
         self.fresh = true;
@@ -385,6 +402,7 @@ impl Core {
             end: now + cost,
             next,
             on_end,
+            seg: self.gen.wrapping_add(1),
         });
         self.gen = self.gen.wrapping_add(1);
         self.gen
@@ -402,6 +420,7 @@ impl Core {
             end: now + delay,
             next: Some(work),
             on_end: EndAction::None,
+            seg: self.gen.wrapping_add(1),
         });
         self.gen = self.gen.wrapping_add(1);
         self.gen

@@ -233,6 +233,15 @@ pub(crate) fn e1000_timer_field(param: &str) -> Option<&'static str> {
 }
 
 /// Counters since the previous call, for one interrupt vector.
+///
+/// RX counts the frames DMA'd into host memory. TX counts the frames the
+/// driver's CPU has posted to the vector's TX queues by `now`: a send is
+/// counted at the instant its own send-path work ends, not when the CPU
+/// segment that sends it starts, and a preempted segment's later sends
+/// only after it resumes (FreeBSD em/igc AIM counts in `*_isc_txd_encap`).
+/// Simplifies: the Linux drivers count TX bytes at TX clean
+/// (`e1000_clean_tx_irq`, `igb_clean_tx_irq`), which is later; every kind
+/// reads the post-time counts here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sample {
     pub now: SimTime,

@@ -180,6 +180,7 @@ impl NicPort {
         self.note(RegOp::TdtWrite(n));
         let ring = self.cfg.tx_ring;
         let q = &mut self.txq[queue as usize];
+        let mut posted_bytes = 0u64;
         for _ in 0..q.unkicked {
             let idx = (q.clean + q.done + q.in_nic) % ring;
             let pkt = q.slots[idx as usize];
@@ -187,12 +188,20 @@ impl NicPort {
             q.fetch_free_at = fetch + self.chip.tx_desc_min_ns;
             let dep = self.egress.send(fetch + self.chip.tx_dma_ns, pkt);
             q.in_nic += 1;
-            q.packets += 1;
-            q.bytes += pkt.frame_bytes as u64;
+            posted_bytes += pkt.frame_bytes as u64;
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += pkt.frame_bytes as u64;
             out.frames.push(dep.arrive);
             out.push_event(dep.end, NicEvent::TxDone { queue });
+        }
+        if q.unkicked > 0 {
+            q.note_posted(Posted {
+                at: now,
+                frames: q.unkicked,
+                bytes: posted_bytes,
+                owner: self.post_owner,
+                held: None,
+            });
         }
         q.unkicked = 0;
     }
@@ -202,6 +211,8 @@ impl NicPort {
         let ring = self.cfg.tx_ring;
         let rs = {
             let q = &mut self.txq[queue as usize];
+            // Posted before it was sent: its post is due by now.
+            q.settle_posted(now);
             let pkt = q.slots[((q.clean + q.done) % ring) as usize];
             q.in_nic -= 1;
             q.done += 1;

@@ -330,14 +330,92 @@ struct TxQueue {
     timers: DelayPair,
     cq: cq::CqTimer,
     cq_set: crate::moderation::CqSetting,
-    /// Frames / bytes transmitted from this queue.
+    /// Frames / bytes the driver has posted to this queue by the last
+    /// settle (`settle_posted`): the counts the moderation samples read.
     packets: u64,
     bytes: u64,
+    /// Posts not yet counted in `packets`/`bytes`, in time order. A
+    /// segment's sends are handed to the port when it starts, each stamped
+    /// with the instant its own CPU work ends (`World::post_segment`); a
+    /// driver that counts at encap (FreeBSD em/igc AIM, `*_isc_txd_encap`:
+    /// "Sent data accounting for AIM") has counted only the frames posted by
+    /// then, and none of a preempted segment's later ones before it resumes
+    /// (`NicPort::shift_posted`).
+    posting: std::collections::VecDeque<Posted>,
+}
+
+/// A post to a TX queue not yet counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Posted {
+    /// When the driver's CPU reaches it.
+    at: SimTime,
+    frames: u32,
+    bytes: u64,
+    /// The CPU segment that posts it (`NicPort::set_post_owner`), if any.
+    owner: Option<u64>,
+    /// While its segment is preempted (`at` is then `SimTime::MAX`): how
+    /// long after the preemption its CPU work reaches it [ns].
+    held: Option<Nanos>,
 }
 
 impl TxQueue {
     fn used(&self) -> u32 {
         self.done + self.in_nic + self.unkicked
+    }
+
+    /// Count the posts due by `now`.
+    fn settle_posted(&mut self, now: SimTime) {
+        while let Some(&p) = self.posting.front() {
+            if p.at > now {
+                break;
+            }
+            self.posting.pop_front();
+            self.packets += u64::from(p.frames);
+            self.bytes += p.bytes;
+        }
+    }
+
+    /// Record a post, keeping the list in time order (posts from two cores
+    /// can arrive out of order).
+    fn note_posted(&mut self, p: Posted) {
+        let i = self
+            .posting
+            .iter()
+            .rposition(|q| q.at <= p.at)
+            .map_or(0, |i| i + 1);
+        self.posting.insert(i, p);
+    }
+
+    /// Segment `owner` preempted at `at`: its posts after `at` are held
+    /// (`at` becomes `SimTime::MAX`, the offset kept in `held`).
+    fn hold_posted(&mut self, owner: u64, at: SimTime) {
+        let mut moved = false;
+        for p in self.posting.iter_mut() {
+            if p.owner == Some(owner) && p.held.is_none() && p.at > at {
+                p.held = Some(p.at - at);
+                p.at = SimTime(u64::MAX);
+                moved = true;
+            }
+        }
+        if moved {
+            self.posting.make_contiguous().sort_by_key(|p| p.at);
+        }
+    }
+
+    /// Segment `owner` resumed at `now`: its held posts come `held` after.
+    fn resume_posted(&mut self, owner: u64, now: SimTime) {
+        let mut moved = false;
+        for p in self.posting.iter_mut() {
+            if p.owner == Some(owner) {
+                if let Some(d) = p.held.take() {
+                    p.at = now + d;
+                    moved = true;
+                }
+            }
+        }
+        if moved {
+            self.posting.make_contiguous().sort_by_key(|p| p.at);
+        }
     }
 }
 
@@ -383,6 +461,8 @@ pub struct NicPort {
     rxq: Vec<RxQueue>,
     txq: Vec<TxQueue>,
     rx_fifo_used: u32,
+    /// The CPU segment posting now (`set_post_owner`).
+    post_owner: Option<u64>,
     /// Frames in the on-chip receive buffer, oldest first (their DMA
     /// completes in this order).
     rx_fifo: std::collections::VecDeque<Packet>,
@@ -483,6 +563,7 @@ impl NicPort {
                 cq_set: Default::default(),
                 packets: 0,
                 bytes: 0,
+                posting: Default::default(),
             })
             .collect();
         NicPort {
@@ -493,6 +574,7 @@ impl NicPort {
             rxq,
             txq,
             rx_fifo_used: 0,
+            post_owner: None,
             rx_fifo: std::collections::VecDeque::new(),
             rx_engine_free_at: SimTime::ZERO,
             rdtr: Nanos::ZERO,
@@ -707,11 +789,35 @@ impl NicPort {
         (v.interrupts_txdw, v.interrupts_rx)
     }
 
-    /// Traffic counters of the queues a vector serves:
-    /// (rx packets, rx bytes, tx packets, tx bytes) since the start.
-    pub fn vector_counters(&self, vector: u16) -> (u64, u64, u64, u64) {
+    /// The CPU segment whose sends the next TDT writes post (an opaque id
+    /// from the host: core and segment), or `None` outside one.
+    pub fn set_post_owner(&mut self, owner: Option<u64>) {
+        self.post_owner = owner;
+    }
+
+    /// The segment `owner` was preempted at `at`: its posts after `at` wait
+    /// until it resumes (`resume_posted`).
+    pub fn hold_posted(&mut self, owner: u64, at: SimTime) {
+        for q in &mut self.txq {
+            q.hold_posted(owner, at);
+        }
+    }
+
+    /// The segment `owner` resumed at `now`: its held posts are reached as
+    /// long after `now` as they were after its preemption.
+    pub fn resume_posted(&mut self, owner: u64, now: SimTime) {
+        for q in &mut self.txq {
+            q.resume_posted(owner, now);
+        }
+    }
+
+    /// Traffic counters of the queues a vector serves at `now`:
+    /// (rx packets, rx bytes, tx packets, tx bytes) since the start. TX
+    /// counts the frames the driver's CPU has posted by `now`.
+    pub fn vector_counters(&mut self, vector: u16, now: SimTime) -> (u64, u64, u64, u64) {
         let mut c = (0, 0, 0, 0);
         for q in self.queues_of_vector(vector) {
+            self.txq[q as usize].settle_posted(now);
             let (r, t) = (&self.rxq[q as usize], &self.txq[q as usize]);
             c.0 += r.packets;
             c.1 += r.bytes;

@@ -12,6 +12,7 @@ use crate::units::BitsPerSec;
 mod intel_itr;
 mod ixgbe;
 mod registers;
+mod tx_counts;
 
 /// A harness: one port, its event queue, and a record of assertions.
 struct Rig {

@@ -42,6 +42,7 @@ impl World {
         } else if c.should_preempt(Class::HardIrq) {
             c.account(now);
             c.preempt(now);
+            self.hold_posts(h, core, now);
             self.dispatch(now, h, core);
         }
     }
@@ -79,6 +80,7 @@ impl World {
                 let end = c.running.expect("resumed").end;
                 let gen = c.gen;
                 self.q.schedule(end, Ev::CoreDone { host: h, core, gen });
+                self.resumed_posts(h, core, now);
             }
             Next::Start(work) => {
                 let fresh = c.fresh;

@@ -161,13 +161,48 @@ impl World {
         let p = &mut self.ports[port as usize];
         if q.is_empty() && open && p.tx_post(0, pkt) {
             self.bql_sent(port, &pkt);
-            self.ports[port as usize].tx_kick(t, 0, &mut self.out);
+            let owner = self.sending.and_then(|(h, c)| {
+                self.hosts[h as usize].cores[c as usize]
+                    .running
+                    .map(|r| post_owner(c, r.seg))
+            });
+            let p = &mut self.ports[port as usize];
+            p.set_post_owner(owner);
+            p.tx_kick(t, 0, &mut self.out);
+            p.set_post_owner(None);
             self.flush(port);
         } else if (q.len() as u32) < self.hosts[h].txqueuelen {
             q.push_back(pkt);
         } else {
             self.ledger.drop(DropReason::TxRingFull);
             self.tx_dropped(port, &pkt);
+        }
+    }
+
+    /// The running segment of (`h`, `core`) was preempted at `now`: its
+    /// later posts wait for it (the moderation samples' TX counts; the
+    /// frames keep their stamped times).
+    pub(super) fn hold_posts(&mut self, h: u16, core: u16, now: SimTime) {
+        let Some(seg) = self.hosts[h as usize].cores[core as usize].preempted.take() else {
+            return;
+        };
+        let owner = post_owner(core, seg);
+        for i in 0..self.hosts[h as usize].ports.len() {
+            let port = self.hosts[h as usize].ports[i];
+            self.ports[port as usize].hold_posted(owner, now);
+        }
+    }
+
+    /// A preempted segment of (`h`, `core`) resumed at `now`: its held
+    /// posts follow.
+    pub(super) fn resumed_posts(&mut self, h: u16, core: u16, now: SimTime) {
+        let Some(seg) = self.hosts[h as usize].cores[core as usize].resumed.take() else {
+            return;
+        };
+        let owner = post_owner(core, seg);
+        for i in 0..self.hosts[h as usize].ports.len() {
+            let port = self.hosts[h as usize].ports[i];
+            self.ports[port as usize].resume_posted(owner, now);
         }
     }
 
@@ -213,4 +248,10 @@ impl World {
         self.flush(port);
         prof.mmio_write_ns
     }
+}
+
+/// The id a NIC keeps for the CPU segment that posted a send: its core and
+/// the segment's `seg` (unique per core).
+fn post_owner(core: u16, seg: u32) -> u64 {
+    (u64::from(core) << 32) | u64::from(seg)
 }

@@ -681,6 +681,7 @@ impl World {
                     if c.runs_app() {
                         c.account(now);
                         c.preempt(now);
+                        self.hold_posts(h, core, now);
                         self.dispatch(now, h, core);
                     }
                 }

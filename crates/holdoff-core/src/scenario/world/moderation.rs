@@ -167,8 +167,9 @@ impl World {
         if m.invocation() != when {
             return Nanos::ZERO;
         }
+        let (rx_packets, rx_bytes, tx_packets, tx_bytes) =
+            self.ports[port as usize].vector_counters(vector, now);
         let p = &self.ports[port as usize];
-        let (rx_packets, rx_bytes, tx_packets, tx_bytes) = p.vector_counters(vector);
         let cur = ModPrev {
             rx_packets,
             rx_bytes,
