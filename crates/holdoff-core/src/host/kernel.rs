@@ -67,6 +67,13 @@ pub struct KernelDefaults {
     /// support", Linux 4.14), so the modern profile keeps its own
     /// behaviour.
     pub tcp_linux26_prequeue: bool,
+    /// The read's ACK after the read's copy (`scenario::netstack`): 2.6.6
+    /// `tcp_recvmsg` copies what it returns (`tcp_prequeue_process`, or
+    /// `skb_copy_datagram_iovec` from the receive queue) before its
+    /// `cleanup_rbuf` sends the ACK or window update. On for the 2004
+    /// profile, whose reads send the bulk ACKs (the prequeue rule); other
+    /// profiles keep the read's segments at the start of the read.
+    pub tcp_linux26_ack_after_copy: bool,
 }
 
 impl KernelDefaults {
@@ -82,6 +89,7 @@ impl KernelDefaults {
         hz: 1000,
         tcp_linux26_sender: false,
         tcp_linux26_prequeue: false,
+        tcp_linux26_ack_after_copy: false,
     };
 
     /// Linux 2.6.6 (the 2004 profile): none of the modern features, the
@@ -89,6 +97,7 @@ impl KernelDefaults {
     pub const LINUX_2_6_6: KernelDefaults = KernelDefaults {
         tcp_linux26_sender: true,
         tcp_linux26_prequeue: true,
+        tcp_linux26_ack_after_copy: true,
         ..KernelDefaults::NONE
     };
 
@@ -103,5 +112,6 @@ impl KernelDefaults {
         hz: 250,
         tcp_linux26_sender: false,
         tcp_linux26_prequeue: false,
+        tcp_linux26_ack_after_copy: false,
     };
 }

@@ -243,6 +243,14 @@ pub struct TcpSysctls {
     /// receive accounting, skb_truesize_bytes > 0; off otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linux26_prequeue: Option<bool>,
+    /// Linux 2.6.6 read timing: the segments a read sends (the prequeue
+    /// rule's ACK, a window update) leave after the read has copied its
+    /// data to the application (tcp_recvmsg copies, then cleanup_rbuf
+    /// sends). Default: the host kernel's (on for the 2004 profile under a
+    /// Linux driver with the 2.6 receive accounting, skb_truesize_bytes >
+    /// 0; off otherwise: they leave at the start of the read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux26_ack_after_copy: Option<bool>,
 }
 
 fn d_rmem() -> u32 {
@@ -283,6 +291,7 @@ impl Default for TcpSysctls {
             rmem_max: None,
             linux26_sender: None,
             linux26_prequeue: None,
+            linux26_ack_after_copy: None,
         }
     }
 }
@@ -545,6 +554,15 @@ impl HostCfg {
     pub fn linux26_prequeue(&self) -> bool {
         self.tcp.linux26_prequeue.unwrap_or(
             self.kernel_defaults().tcp_linux26_prequeue && self.tcp.skb_truesize_bytes > 0,
+        )
+    }
+
+    /// Linux 2.6.6 read timing in effect (ACK after the copy): the
+    /// kernel's, and only with the 2.6 receive accounting (as
+    /// `linux26_prequeue`).
+    pub fn linux26_ack_after_copy(&self) -> bool {
+        self.tcp.linux26_ack_after_copy.unwrap_or(
+            self.kernel_defaults().tcp_linux26_ack_after_copy && self.tcp.skb_truesize_bytes > 0,
         )
     }
 

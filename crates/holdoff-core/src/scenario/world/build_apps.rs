@@ -54,6 +54,7 @@ pub(super) fn build_apps(
             rmem_max: h.rmem_max(),
             linux26_sender: h.linux26_sender(),
             linux26_prequeue: h.linux26_prequeue(),
+            linux26_ack_after_copy: h.linux26_ack_after_copy(),
             ..TcpConfig::default()
         }
     };

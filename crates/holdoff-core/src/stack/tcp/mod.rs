@@ -115,6 +115,11 @@ pub struct TcpConfig {
     /// (`cleanup_rbuf`), not once per two segments. Off: the
     /// once-per-two-segments rule always applies.
     pub linux26_prequeue: bool,
+    /// Linux 2.6.6 read timing (`scenario::netstack`, `TcpCtx::read`): the
+    /// segments a read sends leave after the read copied its data
+    /// (`tcp_recvmsg` copies, then `cleanup_rbuf` sends). Off: they leave
+    /// at the start of the read, before the copy.
+    pub linux26_ack_after_copy: bool,
 }
 
 /// Linux 2.6.6 with e1000 5.x receive buffers on a Pentium 4 kernel: the
@@ -150,6 +155,7 @@ impl Default for TcpConfig {
             rmem_max: 87_380,
             linux26_sender: false,
             linux26_prequeue: false,
+            linux26_ack_after_copy: false,
         }
     }
 }
@@ -403,6 +409,14 @@ impl TcpEndpoint {
     /// The Linux growth threshold of the offered window [bytes].
     pub fn rcv_ssthresh(&self) -> u32 {
         self.rcv_ssthresh
+    }
+
+    /// Past the quick-ACK start, in interactive mode (a NetPIPE peer that
+    /// answers each message): for tests outside this module.
+    #[cfg(test)]
+    pub(crate) fn set_interactive(&mut self) {
+        self.quickack = 0;
+        self.pingpong = true;
     }
 }
 
