@@ -17,48 +17,40 @@ use holdoff_core::host::profile;
 
 const HOOK_NS: u64 = 10_990;
 
+/// One of the two hosts: an 82546 port with FreeBSD AIM (enable_aim 1),
+/// FreeBSD TCP accounting, and `load` (the sender's siftr hook).
+fn host(name: &str, variance: &str, load: &str) -> String {
+    format!(
+        r#"
+[[hosts]]
+name = "{name}"
+profile = "p4-xeon-2004"
+driver = "napi"
+variance = "{variance}"
+[hosts.tcp]
+skb_truesize_bytes = 0
+{load}
+[[hosts.nics]]
+name = "em2"
+chip = "82546"
+rx_ring = 1024
+tx_ring = 1024
+[hosts.nics.moderation]
+kind = "freebsd-aim"
+enable_aim = 1
+"#
+    )
+}
+
 fn scenario(variance: &str) -> String {
+    let hook = format!("[hosts.load]\npacket_hook_ns = {HOOK_NS}");
     format!(
         r#"
 name = "cpu-bound-sender"
 seed = 3
 duration_ms = 300
 sample_interval_us = 100000
-
-[[hosts]]
-name = "sender"
-profile = "p4-xeon-2004"
-driver = "napi"
-variance = "{variance}"
-[hosts.tcp]
-skb_truesize_bytes = 0
-[hosts.load]
-packet_hook_ns = {HOOK_NS}
-[[hosts.nics]]
-name = "em2"
-chip = "82546"
-rx_ring = 1024
-tx_ring = 1024
-[hosts.nics.moderation]
-kind = "freebsd-aim"
-enable_aim = 1
-
-[[hosts]]
-name = "receiver"
-profile = "p4-xeon-2004"
-driver = "napi"
-variance = "{variance}"
-[hosts.tcp]
-skb_truesize_bytes = 0
-[[hosts.nics]]
-name = "em2"
-chip = "82546"
-rx_ring = 1024
-tx_ring = 1024
-[hosts.nics.moderation]
-kind = "freebsd-aim"
-enable_aim = 1
-
+{}{}
 [[links]]
 a = "sender.em2"
 b = "receiver.em2"
@@ -69,7 +61,9 @@ kind = "iperf"
 name = "iperf3"
 host = "sender"
 to = "receiver"
-"#
+"#,
+        host("sender", variance, &hook),
+        host("receiver", variance, "")
     )
 }
 

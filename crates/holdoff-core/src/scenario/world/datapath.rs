@@ -183,26 +183,32 @@ impl World {
     /// later posts wait for it (the moderation samples' TX counts; the
     /// frames keep their stamped times).
     pub(super) fn hold_posts(&mut self, h: u16, core: u16, now: SimTime) {
-        let Some(seg) = self.hosts[h as usize].cores[core as usize].preempted.take() else {
-            return;
-        };
-        let owner = post_owner(core, seg);
-        for i in 0..self.hosts[h as usize].ports.len() {
-            let port = self.hosts[h as usize].ports[i];
-            self.ports[port as usize].hold_posted(owner, now);
-        }
+        let seg = self.hosts[h as usize].cores[core as usize].preempted.take();
+        self.for_host_ports(h, core, seg, |p, owner| p.hold_posted(owner, now));
     }
 
     /// A preempted segment of (`h`, `core`) resumed at `now`: its held
     /// posts follow.
     pub(super) fn resumed_posts(&mut self, h: u16, core: u16, now: SimTime) {
-        let Some(seg) = self.hosts[h as usize].cores[core as usize].resumed.take() else {
+        let seg = self.hosts[h as usize].cores[core as usize].resumed.take();
+        self.for_host_ports(h, core, seg, |p, owner| p.resume_posted(owner, now));
+    }
+
+    /// `f` on each port of host `h` with the post owner of segment `seg` of
+    /// `core` (nothing when there is no segment).
+    fn for_host_ports(
+        &mut self,
+        h: u16,
+        core: u16,
+        seg: Option<u32>,
+        mut f: impl FnMut(&mut NicPort, u64),
+    ) {
+        let Some(seg) = seg else {
             return;
         };
         let owner = post_owner(core, seg);
-        for i in 0..self.hosts[h as usize].ports.len() {
-            let port = self.hosts[h as usize].ports[i];
-            self.ports[port as usize].resume_posted(owner, now);
+        for &port in &self.hosts[h as usize].ports {
+            f(&mut self.ports[port as usize], owner);
         }
     }
 
