@@ -35,6 +35,7 @@ PERF_KEYS = {
     "packets_per_s",
     "peak_queued_events",
     "queued_event_bytes",
+    "scheduled_groups",
     "peak_rss_bytes",
 }
 

@@ -112,8 +112,8 @@ class RunResult:
         perf: wall-clock performance of the run (``wall_time_s``,
             ``events_processed``, ``sim_packets``, ``events_per_s``,
             ``packets_per_s``, ``peak_rss_bytes``, ``peak_queued_events``,
-            ``queued_event_bytes``; see docs/outputs.md); not part of the
-            deterministic report.
+            ``queued_event_bytes``, ``scheduled_groups``; see docs/outputs.md);
+            not part of the deterministic report.
     """
 
     def __init__(self, report_json: str, perf: Mapping[str, float | int]) -> None:

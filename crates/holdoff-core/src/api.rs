@@ -22,6 +22,10 @@ pub struct Perf {
     pub peak_queued_events: u64,
     /// Memory of one queued event [bytes].
     pub queued_event_bytes: u64,
+    /// Connected groups the run was scheduled by (each ran from its own
+    /// queue for stretches of simulated time); 0 when it took the single
+    /// queue (one group, or a scenario the group scheduler does not take).
+    pub scheduled_groups: u64,
 }
 
 /// A finished run.
@@ -163,6 +167,7 @@ pub fn run_toml_recorded_in(
             packets_per_s: pkts as f64 / wall_nz,
             peak_queued_events: stats.peak_queued_events as u64,
             queued_event_bytes: World::queued_event_bytes() as u64,
+            scheduled_groups: stats.groups as u64,
         },
     })
 }

@@ -101,6 +101,16 @@
 //! adding a component never perturbs another's numbers. Generator: PCG-64 MCG
 //! (`rand_pcg::Pcg64Mcg`), pinned.
 //!
+//! One queue or many: a run of several connected groups of hosts
+//! (`scenario::world::groups`) gives each group its own `WheelQueue` and
+//! swaps the running group's into the world, so a group's handful of
+//! timers stays in the short array and in cache; global events wait apart,
+//! and a marker (a packed word no event uses) queued in each group's queue
+//! when a global event is scheduled keeps that event's place in the
+//! group's scheduling order. `drain_into` hands a queue's events over in
+//! pop order, `schedule_packed` queues a packed word, `uncount` takes a
+//! marker back out of the popped count.
+//!
 //! Sub-modules: `short` (the sorted array of the short mode) and `wheel`
 //! (the timing wheel); the tests are in `engine/tests.rs`.
 //!
@@ -242,8 +252,9 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         self.schedule_packed(at, lo, hi);
     }
 
+    /// As `schedule`, the event as the queue stores it (`QueueEvent::pack`).
     #[inline]
-    fn schedule_packed(&mut self, at: SimTime, lo: u64, hi: u64) {
+    pub fn schedule_packed(&mut self, at: SimTime, lo: u64, hi: u64) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);
         if self.in_wheel {
@@ -294,6 +305,32 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         if t > self.now {
             self.now = t;
         }
+    }
+
+    /// Hand every queued event to `f` in pop order (`(time, sequence)`),
+    /// leaving the queue empty; the clock and the count of popped events
+    /// do not move (the events are moved, not processed). The group
+    /// scheduler distributes the events of a queue with it.
+    pub fn drain_into(&mut self, mut f: impl FnMut(SimTime, [u64; 2])) {
+        let (now, processed) = (self.now, self.processed);
+        while let Some((at, w)) = self.pop_until_packed(SimTime(u64::MAX)) {
+            f(at, w);
+        }
+        self.now = now;
+        self.processed = processed;
+    }
+
+    /// Take back the count of the event just popped: it was a marker of the
+    /// group scheduler (`scenario::world::groups`), not a model event.
+    #[inline]
+    pub fn uncount(&mut self) {
+        self.processed -= 1;
+    }
+
+    /// Add `n` events processed elsewhere (the other queues of a run by
+    /// connected groups) to this queue's count.
+    pub fn add_processed(&mut self, n: u64) {
+        self.processed += n;
     }
 
     /// Move every event from the short array into the (empty) wheel, in

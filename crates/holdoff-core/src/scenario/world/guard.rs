@@ -132,9 +132,8 @@ impl Guard {
 
     /// The periodic check (every few thousand events): rate and queue.
     pub(super) fn check(&mut self, now: SimTime, queued: usize) -> Option<Limit> {
-        self.peak_queue = self.peak_queue.max(queued);
-        if queued > self.limits.max_queued_events {
-            return Some(Limit::QueueMemory);
+        if let Some(l) = self.check_queue(queued) {
+            return Some(l);
         }
         let dt = now.as_ns().saturating_sub(self.window_start.as_ns());
         // A window without any time advance is limit 1's to judge.
@@ -150,6 +149,12 @@ impl Guard {
             self.kind_events = [0; KINDS];
         }
         None
+    }
+
+    /// The queue part of `check`: the peak, and the queue memory limit.
+    pub(super) fn check_queue(&mut self, queued: usize) -> Option<Limit> {
+        self.peak_queue = self.peak_queue.max(queued);
+        (queued > self.limits.max_queued_events).then_some(Limit::QueueMemory)
     }
 
     /// The most frequent event kind of the current window and a recent event
@@ -300,7 +305,7 @@ impl World {
 
 /// The guard's rate and queue checks (and the wall clock read for the
 /// control callback) run once per this many events.
-const CHECK_EVERY_EVENTS: u64 = 4096;
+pub(super) const CHECK_EVERY_EVENTS: u64 = 4096;
 
 /// The guarded run loop.
 impl World {
@@ -330,6 +335,9 @@ impl World {
         control_every: Duration,
     ) -> Result<RunStats, Error> {
         let mut guard = Guard::new(limits.unwrap_or_else(|| self.guard_limits()));
+        if let Some(r) = self.try_run_by_groups(&mut guard, control, control_every) {
+            return r;
+        }
         let mut stats = RunStats::default();
         let mut last_control = Instant::now();
         let mut since_check = 0u64;
@@ -366,7 +374,7 @@ impl World {
     }
 
     /// Stop the run at `now` on request: it ends here, marked in the report.
-    fn interrupt(&mut self, now: SimTime) {
+    pub(super) fn interrupt(&mut self, now: SimTime) {
         if self.aborted.is_none() {
             self.aborted = Some((
                 now,

@@ -26,7 +26,9 @@
 //! work), `busy_poll` (epoll busy polling, IRQ suspension), `cpu` (IRQ
 //! delivery, dispatch, segments), `datapath` (stack RX, transmit, qdisc),
 //! `series` (sampling), `guard` (the resource limits of a run and the
-//! guarded run loop), `kernel` (the services driver architectures see,
+//! guarded run loop), `groups` (the run loop by connected groups: each
+//! group of linked hosts from its own queue for a stretch, same results),
+//! `kernel` (the services driver architectures see,
 //! `host::drivers::Kernel`) and `outcome` (the read API). The world
 //! holds no per-driver branch: it dispatches to `host::drivers`.
 //!
@@ -45,7 +47,10 @@
 //! 4. A segment's effects happen at its start (per-packet delivery times
 //!    inside it are exact); its end action (unmask, EOI) at its end.
 //!
-//! The tests at the end of this file pin rules 2 and 3.
+//! The tests at the end of this file pin rules 2 and 3. A run by connected
+//! groups (`groups`) keeps rule 1 within each group and between a group and
+//! the global events (samples, changes); events of different groups never
+//! see each other's order.
 //!
 //! Units: times [ns].
 
@@ -55,6 +60,7 @@ mod busy_poll;
 mod changes;
 mod cpu;
 mod datapath;
+mod groups;
 mod guard;
 mod kernel;
 mod moderation;
@@ -65,6 +71,7 @@ mod topology;
 mod txpath;
 
 pub use changes::AppliedChange;
+pub use groups::{ENV_GROUP_SCHEDULER, STRETCH};
 pub use guard::{Limit, Limits};
 pub use moderation::{ExternalFactory, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use napi::{NapiStats, NetisrStats};
@@ -266,8 +273,12 @@ pub struct Progress {
 pub struct RunStats {
     /// The control callback asked to stop: the run ends at this instant.
     pub interrupted: Option<SimTime>,
-    /// The longest the event queue grew [events].
+    /// The longest the event queue grew [events] (every queue together
+    /// in a run by groups).
     pub peak_queued_events: usize,
+    /// Connected groups the run was scheduled by (`groups`); 0 when it
+    /// took the single queue.
+    pub groups: usize,
 }
 
 /// Moderation trace rows kept per port: a per-interrupt algorithm decides
@@ -391,6 +402,8 @@ pub struct World {
     changes: Vec<AppliedChange>,
     /// Per port: a watchdog event is pending.
     watchdog_pending: Vec<bool>,
+    /// Runs go by connected groups where they can (`groups`).
+    group_sched: bool,
 }
 
 impl World {
@@ -485,13 +498,18 @@ impl World {
             .schedule(SimTime::ZERO + self.sample_interval, Ev::Sample);
     }
 
-    /// Run to the end of the scenario (unguarded; tests and benchmarks).
+    /// Run to the end of the scenario (unguarded; tests and benchmarks), by
+    /// connected groups where the run can (`groups`).
     pub fn run(&mut self) {
+        if self.run_unguarded_by_groups() {
+            return;
+        }
         while self.step().is_some() {}
         self.finish();
     }
 
     /// Process the next event due by the end of the run; returns its time.
+    /// (The single queue: a run by groups starts from the events left.)
     pub fn step(&mut self) -> Option<SimTime> {
         let (now, w) = self.q.pop_until_packed(self.end)?;
         self.handle(now, w);

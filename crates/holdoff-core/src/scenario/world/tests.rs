@@ -374,3 +374,158 @@ fn events_are_small() {
         std::mem::size_of::<Ev>()
     );
 }
+
+/// `n` copies of a host fed by a generator (names suffixed by the index),
+/// sampled every `interval_us`, plus `extra` TOML.
+fn replicated(n: usize, interval_us: u64, extra: &str) -> String {
+    let mut t = format!(
+        "name = \"groups\"\nduration_ms = 4\nsample_interval_us = {interval_us}\n{extra}\n"
+    );
+    for i in 0..n {
+        t.push_str(&format!(
+            r#"
+[[hosts]]
+name = "h{i}"
+profile = "xeon-modern"
+driver = "napi"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[hosts.nics.moderation]
+kind = "static"
+itr_per_s = 8000
+[[generators]]
+name = "g{i}"
+rate_pps = {rate}
+[[links]]
+a = "g{i}"
+b = "h{i}.eth0"
+rate = "1G"
+[[apps]]
+kind = "udp_sink"
+name = "sink{i}"
+host = "h{i}"
+"#,
+            rate = 100_000 + 50_000 * i
+        ));
+    }
+    t
+}
+
+fn world_of(toml: &str) -> World {
+    World::build(&Scenario::from_toml(toml).expect("valid scenario"), None).expect("builds")
+}
+
+#[test]
+fn connected_groups_join_linked_hosts_and_two_host_applications() {
+    // Three flooded hosts: three groups.
+    assert_eq!(
+        world_of(&replicated(3, 1000, "")).connected_group_count(),
+        3
+    );
+    // A TCP application between two more hosts joins them: four groups.
+    let mut t = replicated(3, 1000, "");
+    t.push_str(
+        r#"
+[[hosts]]
+name = "a"
+profile = "xeon-modern"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[[hosts]]
+name = "b"
+profile = "xeon-modern"
+[[hosts.nics]]
+name = "eth0"
+chip = "82546"
+[[links]]
+a = "a.eth0"
+b = "b.eth0"
+[[apps]]
+kind = "iperf"
+name = "ip"
+host = "a"
+to = "b"
+"#,
+    );
+    let w = world_of(&t);
+    assert_eq!(w.connected_group_count(), 4);
+    let g = w.connected_groups();
+    assert_eq!(g.host[3], g.host[4], "a and b are one group");
+    assert_eq!(g.conn, vec![g.host[3]], "the connection is theirs");
+    assert_ne!(g.host[0], g.host[1]);
+}
+
+/// A run's report and event count, by groups or by the single queue.
+fn report_of(toml: &str, by_groups: bool) -> (String, u64, usize) {
+    let mut w = world_of(toml);
+    w.set_group_scheduler(by_groups);
+    let stats = w
+        .run_guarded(None, &mut |_| true, Duration::from_secs(3600))
+        .expect("runs");
+    let json = crate::scenario::report::to_json(&w).expect("a report");
+    (json, w.events_processed(), stats.groups)
+}
+
+#[test]
+fn the_group_scheduler_gives_the_single_queue_report() {
+    // Samples every 100 us and a change at 1 ms (switching a generator
+    // off) and 2 ms (on again, and a new rate for another): global events
+    // among the groups' events.
+    let at = r#"
+[[at]]
+t_ms = 1
+set = { "generators[1].enabled" = false }
+[[at]]
+t_ms = 2
+set = { "generators[1].enabled" = true, "generators[2].rate_pps" = 400000 }
+"#;
+    let toml = replicated(3, 100, at);
+    let (single, n1, g1) = report_of(&toml, false);
+    let (grouped, n2, g2) = report_of(&toml, true);
+    assert_eq!((g1, g2), (0, 3), "the second run went by groups");
+    assert_eq!(n1, n2, "event counts");
+    assert!(single == grouped, "the reports differ");
+    // `run` (unguarded) goes by groups too, with the same count.
+    let mut w = world_of(&toml);
+    w.run();
+    assert_eq!(w.events_processed(), n1);
+    assert_eq!(
+        crate::scenario::report::to_json(&w).expect("a report"),
+        single
+    );
+}
+
+#[test]
+fn the_guard_stops_a_run_by_groups() {
+    let mut w = world_of(&replicated(2, 1000, ""));
+    let limits = Limits {
+        max_events_per_sim_s: 50_000.0,
+        ..w.limits()
+    };
+    let msg = guarded_error(&mut w, limits);
+    assert!(msg.contains("events per simulated second"), "{msg}");
+}
+
+#[test]
+fn a_run_by_groups_stops_at_a_round_end_on_request() {
+    let mut w = world_of(&replicated(2, 1000, ""));
+    let mut calls = 0;
+    let stats = w
+        .run_guarded(
+            None,
+            &mut |p| {
+                calls += 1;
+                p.now < SimTime(1_500_000)
+            },
+            Duration::ZERO,
+        )
+        .expect("runs");
+    assert_eq!(stats.groups, 2);
+    let at = stats.interrupted.expect("stopped");
+    // Rounds end at most `STRETCH` apart; the first at or past 1.5 ms.
+    assert!(at >= SimTime(1_500_000) && at < SimTime(1_500_000) + STRETCH);
+    assert_eq!(w.end(), at);
+    assert!(calls >= 2);
+}
