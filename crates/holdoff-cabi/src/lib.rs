@@ -324,7 +324,14 @@ impl Instance {
     }
 
     /// Call `f` with the context at simulated time `now_ns`, under the watchdog.
+    ///
+    /// One call at a time in the process (`CALL`): the module's
+    /// `holdoff_current`, the watchdog's slot and the crash handler's label
+    /// are one per process, so two threads calling C moderators at once (runs
+    /// in threads, as the test harness runs tests) would hand each other's
+    /// context to the shims.
     fn call(&mut self, now_ns: u64, f: impl FnOnce(*mut CCtx)) -> Outcome {
+        let _one = CALL.lock().unwrap_or_else(|p| p.into_inner());
         self.host.now_ns = now_ns;
         self.host.writes = [None; REG_COUNT];
         let ctx: *mut CCtx = &mut *self.ctx;
@@ -399,6 +406,9 @@ struct Watch {
 }
 
 static WATCH: Mutex<Option<Watch>> = Mutex::new(None);
+
+/// Held for the length of each C call (`Module::call`).
+static CALL: Mutex<()> = Mutex::new(());
 
 /// Start the watchdog thread once: it ends the process when a call overruns.
 fn watchdog() {

@@ -260,3 +260,51 @@ fn c_net_dim_decides_as_the_rust_dim_on_recorded_traces() {
         );
     }
 }
+
+#[test]
+fn c_moderators_called_from_several_threads_at_once_decide_as_alone() {
+    // A loaded module has one `holdoff_current` (the context the kernel
+    // shims read), and the watchdog and crash handler one slot each per
+    // process; runs in threads (as this harness runs tests) must not hand
+    // each other's context to the shims. Each thread replays the same
+    // sequence through the C net_dim; every thread's steps must equal the
+    // replay done alone. (Before calls were serialised, the parallel tests
+    // of this file failed now and then on "step counts".)
+    if !have_cc() {
+        return;
+    }
+    let rows: Vec<[u64; 6]> = (0..3_000u64)
+        .map(|i| {
+            let pkts = [3, 100, 40, 400, 10, 900][(i / 300) as usize % 6];
+            [i * 5_000, pkts, pkts * 800, pkts / 2, pkts * 80, 1]
+        })
+        .collect();
+    let c = || {
+        json!({"kind": "c", "source": net_dim_c(), "entry": "net_dim_poll",
+               "params": {"profile": 0}})
+    };
+    let alone = replay(c(), &rows).0;
+    assert!(
+        alone.iter().any(|s| s.2.is_some()),
+        "the work wrote profiles"
+    );
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                sc.spawn(|| {
+                    (0..5)
+                        .map(|_| replay(c(), &rows).0)
+                        .collect::<Vec<Vec<Step>>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for steps in h.join().expect("thread") {
+                assert_eq!(
+                    steps, alone,
+                    "a replay in a thread differs from the replay alone"
+                );
+            }
+        }
+    });
+}
