@@ -5,11 +5,12 @@
 //! order they were scheduled, which makes every run deterministic.
 //!
 //! The simulator's queue is `WheelQueue`: it holds its events in one array
-//! sorted latest first (`ShortQueue`) while it is short (at most 32 events:
-//! one to four hosts' handful of timers) and in a hierarchical timing wheel
-//! while it is long; it moves them over when its length passes 32 and back
-//! when it falls below 8 (the gap keeps a length near a threshold from moving them
-//! at every event). Both moves keep the `(time, sequence)` order.
+//! sorted latest first (`ShortQueue`) while it is short and in a
+//! hierarchical timing wheel while it is long. It moves them into the wheel
+//! when its length passes 128, or passes 32 while a new event passed more
+//! than 48 queued ones (hosts in step, below), and back when it falls below 8
+//! (the gap keeps a length near a threshold from moving them at every
+//! event). Both moves keep the `(time, sequence)` order.
 //! `EventQueue`, a plain `std` binary heap keyed by `(time, sequence)` (the
 //! sequence number breaks ties), is the reference order the property test
 //! checks it against.
@@ -22,8 +23,14 @@
 //! others at one host; far ones (the sample clock, watchdogs) pass the few
 //! queued ones. Hosts that run in step queue their events for the same
 //! instants, and a new event then passes every host's earlier events: the
-//! insertion grows with the queue, which is why the array stops at 32
-//! events (at 64, seven hosts in step ran 1.25x slower than on the wheel).
+//! insertion grows with the queue (at 64 events, seven hosts in step ran
+//! 1.25x slower than on the wheel), which is what the second rule catches.
+//! A port at 10 GbE line rate (64-byte frames 67.2 ns apart, 8 queues) keeps
+//! about 30 events queued (34 at the peak) at distinct times: past 32 it
+//! went into the wheel and stayed there until the queue fell below 8, and
+//! the wheel's cascade costs each of those events about 180 instructions; a
+//! new event passes only the frames in flight before it, and the array runs
+//! that scenario 1.3-1.4x faster (BENCHMARKS.md, 2026-11-26, `TO_WHEEL`).
 //! It replaced a binary heap of 16-byte keys with a side table of events
 //! (2026-11-23, third round in BENCHMARKS.md): the heap's push and pop took
 //! about 150 instructions per event, the sorted array about 45 (instruction
@@ -177,7 +184,7 @@ impl QueueEvent for char {
 }
 
 /// Queue length above which `WheelQueue` moves its events into the wheel.
-const TO_WHEEL: usize = 32;
+const TO_WHEEL: usize = 128;
 /// Queue length below which `WheelQueue` moves its events back to the short array.
 const TO_HEAP: usize = 8;
 
@@ -260,8 +267,12 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         if self.in_wheel {
             self.wheel.push(at, lo, hi);
         } else {
-            self.short.push(at, lo, hi);
-            if self.short.len() > TO_W {
+            let passed = self.short.push(at, lo, hi);
+            let len = self.short.len();
+            // Above a quarter of `TO_W` events, a new event that passes
+            // more than 3/8 of `TO_W` queued ones (48 of 128: hosts in
+            // step, whose events share instants) moves the queue too.
+            if len > TO_W || (len > TO_W / 4 && passed > TO_W * 3 / 8) {
                 self.move_to_wheel();
             }
         }

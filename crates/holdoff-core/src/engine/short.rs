@@ -42,9 +42,12 @@ impl ShortQueue {
     // The event's words come as two arguments (in registers): an array
     // argument is passed through memory and read back as one 16-byte load,
     // which stalls on the two 8-byte stores that wrote it.
-    pub(super) fn push(&mut self, at: SimTime, lo: u64, hi: u64) {
+    /// Returns how many queued events the new one passed (those due at or
+    /// before it).
+    pub(super) fn push(&mut self, at: SimTime, lo: u64, hi: u64) -> usize {
         let e = Entry { at, ev: [lo, hi] };
-        let mut i = self.v.len();
+        let n = self.v.len();
+        let mut i = n;
         self.v.push(e);
         let v = self.v.as_mut_slice();
         // Shift the events due at or before `at` (the earlier-scheduled
@@ -58,6 +61,7 @@ impl ShortQueue {
             i -= 1;
         }
         v[i] = e;
+        n - i
     }
 
     /// The earliest entry, if it is due at or before `until`.
