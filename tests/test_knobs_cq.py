@@ -15,6 +15,7 @@ import pytest
 
 from holdoff import knobs
 from holdoff.knobs import KnobError, decode
+from scenarios import tune_fewest_cores_on_many_flows
 
 CORPUS = Path(__file__).resolve().parent / "data" / "ethtool"
 
@@ -167,9 +168,6 @@ def test_the_scenario_tables_run_in_the_simulator() -> None:
         assert port["rx_packets"] > 0, driver
 
 
-MANY_FLOWS = Path(__file__).resolve().parent.parent / "examples" / "captures" / "many-flows.pcap"
-
-
 def test_tune_linux_mlx5_on_the_many_flow_capture(capsys: pytest.CaptureFixture[str]) -> None:
     """The shipped capture offers 1.6 million frames/s over 256 UDP flows; on
     xeon-modern (rx_packet_ns 0.9 us) that is 1.44 cores of receive work
@@ -178,42 +176,7 @@ def test_tune_linux_mlx5_on_the_many_flow_capture(capsys: pytest.CaptureFixture[
     (mlx5e_rss_get_default_tt_config), so the default setting already spreads
     the flows. The lines to paste name mlx5's completion vectors
     (mlx5_compN@pci:BUS) and run ethtool -L/-N on the interface."""
-    import json
-
-    from holdoff.cli import main
-
-    code = main(
-        [
-            "tune",
-            "--driver",
-            "linux-mlx5",
-            "--chip",
-            "cx5",
-            "--capture",
-            str(MANY_FLOWS),
-            "--objective",
-            "fewest-cores",
-            "--knob",
-            "irq-cores",
-            "--knob",
-            "udp4-sdfn",
-            "--seeds",
-            "1",
-            "--no-store",
-            "--executor",
-            "serial",
-            "--json",
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    data = json.loads(out)
-    one_core = [p for p in data["points"] if p["settings"]["irq-cores"] == 1]
-    assert one_core and all(p["drops"] > 0 for p in one_core)
-    rec = data["recommended"]
-    assert rec is not None and rec["drops"] == 0
-    assert rec["settings"]["irq-cores"] in (2, 4)
+    data = tune_fewest_cores_on_many_flows("linux-mlx5", "cx5", capsys)
     affinity = [line for line in data["paste"] if "smp_affinity_list" in line]
-    assert len(affinity) == rec["settings"]["combined"]
     assert all("mlx5_comp" in line and "/sys/class/net/eth0/device" in line for line in affinity)
     assert any(f.get("kind") == "systemd-unit" for f in data["persistent"])

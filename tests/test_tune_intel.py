@@ -4,16 +4,10 @@ vector names (``ice_vsi_req_irq_msix``: ``ice-PCI_ADDRESS-TxRx-N``)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from holdoff.cli import main
 from holdoff.tune import ports
-
-REPO = Path(__file__).resolve().parents[1]
-MANY_FLOWS = REPO / "examples" / "captures" / "many-flows.pcap"
+from scenarios import tune_fewest_cores_on_many_flows
 
 
 def test_ice_fewest_cores_on_the_many_flow_capture(capsys: pytest.CaptureFixture[str]) -> None:
@@ -23,39 +17,8 @@ def test_ice_fewest_cores_on_the_many_flow_capture(capsys: pytest.CaptureFixture
     the moderation, and with UDP hashed on ports over 256 flows two or four
     cores carry it (the mechanism of the ixgbe test; the E810's 2048-descriptor
     default ring changes how long a core may fall behind, not the load)."""
-    code = main(
-        [
-            "tune",
-            "--driver",
-            "linux-ice",
-            "--chip",
-            "e810-xxv",
-            "--capture",
-            str(MANY_FLOWS),
-            "--objective",
-            "fewest-cores",
-            "--knob",
-            "irq-cores",
-            "--knob",
-            "udp4-sdfn",
-            "--seeds",
-            "1",
-            "--no-store",
-            "--executor",
-            "serial",
-            "--json",
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    data = json.loads(out)
-    one_core = [p for p in data["points"] if p["settings"]["irq-cores"] == 1]
-    assert one_core and all(p["drops"] > 0 for p in one_core)
-    rec = data["recommended"]
-    assert rec is not None and rec["drops"] == 0
-    assert rec["settings"]["irq-cores"] in (2, 4)
+    data = tune_fewest_cores_on_many_flows("linux-ice", "e810-xxv", capsys)
     affinity = [line for line in data["paste"] if "smp_affinity_list" in line]
-    assert len(affinity) == rec["settings"]["combined"]
     assert all("/proc/irq/*/ice-$(basename $(readlink" in line for line in affinity)
     assert "systemctl disable --now irqbalance" in data["paste"]
 

@@ -34,7 +34,7 @@ from holdoff.knobs.ixgbe_warnings import itr_setting, rsc_on, wthresh_one
 from holdoff.tune import ports
 from holdoff.tune.choose import Point
 from holdoff.tune.space import Candidate, PointMetrics
-from scenarios import REPO
+from scenarios import REPO, tune_fewest_cores_on_many_flows
 
 EXAMPLE = REPO / "examples" / "explain" / "ixgbe-enp1s0f0-c-l-a.txt"
 
@@ -538,8 +538,6 @@ def test_fewest_cores_with_a_latency_budget() -> None:
 
 # -- end to end: a tune on the many-flow capture ----------------------------------------------
 
-MANY_FLOWS = REPO / "examples" / "captures" / "many-flows.pcap"
-
 
 def test_fewest_cores_on_the_many_flow_capture(capsys: pytest.CaptureFixture[str]) -> None:
     """The shipped capture offers 1.6 million frames/s (32-frame bursts every
@@ -550,38 +548,5 @@ def test_fewest_cores_on_the_many_flow_capture(capsys: pytest.CaptureFixture[str
     ports over 256 flows the load spreads over the queues, so four cores
     (0.36 core each) carry it: the fewest cores is 2 or 4 (the searched
     counts are 1, 2, 4, 8), and the pick has no drops."""
-    code = main(
-        [
-            "tune",
-            "--driver",
-            "linux-ixgbe",
-            "--chip",
-            "82599",
-            "--capture",
-            str(MANY_FLOWS),
-            "--objective",
-            "fewest-cores",
-            "--knob",
-            "irq-cores",
-            "--knob",
-            "udp4-sdfn",
-            "--seeds",
-            "1",
-            "--no-store",
-            "--executor",
-            "serial",
-            "--json",
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    data = json.loads(out)
-    one_core = [p for p in data["points"] if p["settings"]["irq-cores"] == 1]
-    assert one_core and all(p["drops"] > 0 for p in one_core)
-    rec = data["recommended"]
-    assert rec is not None and rec["drops"] == 0
-    assert rec["settings"]["irq-cores"] in (2, 4)
-    # The lines move the vectors: one smp_affinity_list line per queue vector.
-    affinity = [line for line in data["paste"] if "smp_affinity_list" in line]
-    assert len(affinity) == rec["settings"]["combined"]
+    data = tune_fewest_cores_on_many_flows("linux-ixgbe", "82599", capsys)
     assert any(f.get("kind") == "systemd-unit" for f in data["persistent"])
