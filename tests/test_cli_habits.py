@@ -4,11 +4,13 @@ tables."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
 
 import pytest
+import typer
 
 import holdoff
 from holdoff.cli import main
@@ -32,6 +34,28 @@ def test_short_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "--set" in out
     code, out, _ = cli(capsys, "--version")
     assert (code, out) == (0, f"holdoff {holdoff.__version__}\n")
+
+
+def test_command_list_lines_are_whole_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    # `explain`, `collect` and `replay-trace` have help paragraphs written
+    # over several source lines, and the rich help keeps a docstring's line
+    # breaks: the command list showed "... registers and units, the" and
+    # "interval and ..." on lines of their own. Each command's line is its
+    # first paragraph as one run of words, which the panel wraps at its
+    # width.
+    from holdoff.cli.common import app as typer_app
+
+    group = typer.main.get_group(typer_app)
+    for name, cmd in group.commands.items():
+        # What the command list shows: the short help, else the help's
+        # first paragraph.
+        shown = cmd.short_help or inspect.cleandoc(cmd.help or "").split("\n\n")[0]
+        assert shown and "\n" not in shown, name
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0
+    flat = " ".join(ln.strip("│ ") for ln in out.splitlines())
+    assert "registers and units, the interval and highest interrupt rate" in " ".join(flat.split())
+    assert not re.search(r"units, the\s*│\n│\s+interval", out)
 
 
 @pytest.mark.parametrize("command", ["run", "sweep", "results", "reproduce", "bench"])

@@ -10,6 +10,7 @@ interrupted. With ``--json`` stdout carries only JSON.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 import tomllib
 import warnings
@@ -48,7 +49,16 @@ def _flags_without_metavar(params: Sequence[Any]) -> None:
 
 
 class _Command(TyperCommand):
-    """A command whose help shows flags as flags (no `<bool>` after them)."""
+    """A command whose help shows flags as flags (no `<bool>` after them) and
+    whose line in `holdoff --help` is its help's first paragraph as one
+    sentence (the rich help keeps a docstring's line breaks, which cut the
+    command list's lines mid-sentence)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.short_help is None and self.help:
+            first = inspect.cleandoc(self.help).split("\n\n")[0]
+            self.short_help = " ".join(first.split())
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)
