@@ -136,6 +136,14 @@ def test_adaptive_ranges_and_rates() -> None:
     assert decode("linux-igb", {"rx-usecs": 3}).throttle_ns == (49_000, 245_000)
     # FreeBSD igb, enable_aim 2: 70K (14 us) .. 4K (250 us).
     assert decode("freebsd-igb", {"enable_aim": 2}).throttle_ns == (14_000, 250_000)
+    # ixgbe adaptive (rx-usecs 1): containers within 10 .. 126 us, written as
+    # usecs << 2 = 40 .. 504 and held by the 82599 in 2.048 us steps (bits
+    # 11:3): 5 and 63 steps, 10.24 .. 129.024 us; at most 1 s / 10.24 us =
+    # 97 656 interrupts/s per vector. It was reported as "no throttle".
+    dx = decode("linux-ixgbe", {"rx-usecs": 1})
+    assert dx.mode == "adaptive"
+    assert dx.throttle_ns == (5 * 2048, 63 * 2048)
+    assert round(dx.max_rate_per_s or 0) == 97_656
 
 
 # Special values: which settings select an adaptive mode instead of a time.

@@ -336,6 +336,8 @@ def _decode_igb(ctx: _Ctx) -> Decoded:
 
 #: ixgbe.h [raw, us << 2]: IXGBE_MIN_RSC_ITR 24, IXGBE_20K_ITR 200, IXGBE_12K_ITR 336.
 _IXGBE_20K, _IXGBE_12K, _IXGBE_MIN_RSC = 200, 336, 24
+#: ixgbe.h [us]: IXGBE_ITR_ADAPTIVE_MIN_USECS, IXGBE_ITR_ADAPTIVE_MAX_USECS.
+_IXGBE_ADAPTIVE_MIN_US, _IXGBE_ADAPTIVE_MAX_US = 10, 126
 
 
 def _decode_ixgbe(ctx: _Ctx) -> Decoded:
@@ -363,7 +365,13 @@ def _decode_ixgbe(ctx: _Ctx) -> Decoded:
     if setting == 1:
         mode = "adaptive"
         itr = _IXGBE_20K
-        rng: tuple[int, int] | None = None
+        # ixgbe_update_itr keeps each container within
+        # IXGBE_ITR_ADAPTIVE_MIN_USECS 10 and IXGBE_ITR_ADAPTIVE_MAX_USECS 126,
+        # written as usecs << 2 (as the simulator's moderation kind "ixgbe").
+        rng: tuple[int, int] | None = (
+            ixgbe_eitr_ns(_IXGBE_ADAPTIVE_MIN_US << 2, c),
+            ixgbe_eitr_ns(_IXGBE_ADAPTIVE_MAX_US << 2, c),
+        )
         adaptive = (
             "adaptive: at each NAPI completion ixgbe_set_itr runs ixgbe_update_itr on the TX "
             "and RX rings (packet-count bands, average-size curve, latency flag, 1-jiffy gate) "
