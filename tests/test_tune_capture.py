@@ -182,6 +182,36 @@ def test_a_change_is_recommended_only_beyond_the_interval() -> None:
     assert dec.paste == ["ethtool -C eth0 rx-usecs 100"]
 
 
+def test_pareto_keeps_a_current_setting_on_the_front() -> None:
+    # With no budget, a setting that nothing beats on both p99 and CPU stays:
+    # the front's knee is shown beside it as a trade, not chosen. The case
+    # seen on --mix rr with linux-igb: the knee (range-scaled) doubled p99 to
+    # save under a point of CPU.
+    obj = tune.parse_objective("pareto")
+    dflt = _point("linux-igb", {"rx-usecs": 3}, [0.136, 0.131, 0.141], [91, 92, 92])
+    slow = _point("linux-igb", {"rx-usecs": 125}, [0.127, 0.122, 0.131], [176, 178, 181])
+    huge = _point("linux-igb", {"rx-usecs": 250}, [0.125, 0.121, 0.129], [498, 500, 502])
+    # The three form the front (less CPU always costs p99). Scaled to the
+    # front's ranges (p99 91.7..500, CPU 12.5..13.6 %), the default sits at
+    # (0, 1), rx-usecs 250 at (1, 0) and rx-usecs 125 at (0.21, 0.15): the
+    # knee, nearest the ideal corner.
+    best, _ = decide.choose([dflt, slow, huge], obj)
+    assert best is slow
+    dec = decide.settle([dflt, slow, huge], obj, dflt)
+    assert dec.pick is dflt and dec.paste == [] and dec.difference == ""
+    assert dec.alternative is slow
+    assert "costs" in dec.alternative_difference and "saves" in dec.alternative_difference
+    assert dec.alternative_paste == ["ethtool -C eth0 rx-usecs 125"]
+    assert "no setting beats the current one on both p99 and CPU" in dec.reason
+    # A setting better on both beyond the intervals: the default is no longer
+    # on the front, and the tuner recommends a change (the knee of the front
+    # without it).
+    both = _point("linux-igb", {"rx-usecs": 50}, [0.100, 0.101, 0.099], [80, 81, 79])
+    dec = decide.settle([dflt, slow, huge, both], obj, dflt)
+    assert dec.pick is both and dec.alternative is None
+    assert dec.paste == ["ethtool -C eth0 rx-usecs 50"]
+
+
 def test_the_paste_block_lists_only_what_changes_and_what_it_needs() -> None:
     # freebsd-em: enable_aim stays 1 (the default), max_interrupt_rate goes
     # to loader.conf, read at boot.

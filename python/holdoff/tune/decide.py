@@ -11,6 +11,12 @@ change is recommended only when it buys a difference larger than the
 interval, and a change that needs a reboot only when no setting without one
 is tied with it.
 
+With no budget (`pareto`) a current setting that no other beats on both
+p99 and CPU beyond the intervals (:func:`dominated`) stays: every other point
+of the front trades one for the other, and which trade is the operator's. The
+front's point nearest the ideal corner is then given as ``alternative``, with
+its difference and lines.
+
 The difference a change buys is stated from the per-seed differences between
 the recommendation and the current setting (every setting runs the same
 seeds, so the differences are paired), each with its 95 % interval
@@ -146,6 +152,13 @@ class Decision:
     needs: str | None
     #: The lines to paste: only those that change the current setting.
     paste: list[str]
+    #: `pareto` with the current setting on the front: the front's point
+    #: nearest the ideal corner, shown beside it as a trade (not chosen).
+    alternative: Point | None = None
+    #: What the alternative buys and costs against the current setting.
+    alternative_difference: str = ""
+    #: The alternative's lines to paste.
+    alternative_paste: list[str] | None = None
 
 
 def settle(
@@ -164,6 +177,27 @@ def settle(
     meets = any(p.key == current.key for p in pool)
     if best is None:
         return Decision(None, reason, False, 0, "", None, [])
+    if objective.kind == "pareto" and best.key != current.key:
+        cur = next((p for p in points if p.key == current.key), current)
+        if _valid(cur) and not math.isnan(cur.metrics.p99_us) and not dominated(cur, points):
+            # A move along the front trades p99 for CPU or back: which trade
+            # is the operator's to make, so the current setting stays and the
+            # front's knee is shown beside it.
+            return Decision(
+                cur,
+                "no setting beats the current one on both p99 and CPU beyond their "
+                "95 % intervals, so it stays: any other point of the front trades one "
+                'for the other. Give a budget (--objective "p99<=..." or '
+                '"cpu<=...") to choose a trade',
+                True,
+                1,
+                "",
+                None,
+                [],
+                alternative=best,
+                alternative_difference=difference(best, cur),
+                alternative_paste=paste_lines(best, cur, iface),
+            )
     metric = objective_metric(objective)
     if metric is None:
         ties = [p for p in pool if tied(p, best, "p99_us") and tied(p, best, "cpu_util")]
@@ -200,6 +234,24 @@ def settle(
         disruption(pick),
         paste_lines(pick, current, iface),
     )
+
+
+def dominated(p: Point, points: Sequence[Point]) -> bool:
+    """Whether a setting without drops beats ``p`` on both p99 and CPU, each
+    by more than the intervals (and the resolution): :func:`tied` on neither."""
+    if math.isnan(p.metrics.p99_us):
+        return False
+    for q in points:
+        if q.key == p.key or not _valid(q) or math.isnan(q.metrics.p99_us):
+            continue
+        if (
+            q.metrics.p99_us < p.metrics.p99_us
+            and q.metrics.cpu_util < p.metrics.cpu_util
+            and not tied(q, p, "p99_us")
+            and not tied(q, p, "cpu_util")
+        ):
+            return True
+    return False
 
 
 def _paired(pick: Point, current: Point, name: str, scale: float = 1.0) -> stats.Interval | None:

@@ -121,6 +121,11 @@ class TuneResult:
             "difference": dec.difference if dec else "",
             "needs": dec.needs if dec else None,
             "paste": dec.paste if dec else [],
+            "alternative": None
+            if dec is None or dec.alternative is None
+            else self._point(dec.alternative),
+            "alternative_difference": dec.alternative_difference if dec else "",
+            "alternative_paste": (dec.alternative_paste or []) if dec else [],
         }
 
     def _persistent(self) -> list[dict[str, str]]:

@@ -148,6 +148,9 @@ def table(data: Mapping[str, Any]) -> Table:
         and rec["settings"] != data["default"]["settings"]
     ):
         add("recommended", rec)
+    alt = data.get("alternative")
+    if alt is not None:
+        add("a trade", alt)
     return t
 
 
@@ -189,6 +192,19 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
         out.append(port)
     if _is_current(data, rec):
         out.append(f"Nothing to change: {_current_name(data)} is the recommendation.")
+        alt = data.get("alternative")
+        if alt is not None:
+            changed = ", ".join(f"{k}={v}" for k, v in alt["changed"].items()) or "defaults"
+            diff = data.get("alternative_difference") or "differs within the intervals"
+            out.append(
+                f"A trade on the front (its point nearest the ideal corner of p99 and CPU, "
+                f"each scaled to the front's range): {changed}; against "
+                f"{_current_name(data)} it {diff}."
+            )
+            lines = data.get("alternative_paste") or []
+            if lines:
+                out.append("To take that trade instead:")
+                out.extend("  " + line for line in lines)
         return out
     if data.get("difference"):
         out.append(f"Against {_current_name(data)} it {data['difference']}.")
