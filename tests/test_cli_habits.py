@@ -137,8 +137,22 @@ def test_examples_list_and_copy_outside_the_repository(
     assert code == 0, err
     # A sweep brings its base scenario, so it runs from the new folder.
     assert (tmp_path / "sweep-itr.toml").is_file() and (tmp_path / "quickstart.toml").is_file()
-    code, _, err = cli(capsys, "examples", "copy", "quickstart")
-    assert code == 2 and "--force" in err
+    # The same file again (quickstart is the sweep's base): kept, not refused.
+    code, out, err = cli(capsys, "examples", "copy", "quickstart")
+    assert code == 0 and "kept quickstart.toml" in out, err
+    # A changed file is refused, and a refused copy writes nothing: the sweep
+    # is not written without its base.
+    (tmp_path / "quickstart.toml").write_text("# mine\n", encoding="utf-8")
+    (tmp_path / "sweep-itr.toml").unlink()
+    code, _, err = cli(capsys, "examples", "copy", "sweep-itr")
+    assert code == 2 and "quickstart.toml exists and differs" in err and "--force" in err
+    assert not (tmp_path / "sweep-itr.toml").exists()
+    assert (tmp_path / "quickstart.toml").read_text(encoding="utf-8") == "# mine\n"
+    code, _, err = cli(capsys, "examples", "copy", "sweep-itr", "--force")
+    assert code == 0, err
+    assert (tmp_path / "quickstart.toml").read_bytes() == (
+        REPO / "examples" / "quickstart.toml"
+    ).read_bytes()
     code, _, err = cli(capsys, "examples", "copy", "nope")
     assert code == 2 and "quickstart" in err
     code, _, err = cli(capsys, "validate", "quickstart.toml")

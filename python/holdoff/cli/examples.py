@@ -116,15 +116,30 @@ def examples_copy_command(
                 wanted.append((path, Path(capture)))
     _check_output_folder(to, "--to")
     try:
-        to.mkdir(parents=True, exist_ok=True)
+        # Every target is checked before any is written: a refused copy
+        # writes nothing. A file already there with the same bytes (the base
+        # scenario a second sweep example shares) is kept, not refused.
+        plan: list[tuple[Path, bytes, bool]] = []
         for path, rel in wanted:
             target = to / rel
+            data_bytes = path.read_bytes()
             if target.is_dir():
                 _fail(f"{target} is a folder; remove it or copy to another --to folder", 2)
-            if target.exists() and not force:
-                _fail(f"{target} exists; use --force to overwrite it", 2)
+            same = target.is_file() and target.read_bytes() == data_bytes
+            if target.exists() and not same and not force:
+                _fail(
+                    f"{target} exists and differs from the bundled one; nothing was written "
+                    "(use --force to overwrite it)",
+                    2,
+                )
+            plan.append((target, data_bytes, same))
+        to.mkdir(parents=True, exist_ok=True)
+        for target, data_bytes, same in plan:
+            if same:
+                _stdout().print(f"kept {target} (the same as the bundled one)")
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
+            target.write_bytes(data_bytes)
             _stdout().print(f"wrote {target}")
     except OSError as err:
         # A file where a folder of the path should be, no permission, a full disk.
