@@ -210,6 +210,20 @@ def test_pareto_keeps_a_current_setting_on_the_front() -> None:
     dec = decide.settle([dflt, slow, huge, both], obj, dflt)
     assert dec.pick is both and dec.alternative is None
     assert dec.paste == ["ethtool -C eth0 rx-usecs 50"]
+    # Beaten on both, but the front's knee trades. The front is {fast, mid,
+    # low} (p99 30 / 200 / 400 us, CPU 13.4 / 6.0 / 5.0 %); scaled to its
+    # ranges mid sits at (0.46, 0.12), nearest the ideal corner, against
+    # fast's (0, 1) and low's (1, 0). Only fast beats the default (p99 91,
+    # CPU 15 %) on both, so fast is recommended, not the knee.
+    low = _point("linux-igb", {"rx-usecs": 250}, [0.049, 0.050, 0.051], [398, 400, 402])
+    mid = _point("linux-igb", {"rx-usecs": 150}, [0.059, 0.060, 0.061], [198, 200, 202])
+    fast = _point("linux-igb", {"rx-usecs": 10}, [0.134, 0.133, 0.135], [29, 30, 31])
+    dflt2 = _point("linux-igb", {"rx-usecs": 3}, [0.150, 0.149, 0.151], [90, 91, 92])
+    best, _ = decide.choose([low, mid, fast, dflt2], obj)
+    assert best is mid
+    dec = decide.settle([low, mid, fast, dflt2], obj, dflt2)
+    assert dec.pick is fast and dec.paste == ["ethtool -C eth0 rx-usecs 10"]
+    assert "beat the current one on both" in dec.reason
 
 
 def test_the_paste_block_lists_only_what_changes_and_what_it_needs() -> None:

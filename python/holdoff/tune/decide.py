@@ -15,7 +15,9 @@ With no budget (`pareto`) a current setting that no other beats on both
 p99 and CPU beyond the intervals (:func:`dominated`) stays: every other point
 of the front trades one for the other, and which trade is the operator's. The
 front's point nearest the ideal corner is then given as ``alternative``, with
-its difference and lines.
+its difference and lines. When settings do beat it on both, the pick is the
+one of those nearest the ideal corner (not the whole front's, which may trade
+against the current setting).
 
 The difference a change buys is stated from the per-seed differences between
 the recommendation and the current setting (every setting runs the same
@@ -179,25 +181,38 @@ def settle(
         return Decision(None, reason, False, 0, "", None, [])
     if objective.kind == "pareto" and best.key != current.key:
         cur = next((p for p in points if p.key == current.key), current)
-        if _valid(cur) and not math.isnan(cur.metrics.p99_us) and not dominated(cur, points):
-            # A move along the front trades p99 for CPU or back: which trade
-            # is the operator's to make, so the current setting stays and the
-            # front's knee is shown beside it.
-            return Decision(
-                cur,
-                "no setting beats the current one on both p99 and CPU beyond their "
-                "95 % intervals, so it stays: any other point of the front trades one "
-                'for the other. Give a budget (--objective "p99<=..." or '
-                '"cpu<=...") to choose a trade',
-                True,
-                1,
-                "",
-                None,
-                [],
-                alternative=best,
-                alternative_difference=difference(best, cur),
-                alternative_paste=paste_lines(best, cur, iface),
-            )
+        if _valid(cur) and not math.isnan(cur.metrics.p99_us):
+            better = [q for q in points if beats(q, cur)]
+            if not better:
+                # A move along the front trades p99 for CPU or back: which
+                # trade is the operator's to make, so the current setting
+                # stays and the front's knee is shown beside it.
+                return Decision(
+                    cur,
+                    "no setting beats the current one on both p99 and CPU beyond their "
+                    "95 % intervals, so it stays: any other point of the front trades one "
+                    'for the other. Give a budget (--objective "p99<=..." or '
+                    '"cpu<=...") to choose a trade',
+                    True,
+                    1,
+                    "",
+                    None,
+                    [],
+                    alternative=best,
+                    alternative_difference=difference(best, cur),
+                    alternative_paste=paste_lines(best, cur, iface),
+                )
+            if not any(q.key == best.key for q in better):
+                # The front's knee trades against the current setting; of the
+                # settings better on both, the one nearest the ideal corner.
+                knee, _ = choose(better, objective)
+                if knee is not None:
+                    best = knee
+                    reason = (
+                        f"{len(better)} settings beat the current one on both p99 and CPU "
+                        "beyond their 95 % intervals; of those, the one nearest the ideal "
+                        "corner (each scaled to their range)"
+                    )
     metric = objective_metric(objective)
     if metric is None:
         ties = [p for p in pool if tied(p, best, "p99_us") and tied(p, best, "cpu_util")]
@@ -236,22 +251,25 @@ def settle(
     )
 
 
-def dominated(p: Point, points: Sequence[Point]) -> bool:
-    """Whether a setting without drops beats ``p`` on both p99 and CPU, each
-    by more than the intervals (and the resolution): :func:`tied` on neither."""
-    if math.isnan(p.metrics.p99_us):
+def beats(q: Point, p: Point) -> bool:
+    """Whether ``q`` (without drops) is better than ``p`` on both p99 and CPU,
+    each by more than the intervals (and the resolution): :func:`tied` on
+    neither."""
+    if q.key == p.key or not _valid(q):
         return False
-    for q in points:
-        if q.key == p.key or not _valid(q) or math.isnan(q.metrics.p99_us):
-            continue
-        if (
-            q.metrics.p99_us < p.metrics.p99_us
-            and q.metrics.cpu_util < p.metrics.cpu_util
-            and not tied(q, p, "p99_us")
-            and not tied(q, p, "cpu_util")
-        ):
-            return True
-    return False
+    if math.isnan(q.metrics.p99_us) or math.isnan(p.metrics.p99_us):
+        return False
+    return (
+        q.metrics.p99_us < p.metrics.p99_us
+        and q.metrics.cpu_util < p.metrics.cpu_util
+        and not tied(q, p, "p99_us")
+        and not tied(q, p, "cpu_util")
+    )
+
+
+def dominated(p: Point, points: Sequence[Point]) -> bool:
+    """Whether a setting of ``points`` :func:`beats` ``p``."""
+    return any(beats(q, p) for q in points)
 
 
 def _paired(pick: Point, current: Point, name: str, scale: float = 1.0) -> stats.Interval | None:
