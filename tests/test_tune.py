@@ -438,3 +438,39 @@ def test_tune_report_draws_intervals_as_error_bars() -> None:
     assert tried["name"] == "settings tried"
     assert any(v > 0 for v in tried["error_y"]["array"] + tried["error_y"]["arrayminus"])
     assert " ± " in html
+
+
+def test_tune_report_shows_the_trade_a_pareto_tune_kept_the_default_over() -> None:
+    # --mix rr on linux-igb: the default is on the front of p99 and CPU, so
+    # the pareto tune keeps it (tests/test_tune_capture.py has the rule); the
+    # report draws the front's knee as "a trade", lists it beside the default
+    # and gives its lines, as the terminal does.
+    from holdoff.report.page import Doc
+    from holdoff.report.tune import tune_section
+
+    work = tune.mix_workload(
+        "rr", driver="linux-igb", chip="i210", profile="xeon-modern", duration_ms=20
+    )
+    res = tune.tune(
+        work,
+        driver="linux-igb",
+        objective=tune.parse_objective("pareto"),
+        store=None,
+        executor="serial",
+        only=["rx-usecs"],
+        seeds=3,
+    )
+    data = res.to_dict()
+    # (If a model change moves the default off the front, pick a workload
+    # where it is on it: this test is about the report, not the choice.)
+    assert data["alternative"] is not None, data["reason"]
+    assert data["recommended"]["settings"] == data["default"]["settings"]
+    doc = Doc()
+    html = tune_section(doc, "t", data)
+    figure = next(iter(doc._figures.values()))
+    assert "a trade (not chosen)" in [t["name"] for t in figure["data"]]
+    changed = ", ".join(f"{k}={v}" for k, v in data["alternative"]["changed"].items())
+    assert f"a trade: {changed}" in html
+    assert "To take that trade instead:" in html
+    for line in data["alternative_paste"]:
+        assert line in html

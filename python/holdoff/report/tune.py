@@ -53,6 +53,11 @@ def _bars(pts: Sequence[Mapping[str, Any]], key: str, scale: float) -> dict[str,
     return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}
 
 
+def same_as_default(p: Mapping[str, Any], default: Mapping[str, Any]) -> bool:
+    """Whether a point is the driver's default setting."""
+    return bool(p.get("settings") == default.get("settings"))
+
+
 def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
     """A tune: the latency/CPU plane of every setting tried, the front, the
     driver default and the choice marked; the front as a table; the lines
@@ -110,6 +115,9 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
         fig.add_trace(
             trace([rec], "recommended", marker={"color": "#1CA71C", "size": 16, "symbol": "star"})
         )
+    alt = tune.get("alternative")
+    if alt:
+        fig.add_trace(trace([alt], "a trade (not chosen)", marker={"color": "#FB8C00", "size": 13}))
     fig.update_layout(
         title={"text": f"{tune.get('driver')} on {tune.get('workload')}: {y_title} against CPU"},
         xaxis={"title": {"text": "CPU busy [% of the tuned host's cores]"}, "rangemode": "tozero"},
@@ -142,7 +150,11 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
             esc(_pm(p, "drops", "{:g}")),
         ]
 
-    compare = [row(default, "default: ")] + ([row(rec, "recommended: ")] if rec else [])
+    compare = (
+        [row(default, "default: ")]
+        + ([row(rec, "recommended: ")] if rec and not same_as_default(rec, default) else [])
+        + ([row(alt, "a trade: ")] if alt else [])
+    )
     front_rows = [row(p) for p in front]
     from holdoff.tune import view
 
@@ -151,6 +163,15 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
         commands = f'<p class="miss">{esc(tune.get("reason", ""))}</p>'
     elif same:
         commands = "<p>Nothing to change: the driver's default is the recommendation.</p>"
+        if alt:
+            commands += (
+                "<p>A trade on the front (its point nearest the ideal corner of p99 and "
+                f"CPU): against the default it {esc(tune.get('alternative_difference') or '')}"
+                ".</p><p>To take that trade instead:</p>"
+                '<pre class="commands">'
+                + esc("\n".join(tune.get("alternative_paste") or []))
+                + "</pre>"
+            )
     else:
         lines = tune.get("paste")
         if lines is None:  # a tune written before the paste block
