@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from holdoff import knobs
 from holdoff.store import Scalar
 from holdoff.sweep_metrics import metrics_record
 
@@ -201,7 +202,12 @@ def forward_64b(env: ChipEnv, moderation: dict[str, Any]) -> dict[str, Any]:
                 "cores": 1,
                 "driver": "linux-isr",
                 "forward": [{"from": "eth0", "to": "eth1"}],
-                "nics": [_nic(env, moderation, "eth0"), _nic(env, moderation, "eth1")],
+                # The non-NAPI handler re-enables no MSI-X vector: the MSI-X
+                # chips run one MSI vector per port (scenario validation).
+                "nics": [
+                    knobs.without_msix(_nic(env, moderation, "eth0")),
+                    knobs.without_msix(_nic(env, moderation, "eth1")),
+                ],
             }
         ],
         "generators": [

@@ -52,6 +52,7 @@ from holdoff.knobs.base import (
     IXGBE_MAX_EITR,
     MAX_FRAME_WIRE_BYTES,
     MIN_FRAME_WIRE_BYTES,
+    NO_MSIX_HOST_DRIVERS,
     TICKS_MAX,
     TSQ_BYTES_DEFAULT,
     Chip,
@@ -69,6 +70,7 @@ from holdoff.knobs.base import (
     itr_ns,
     ixgbe_eitr_ns,
     ticks_ns,
+    without_msix,
 )
 from holdoff.knobs.check import (
     check,
@@ -107,6 +109,8 @@ from holdoff.knobs.tables import (
 )
 
 __all__ = [
+    "NO_MSIX_HOST_DRIVERS",
+    "without_msix",
     "CHIPS",
     "CNT_IGNR",
     "Chip",

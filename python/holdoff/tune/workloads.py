@@ -171,11 +171,16 @@ class Workload:
 
 
 def _host(name: str, profile: str, driver: str, chip: str, nics: Sequence[str]) -> dict[str, Any]:
+    host_driver = HOST_DRIVER[driver]
+    tables = [{"name": n, "chip": chip} for n in nics]
+    if host_driver in knobs.NO_MSIX_HOST_DRIVERS:
+        # openbsd-em on an i210 or 82574: one MSI vector (em_enable_msix = 0).
+        tables = [knobs.without_msix(t) for t in tables]
     return {
         "name": name,
         "profile": profile,
-        "driver": HOST_DRIVER[driver],
-        "nics": [{"name": n, "chip": chip} for n in nics],
+        "driver": host_driver,
+        "nics": tables,
     }
 
 

@@ -39,6 +39,8 @@ pub struct OneHost {
     pub host_extra: &'static str,
     /// Extra lines of the generator (e.g. `stop_us`).
     pub generator_extra: &'static str,
+    /// Extra lines of the NIC (e.g. `interrupt_mode`).
+    pub nic_extra: &'static str,
 }
 
 impl Default for OneHost {
@@ -56,6 +58,7 @@ impl Default for OneHost {
             rx_ring: 256,
             host_extra: "",
             generator_extra: "",
+            nic_extra: "",
         }
     }
 }
@@ -70,6 +73,7 @@ duration_ms = {dur}
 sample_interval_us = 100000
 
 {host}rx_ring = {ring}
+{nic_extra}
 [hosts.nics.moderation]
 {moderation}
 
@@ -92,6 +96,7 @@ host = "dut"
 "#,
             seed = self.seed,
             dur = self.duration_ms,
+            nic_extra = self.nic_extra,
             host = host_with_nic(
                 "dut",
                 self.profile,

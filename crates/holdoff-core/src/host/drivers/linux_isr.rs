@@ -26,6 +26,17 @@ impl DriverArch for LinuxIsr {
     fn name(&self) -> &'static str {
         "linux-isr"
     }
+    /// e1000 5.x drives the 8254x chips, which have no MSI-X; its handler
+    /// never writes EIMS. Linux's drivers for MSI-X chips (e1000e, igb,
+    /// ixgbe) are NAPI.
+    fn msix(&self) -> bool {
+        false
+    }
+    fn msix_refusal(&self) -> &'static str {
+        "the e1000 5.x non-NAPI handler never re-enables an auto-masked MSI-X vector, \
+         so the port would interrupt once; set interrupt_mode = \"msi\" or \"intx\" \
+         here, or driver = \"napi\" (Linux's MSI-X drivers are NAPI)"
+    }
     fn interrupt(&self, k: &mut dyn Kernel, now: SimTime, i: Irq) -> (Nanos, IrqNext) {
         if i.iter == 0 {
             return entry(self, k, now, i);

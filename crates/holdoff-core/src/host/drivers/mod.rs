@@ -274,6 +274,18 @@ pub trait DriverArch: Sync {
     fn linux(&self) -> bool {
         false
     }
+    /// The handler re-enables an MSI-X vector after the chip's auto-mask
+    /// (EIAM). One that does not would take one interrupt per vector and
+    /// never another, so the scenario validation refuses MSI-X for it
+    /// (`msix_refusal`).
+    fn msix(&self) -> bool {
+        true
+    }
+    /// Why the driver runs without MSI-X and what to set instead (for a
+    /// driver whose `msix` is false).
+    fn msix_refusal(&self) -> &'static str {
+        ""
+    }
 }
 
 impl DriverKind {

@@ -26,6 +26,17 @@ impl DriverArch for OpenbsdIntr {
     fn name(&self) -> &'static str {
         "openbsd-intr"
     }
+    /// `em_intr` is the handler of the MSI or INTx build (`em_enable_msix`
+    /// = 0, the default, `em_allocate_legacy`); the MSI-X queue handlers
+    /// are not modelled, and this one never writes EIMS.
+    fn msix(&self) -> bool {
+        false
+    }
+    fn msix_refusal(&self) -> &'static str {
+        "the model runs OpenBSD em's MSI handler (em_enable_msix = 0), which never \
+         re-enables an auto-masked MSI-X vector, so the port would interrupt once; set \
+         interrupt_mode = \"msi\" or \"intx\" here"
+    }
     /// One pass in interrupt context: TX clean, then RX to the input queue
     /// (the driver share of each packet; protocol work deferred).
     fn on_cause(&self, k: &mut dyn Kernel, now: SimTime, i: Irq, cost: Nanos) -> (Nanos, IrqNext) {

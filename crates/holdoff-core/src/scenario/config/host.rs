@@ -763,6 +763,22 @@ impl HostCfg {
                 ));
             }
             nic.validate(&np, self.cores)?;
+            let arch = drivers::arch(self.driver);
+            if !arch.msix() && nic.msix_mode() {
+                let what = if nic.interrupt_mode.is_some() {
+                    "got \"msix\""
+                } else {
+                    "MSI-X (the chip's default)"
+                };
+                return Err(cfg_err(
+                    format!("{np}.interrupt_mode"),
+                    format!(
+                        "{what} with driver {:?}: {}",
+                        self.driver.as_str(),
+                        arch.msix_refusal()
+                    ),
+                ));
+            }
         }
         Ok(())
     }

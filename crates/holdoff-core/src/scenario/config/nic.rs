@@ -44,6 +44,8 @@ pub struct NicCfg {
     #[schemars(schema_with = "chip_schema")]
     pub chip: String,
     /// Interrupt mode; default: msix for chips with MSI-X, intx otherwise.
+    /// The drivers linux-isr and openbsd-intr have no MSI-X handler: give
+    /// their MSI-X chips msi or intx.
     #[serde(default)]
     pub interrupt_mode: Option<IntModeCfg>,
     /// RX descriptors [count]: a multiple of 8 from the chip's minimum (8;
@@ -319,6 +321,18 @@ impl NicCfg {
     }
 
     /// Check this NIC on a host with `cores` cores; `path` is `hosts[i].nics[j]`.
+    /// The NIC runs in MSI-X mode: `interrupt_mode`, else MSI-X on a chip
+    /// that has it (false for an unknown chip, which `validate` refuses).
+    pub fn msix_mode(&self) -> bool {
+        self.chip().is_some_and(|c| {
+            self.interrupt_mode.unwrap_or(if c.msix {
+                IntModeCfg::Msix
+            } else {
+                IntModeCfg::Intx
+            }) == IntModeCfg::Msix
+        })
+    }
+
     pub fn validate(&self, path: &str, cores: u32) -> Result<(), Error> {
         let f = |x: &str| format!("{path}.{x}");
         let Some(c) = self.chip() else {
