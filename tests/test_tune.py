@@ -404,24 +404,29 @@ def test_a_killed_tune_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert again["computed"] == 0 and again["recommended"] == data["recommended"]
 
 
+def _rr_igb_tune(objective: str) -> Any:
+    """linux-igb's rx-usecs on the i210 under --mix rr (20 ms, 3 seeds)."""
+    work = tune.mix_workload(
+        "rr", driver="linux-igb", chip="i210", profile="xeon-modern", duration_ms=20
+    )
+    return tune.tune(
+        work,
+        driver="linux-igb",
+        objective=tune.parse_objective(objective),
+        store=None,
+        executor="serial",
+        only=["rx-usecs"],
+        seeds=3,
+    )
+
+
 def test_tune_report_draws_intervals_as_error_bars() -> None:
     # rr arrivals are Poisson, drawn from the seed: three seeds differ, so
     # the points carry intervals, drawn as error bars and printed as ±.
     from holdoff.report.page import Doc
     from holdoff.report.tune import tune_section
 
-    work = tune.mix_workload(
-        "rr", driver="linux-igb", chip="i210", profile="xeon-modern", duration_ms=20
-    )
-    res = tune.tune(
-        work,
-        driver="linux-igb",
-        objective=tune.parse_objective("p99<=500us"),
-        store=None,
-        executor="serial",
-        only=["rx-usecs"],
-        seeds=3,
-    )
+    res = _rr_igb_tune("p99<=500us")
     data = res.to_dict()
     assert data["default"]["p99_us_ci95"][0] < data["default"]["p99_us_ci95"][1]
     # The choice leaves the default only for a setting outside its interval.
@@ -448,18 +453,7 @@ def test_tune_report_shows_the_trade_a_pareto_tune_kept_the_default_over() -> No
     from holdoff.report.page import Doc
     from holdoff.report.tune import tune_section
 
-    work = tune.mix_workload(
-        "rr", driver="linux-igb", chip="i210", profile="xeon-modern", duration_ms=20
-    )
-    res = tune.tune(
-        work,
-        driver="linux-igb",
-        objective=tune.parse_objective("pareto"),
-        store=None,
-        executor="serial",
-        only=["rx-usecs"],
-        seeds=3,
-    )
+    res = _rr_igb_tune("pareto")
     data = res.to_dict()
     # (If a model change moves the default off the front, pick a workload
     # where it is on it: this test is about the report, not the choice.)

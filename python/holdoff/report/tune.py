@@ -158,7 +158,7 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
     front_rows = [row(p) for p in front]
     from holdoff.tune import view
 
-    same = rec is not None and rec.get("settings") == default.get("settings")
+    same = rec is not None and same_as_default(rec, default)
     if rec is None:
         commands = f'<p class="miss">{esc(tune.get("reason", ""))}</p>'
     elif same:

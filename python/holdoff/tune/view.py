@@ -102,6 +102,11 @@ def _is_current(data: Mapping[str, Any], p: Mapping[str, Any]) -> bool:
     return bool(p["settings"] == cur["settings"])
 
 
+def changed_text(p: Mapping[str, Any]) -> str:
+    """A point's knobs that differ from the driver's defaults: ``rx-usecs=125``."""
+    return ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
+
+
 def table(data: Mapping[str, Any]) -> Table:
     """Default and recommendation, with the selected and all traffic's latency."""
     t = Table(title="expected, by the model")
@@ -111,7 +116,7 @@ def table(data: Mapping[str, Any]) -> Table:
     selected = bool(data.get("latency_of"))
 
     def add(label: str, p: Mapping[str, Any]) -> None:
-        changed = ", ".join(f"{k}={v}" for k, v in p["changed"].items()) or "defaults"
+        changed = changed_text(p)
         t.add_row(
             label,
             changed,
@@ -194,7 +199,7 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
         out.append(f"Nothing to change: {_current_name(data)} is the recommendation.")
         alt = data.get("alternative")
         if alt is not None:
-            changed = ", ".join(f"{k}={v}" for k, v in alt["changed"].items()) or "defaults"
+            changed = changed_text(alt)
             diff = data.get("alternative_difference") or "differs within the intervals"
             out.append(
                 f"A trade on the front (its point nearest the ideal corner of p99 and CPU, "
