@@ -31,6 +31,10 @@
 //! the wheel's cascade costs each of those events about 180 instructions; a
 //! new event passes only the frames in flight before it, and the array runs
 //! that scenario 1.3-1.4x faster (BENCHMARKS.md, 2026-11-26, `TO_WHEEL`).
+//! Since then a port queues only its oldest frame's DMA completion (`nic`,
+//! `RxDmaDone`): the about 15 frames in flight at 10 GbE no longer wait in
+//! the queue, which holds about 20 events, and a completion passes one or
+//! two instead of 15 (BENCHMARKS.md, 2026-11-26, third sitting).
 //! It replaced a binary heap of 16-byte keys with a side table of events
 //! (2026-11-23, third round in BENCHMARKS.md): the heap's push and pop took
 //! about 150 instructions per event, the sorted array about 45 (instruction

@@ -29,11 +29,14 @@ impl NicPort {
             return;
         }
         self.rx_fifo_used += pkt.frame_bytes;
-        self.rx_fifo.push_back(pkt);
         let start = now.max(self.rx_engine_free_at);
         self.rx_engine_free_at = start + self.chip.rx_desc_min_ns;
         let queue = self.rx_queue_of(&pkt);
-        out.push_event(start + self.chip.rx_dma_ns, NicEvent::RxDmaDone { queue });
+        let done = start + self.chip.rx_dma_ns;
+        if self.rx_fifo.is_empty() {
+            out.push_event(done, NicEvent::RxDmaDone { queue });
+        }
+        self.rx_fifo.push_back((pkt, done, queue));
     }
 
     /// The DMA into host memory of the oldest frame in the receive buffer
@@ -45,8 +48,17 @@ impl NicPort {
             .rx_fifo
             .front()
             .expect("a DMA completion has its frame in the receive buffer")
+            .0
             .frame_bytes;
-        debug_assert_eq!(self.rx_queue_of(&self.rx_fifo[0]), queue);
+        debug_assert_eq!(
+            (self.rx_fifo[0].1, self.rx_queue_of(&self.rx_fifo[0].0)),
+            (now, queue)
+        );
+        // The next frame's completion is queued first, before anything
+        // this one causes (as it was when queued at the frame's arrival).
+        if let Some(&(_, t, q)) = self.rx_fifo.get(1) {
+            out.push_event(t, NicEvent::RxDmaDone { queue: q });
+        }
         self.rx_fifo_used -= frame_bytes;
         let ring = self.cfg.rx_ring;
         let thr = ring >> self.cfg.rdmts_shift;
@@ -60,7 +72,7 @@ impl NicPort {
             return;
         }
         let idx = ring_wrap(q.head + q.filled, ring);
-        q.slots[idx as usize] = self.rx_fifo[0];
+        q.slots[idx as usize] = self.rx_fifo[0].0;
         self.rx_fifo.pop_front();
         q.filled += 1;
         q.max_filled = q.max_filled.max(q.filled);

@@ -127,7 +127,14 @@ pub enum NicEvent {
     /// The DMA of the oldest frame in the on-chip receive buffer completed
     /// (completions come in arrival order: one descriptor engine per port,
     /// a fixed DMA latency), so the frame itself stays in the port's buffer
-    /// and the event is a few bytes.
+    /// and the event is a few bytes. A port has at most one queued: a
+    /// frame's completion is queued when it arrives into an empty buffer,
+    /// otherwise when the frame before it completes (first among that
+    /// completion's outputs). Its time is fixed at arrival either way; what
+    /// the second case moves is its place among other events due at the
+    /// same nanosecond, which follows scheduling order: those scheduled
+    /// between the frame's arrival and the previous completion now run
+    /// before it.
     RxDmaDone {
         queue: u16,
     },
@@ -464,8 +471,12 @@ pub struct NicPort {
     /// The CPU segment posting now (`set_post_owner`).
     post_owner: Option<u64>,
     /// Frames in the on-chip receive buffer, oldest first (their DMA
-    /// completes in this order).
-    rx_fifo: std::collections::VecDeque<Packet>,
+    /// completes in this order), each with its DMA completion time and
+    /// receive queue. Only the oldest frame's completion is a queued
+    /// event: the engine queues the next one as it completes one
+    /// (`rx_dma_done`), so a fast port's frames in flight (about 15 at
+    /// 10 GbE) do not all wait in the simulator's event queue.
+    rx_fifo: std::collections::VecDeque<(Packet, SimTime, u16)>,
     rx_engine_free_at: SimTime,
     rdtr: Nanos,
     radv: Nanos,

@@ -160,6 +160,31 @@ fn rdtr_zero_raises_rxt0_when_the_frame_lands_in_memory() {
 }
 
 #[test]
+fn frames_in_flight_keep_one_dma_completion_queued_at_the_engine_times() {
+    // Five frames 100 ns apart into an 82546 (faster than its descriptor
+    // engine: one frame per 672 ns, each in host memory 2000 ns after its
+    // start): starts 0, 672, 1344, 2016, 2688, completions 2000 ns later.
+    // RDTR = 0 and no throttle, serviced at once: one assertion each
+    // completion. Only the oldest frame's completion waits in the queue.
+    let mut r = Rig::e1000();
+    r.auto_service = true;
+    let engine = chip::by_name("82546").unwrap().rx_desc_min_ns.as_ns();
+    assert_eq!(engine, 672);
+    for k in 0..5 {
+        r.rx_at(100 * k);
+        assert_eq!(r.q.len(), 1, "after arrival {k}");
+    }
+    r.run_to(2_000 + engine);
+    assert_eq!(r.port.rx_ready(0), 2);
+    assert_eq!(r.q.len(), 1);
+    r.run_to(1_000_000);
+    assert_eq!(r.q.len(), 0);
+    assert_eq!(r.port.rx_ready(0), 5);
+    let want: Vec<u64> = (0..5).map(|k| k * engine + dma()).collect();
+    assert_eq!(r.assert_times(), want);
+}
+
+#[test]
 fn icr_is_read_to_clear_and_drops_the_intx_line() {
     let mut r = Rig::e1000();
     r.rx_at(0);
