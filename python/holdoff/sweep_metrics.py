@@ -28,7 +28,7 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
     (worst app), ``dropped``. Per entity, ``<entity>/<metric>``: ports
     ``interrupts``, ``interrupts_per_s`` (all vectors), ``rx_packets``,
     ``tx_packets``, ``rx_missed``, ``rx_ring_max_occupancy``; hosts
-    ``cpu_util_{hardirq,softirq,app,busy}``; apps ``received``,
+    ``cpu_util_{hardirq,softirq,app,busy}`` and ``busiest_core_ns``; apps ``received``,
     ``throughput_bps``, ``latency_us_{p50,p99,mean,max}`` (NaN without
     latency), with a replay's ``latency_of`` also
     ``latency_selected_us_{p50,p99,mean,max}`` and ``latency_selected_packets``;
@@ -68,6 +68,7 @@ def metrics_record(report: Mapping[str, Any]) -> dict[str, Scalar]:
         util = host.get("cpu_util") or {}
         for metric in _HOST_METRICS:
             rec[f"{host.get('host')}/cpu_util_{metric}"] = _num(util.get(metric))
+        rec[f"{host.get('host')}/busiest_core_ns"] = _num(host.get("busiest_core_ns"))
     for app in apps:
         name = app.get("app")
         latency = app.get("latency_us") or {}

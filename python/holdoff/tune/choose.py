@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from holdoff.tune.space import Candidate, PointMetrics
+from holdoff.tune.space import Candidate, PointMetrics, overloaded
 from holdoff.tune.workloads import THROUGHPUT_FLOOR, THROUGHPUT_TIE, Objective
 
 # -- choosing ---------------------------------------------------------------------------------
@@ -46,8 +46,10 @@ def _changed(c: Candidate) -> dict[str, int]:
 
 
 def _valid(p: Point) -> bool:
+    """Without drops, with CPU measured, and not overloaded (a core that
+    needed more time than the traffic lasted: :func:`space.overloaded`)."""
     m = p.metrics
-    return m.drops == 0 and not math.isnan(m.cpu_util)
+    return m.drops == 0 and not math.isnan(m.cpu_util) and not overloaded(m)
 
 
 #: Throughputs that differ by less than this fraction count as equal in the
@@ -117,10 +119,34 @@ def _nan_last(x: float) -> float:
 
 
 def choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None, str]:
-    """The recommended point and one sentence on why (or why none)."""
+    """The recommended point and one sentence on why (or why none), with
+    how many settings were left out as overloaded."""
+    pick, why = _choose(points, objective)
+    return pick, why + overload_note(points)
+
+
+def overload_note(points: Sequence[Point]) -> str:
+    """A clause on the settings without drops left out because a core
+    needed more time than the traffic lasted ('' when none was)."""
+    over = [p for p in points if p.metrics.drops == 0 and overloaded(p.metrics)]
+    if not over:
+        return ""
+    worst = max(p.metrics.busiest_core for p in over)
+    return (
+        f"; {len(over)} setting{'s' if len(over) != 1 else ''} without drops left out: "
+        f"a core needed up to {worst:.2f}x the traffic's span in CPU time, a backlog "
+        f"that only the capture's end drained (sustained, the ring would overflow)"
+    )
+
+
+def _choose(points: Sequence[Point], objective: Objective) -> tuple[Point | None, str]:
     valid = [p for p in points if _valid(p)]
     if not valid:
-        return None, "every setting tried drops frames or measured no CPU"
+        return None, (
+            "every setting tried drops frames, measured no CPU, or left a core more work "
+            "than the traffic's span (busiest_core above 1: it would not carry this "
+            "traffic sustained)"
+        )
     if objective.kind == "throughput":
         best = max(p.metrics.throughput_bps for p in valid)
         tied = [p for p in valid if p.metrics.throughput_bps >= THROUGHPUT_TIE * best]
@@ -253,6 +279,8 @@ def _score(m: PointMetrics, objective: Objective, cores: int = 1) -> float:
     cores (the fewest-cores objective counts them first)."""
     if m.drops or math.isnan(m.cpu_util):
         return 1e6 + m.drops
+    if overloaded(m):
+        return 1e6 + m.busiest_core
     if objective.kind == "throughput":
         return -m.throughput_bps / 1e9 + m.cpu_util * 1e-3
     if objective.kind == "cores":

@@ -63,6 +63,8 @@ _WORDS = {"cpu_util": "CPU", "p99_us": "p99", "p50_us": "p50", "throughput_bps":
 DISRUPTION = {
     "ixgbe rx-usecs": "an interface reset (ixgbe_set_coalesce resets when RSC or the TX "
     "write-back threshold changes)",
+    "ethtool -L": "an interface reset (ixgbe_set_channels restarts the port)",
+    "ethtool -G": "an interface reset (ixgbe_set_ringparam restarts the port)",
     "ethtool -L/-G": "an interface reset (ixgbe_set_channels and ixgbe_set_ringparam restart "
     "the port)",
     "loader.conf": "a reboot",
@@ -71,7 +73,7 @@ DISRUPTION = {
 }
 
 #: Port knobs (:mod:`holdoff.tune.ports`) and where they are set.
-PORT_WHERE = {"combined": "ethtool -L/-G", "ring": "ethtool -L/-G"}
+PORT_WHERE = {"combined": "ethtool -L", "ring": "ethtool -G"}
 
 
 def objective_metric(objective: Objective) -> str | None:
@@ -93,7 +95,12 @@ def disruption(point: Point) -> str | None:
     where = {k.key: k.where for k in knobs.knobs(point.candidate.decoded.driver)}
     where.update(PORT_WHERE)
     changed = _changed(point.candidate)
-    needs = [DISRUPTION[where[k]] for k in changed if where.get(k) in DISRUPTION]
+    places = {where.get(k) for k in changed}
+    if {"ethtool -L", "ethtool -G"} <= places:
+        # Both restart the port: name both functions in one reason.
+        places -= {"ethtool -L", "ethtool -G"}
+        places.add("ethtool -L/-G")
+    needs = [DISRUPTION[w] for w in places if w in DISRUPTION]
     if point.candidate.decoded.driver == "linux-ixgbe" and resets(point.candidate.decoded):
         needs.append(DISRUPTION["ixgbe rx-usecs"])
     order = list(DISRUPTION.values())

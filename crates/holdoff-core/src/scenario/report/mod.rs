@@ -166,6 +166,13 @@ pub struct HostOut {
     pub cores: usize,
     pub cpu_ns: CpuNs,
     pub cpu_util: CpuUtil,
+    /// CPU time of the host's busiest core over the run (interrupts,
+    /// softirq and applications; not `cpu_hogs`) [ns]. Beside the time the
+    /// traffic lasted it says whether that core kept up: a core that needs
+    /// more time than the traffic lasted ends with a backlog, which a
+    /// finite run (a replayed capture) drains after its last frame but
+    /// sustained traffic would not.
+    pub busiest_core_ns: u64,
     /// Interrupt deliveries to cores (handler invocations, including spurious/shared).
     pub irq_deliveries: u64,
     pub time_squeeze: u64,
@@ -509,6 +516,10 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     app: f(b[2]),
                     busy: f(busy),
                 },
+                busiest_core_ns: (0..h.num_cores())
+                    .map(|c| h.core_busy_ns(c)[..3].iter().sum::<u64>())
+                    .max()
+                    .unwrap_or(0),
                 irq_deliveries: h.irq_deliveries(),
                 time_squeeze: h.time_squeeze(),
                 ksoftirqd_handoffs: h.ksoftirqd_handoffs(),
