@@ -451,6 +451,14 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
         # the drain after the last frame: state it over the time the
         # replayed frames span, as the capture's mean rate is.
         thr = thr * secs / (cov.traffic_ns / 1e9)
+        if cov.traffic_ns >= SPAN_JUDGED_NS:
+            # The CPU and the interrupt rate too: over the simulated time
+            # they count the idle drain, which put the 8.9-ms many-flow
+            # capture (19 ms simulated) at 9.1 % of the host and 18 300
+            # interrupts/s instead of the 19.3 % and 38 800/s of the time
+            # the traffic lasted.
+            cpu = cpu * secs / (cov.traffic_ns / 1e9)
+            irqs = irqs * secs / (cov.traffic_ns / 1e9)
     if workload.forward_sink is not None:
         gen, frame = workload.forward_sink
         secs = _num(rec, "sim_time_ns") / 1e9
