@@ -87,6 +87,45 @@ def test_mlx5_usecs_while_adaptive_is_on_are_kept_not_applied() -> None:
     assert (mod["cqe_mode_rx"], mod["rx_usecs"], mod["adaptive_rx"]) == (False, 50, False)
 
 
+# 64-byte frames (84 bytes on the wire) at the cx5's 25 Gb/s: 26.88 ns each,
+# so the 1024-descriptor RX ring fills in 27.5 us.
+@pytest.mark.parametrize(
+    ("settings", "rx_cap", "warned"),
+    [
+        # DIM on: its longest RX profile holds 64 us but raises the CQ event
+        # after 64 completions, 1.72 us of line-rate frames: no overrun.
+        ({}, 64, None),
+        # No count: the 64-us period (CQE mode, restarted per completion) holds
+        # a line-rate burst far past the ring's 27.5 us.
+        ({"adaptive-rx": 0, "rx-usecs": 64, "rx-frames": 0}, 0, ("rx-usecs", "(64.0 us)")),
+        # A count above the ring: 2048 x 26.88 ns = 55.1 us, the count binds.
+        (
+            {"adaptive-rx": 0, "rx-usecs": 64, "rx-frames": 2048},
+            2048,
+            ("rx-frames", "the count of 2048 completions at line rate (55.1 us)"),
+        ),
+        # 512 completions arrive in 13.8 us: inside the ring.
+        ({"adaptive-rx": 0, "rx-usecs": 64, "rx-frames": 512}, 512, None),
+    ],
+)
+def test_mlx5_ring_warning_counts_the_cq_completion_count(
+    settings: dict[str, int], rx_cap: int, warned: tuple[str, str] | None
+) -> None:
+    d = decode("linux-mlx5", settings)
+    assert d.rx_frames_cap == rx_cap
+    rx = [w for w in knobs.check(d) if w.message.startswith("RX:")]
+    if warned is None:
+        assert rx == []
+    else:
+        assert len(rx) == 1 and rx[0].key == warned[0] and warned[1] in rx[0].message
+
+
+def test_mlx5_adaptive_tx_waits_up_to_dims_longest_tx_profile() -> None:
+    # lib/dim's TX EQE profiles end at 128 us / 128 completions.
+    d = decode("linux-mlx5", {})
+    assert (d.tx_delay_ns, d.tx_frames_cap) == (128_000, 128)
+
+
 def test_ena_defaults_quantisation_and_refusals() -> None:
     d = decode("linux-ena", {})
     assert d.chip.name == "ena" and d.mode == "off"

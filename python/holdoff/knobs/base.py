@@ -364,6 +364,11 @@ class Decoded:
     #: The longest RX and TX cause delays of the delay timers [ns] (0: none).
     rx_delay_ns: int = 0
     tx_delay_ns: int = 0
+    #: Completions after which the queue raises its event whatever the
+    #: timers (mlx5's CQ count of the setting that holds longest; 0: none).
+    #: At line rate it bounds how long a frame waits (``knobs.check``).
+    rx_frames_cap: int = 0
+    tx_frames_cap: int = 0
     #: The simulator's tables for this setting (``moderation``, and NIC or
     #: NAPI fields), or None with the reason in ``scenario_note``.
     scenario: dict[str, Any] | None = None
@@ -404,6 +409,8 @@ class Decoded:
             "max_interrupts_per_s_per_vector": None if rate is None else round(rate, 1),
             "rx_delay_us": self.rx_delay_ns / 1000,
             "tx_delay_us": self.tx_delay_ns / 1000,
+            "rx_frames_cap": self.rx_frames_cap,
+            "tx_frames_cap": self.tx_frames_cap,
             "notes": [{"kind": n.kind, "key": n.key, "message": n.message} for n in self.notes],
             "scenario": self.scenario,
             "scenario_note": self.scenario_note,
@@ -514,9 +521,11 @@ class _Ctx:
         tx_delay_ns: int = 0,
         scenario: dict[str, Any] | None = None,
         scenario_note: str = "",
+        frames_cap: tuple[int, int] = (0, 0),
     ) -> Decoded:
         """The decode's outcome: this context's registers and notes with the
-        mode, the throttle range, the delays and the simulator's tables."""
+        mode, the throttle range, the delays, the RX and TX completion caps
+        and the simulator's tables."""
         return Decoded(
             self.driver,
             self.chip,
@@ -529,6 +538,8 @@ class _Ctx:
             throttle_ns,
             rx_delay_ns,
             tx_delay_ns,
+            frames_cap[0],
+            frames_cap[1],
             scenario,
             scenario_note,
         )

@@ -36,6 +36,10 @@ def check(
       at line rate: TCP stops when that much sits below it and waits for
       completions).
 
+    A queue that raises its event after a count of completions whatever its
+    timers (mlx5's CQ count: ``rx_frames_cap``, ``tx_frames_cap``) holds a
+    frame at line rate no longer than that many frames take to arrive.
+
     A static interval is checked with minimum-size frames (the worst case).
     An adaptive mode picks its shortest interval for small packets and its
     longest for bulk traffic, so its shortest interval is checked with
@@ -55,24 +59,30 @@ def check(
         cases = [(hi, MIN_FRAME_WIRE_BYTES, "64-byte", "the interval")]
     out: list[Warning] = []
     for interval, wire, size, what in cases:
-        rx_hold = max(interval, decoded.rx_delay_ns)
+        rx_timer = max(interval, decoded.rx_delay_ns)
+        rx_hold = _capped(rx_timer, decoded.rx_frames_cap, wire, speed)
         rx_what = "the RX delay timer" if decoded.rx_delay_ns > interval else what
+        if rx_hold < rx_timer:
+            rx_what = f"the count of {decoded.rx_frames_cap} completions at line rate"
         fill = wire_ns(rx_ring, wire, speed)
         if rx_hold > fill:
             frames = int(rx_hold // wire_ns(1, wire, speed))
             out.append(
                 Warning(
-                    key,
+                    "rx-frames" if rx_hold < rx_timer else key,
                     f"RX: {rx_what} ({rx_hold / 1000:.1f} us) is longer than the "
                     f"{fill / 1000:.1f} us in which {size} frames at {speed} Mb/s fill the "
                     f"{rx_ring}-descriptor RX ring: {frames} frames arrive per interval, so a "
                     "line-rate burst overruns the ring",
                 )
             )
-        tx_hold = max(interval, decoded.tx_delay_ns)
+        tx_timer = max(interval, decoded.tx_delay_ns)
+        tx_hold = _capped(tx_timer, decoded.tx_frames_cap, wire, speed)
         drain = wire_ns(tx_ring, wire, speed)
         if tx_hold > drain:
             tx_what = "the TX delay timer" if decoded.tx_delay_ns > interval else what
+            if tx_hold < tx_timer:
+                tx_what = f"the count of {decoded.tx_frames_cap} completions at line rate"
             out.append(
                 Warning(
                     key,
@@ -82,7 +92,9 @@ def check(
                     "they are reclaimed",
                 )
             )
-    tx_hold = max(hi, decoded.tx_delay_ns)
+    tx_hold = _capped(
+        max(hi, decoded.tx_delay_ns), decoded.tx_frames_cap, MAX_FRAME_WIRE_BYTES, speed
+    )
     tsq = tsq_bytes * 8 * 1000 / speed
     if tx_hold > tsq:
         out.append(
@@ -95,6 +107,14 @@ def check(
             )
         )
     return out
+
+
+def _capped(hold_ns: float, cap: int, wire_bytes: int, speed_mbps: int) -> float:
+    """``hold_ns``, or the time ``cap`` frames of ``wire_bytes`` take at line
+    rate if that is shorter (``cap`` 0: no count)."""
+    if cap <= 0:
+        return hold_ns
+    return min(hold_ns, wire_ns(cap, wire_bytes, speed_mbps))
 
 
 def _main_key(driver: str) -> str:

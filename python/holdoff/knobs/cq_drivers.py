@@ -164,6 +164,9 @@ def decode_mlx5(ctx: _Ctx) -> Decoded:
         )
     rng: tuple[int, int] | None = None
     rx_delay = tx_delay = 0
+    # The CQ count of the setting that holds a completion longest: the CQ
+    # raises its event after that many completions whatever the period.
+    caps = {"RX": 0, "TX": 0}
     mode, adaptive = "static", ""
     parts = []
     for way, key_a, key_c, key_u, key_f in (
@@ -190,14 +193,19 @@ def decode_mlx5(ctx: _Ctx) -> Decoded:
                 + " (index 1 at start), decided at NAPI completion every 64 events and "
                 "written by mlx5e_" + way.lower() + "_dim_work from the work queue"
             )
+            caps[way] = table[-1][1]
             if way == "RX":
                 mode = "adaptive"
                 if cqe:
                     rx_delay = table[-1][0] * 1000
                 else:
                     rng = (table[0][0] * 1000, table[-1][0] * 1000)
+            else:
+                # DIM's longest TX profile: a completion waits up to its period.
+                tx_delay = table[-1][0] * 1000
         else:
             usec, pkts = s[key_u], s[key_f]
+            caps[way] = pkts
             _cq_regs(ctx, way, usec, pkts, period_mode, "mlx5_core_modify_cq_moderation")
             if way == "RX":
                 if usec == 0:
@@ -231,7 +239,15 @@ def decode_mlx5(ctx: _Ctx) -> Decoded:
         "tx_usecs": s["tx-usecs"],
         "tx_frames": s["tx-frames"],
     }
-    return ctx.result(mode, adaptive, rng, rx_delay, tx_delay, {"chip": c.sim, "moderation": mod})
+    return ctx.result(
+        mode,
+        adaptive,
+        rng,
+        rx_delay,
+        tx_delay,
+        {"chip": c.sim, "moderation": mod},
+        frames_cap=(caps["RX"], caps["TX"]),
+    )
 
 
 def ena_field(usecs: int, resolution_us: int = ENA_RESOLUTION_US) -> int:
