@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -360,6 +361,32 @@ def test_explain_from_a_host_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["commands"] == ["ethtool -C eno1 rx-usecs 3"]
     # The window's rates ride along: 1 000 000 RX packets in the fixture's 10 s.
     assert report["host"]["rx_pps"] == 100_000 and "sysctls" not in report["host"]
+
+
+def test_explain_says_when_the_host_file_holds_no_setting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The same host file collected where ethtool is missing: the driver still
+    # comes from sysfs, but no coalescing, rings or channels were read. The
+    # terminal says so, and that every value shown is the driver's default.
+    doc = json.loads((REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json").read_text())
+    for cmd in doc["ethtool"].values():
+        cmd.update(error="ethtool is not installed (not found on PATH)", rc=None, stdout="")
+    host = tmp_path / "no-ethtool.json"
+    host.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "explain", "--from", host)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert (
+        "no setting was read or given: every value below is linux-ixgbe's default, "
+        "not what eno1 runs" in text
+    )
+    assert "host file: coalescing: neither ethtool --json -c nor ethtool -c gave output" in text
+    # With the settings read, neither line.
+    code, out, _ = run(
+        capsys, "explain", "--from", REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json"
+    )
+    assert code == 0 and "no setting was read" not in out and "host file: coalescing" not in out
 
 
 BAD_NEW: list[tuple[list[object], str]] = [

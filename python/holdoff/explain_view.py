@@ -84,8 +84,21 @@ def render_explain(report: dict[str, Any]) -> Group:
     parts.append(head)
     if report["adaptive"]:
         parts.append(Text(report["adaptive"]))
-    if report.get("host"):
-        parts.append(_host_line(report["host"]))
+    host = report.get("host")
+    if host:
+        parts.append(_host_line(host))
+        # What the host file could not say, and what is assumed instead.
+        for message in host.get("messages") or []:
+            parts.append(Text(f"host file: {printable(message)}", style="yellow"))
+    if not report["given"]:
+        what = f"what {printable(report['iface'])} runs" if host else "a host's setting"
+        parts.append(
+            Text(
+                f"no setting was read or given: every value below is {report['driver']}'s "
+                f"default, not {what}",
+                style="bold yellow",
+            )
+        )
 
     settings = Table(title="settings", title_justify="left", show_edge=False)
     settings.add_column("knob")
