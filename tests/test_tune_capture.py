@@ -314,6 +314,27 @@ def test_from_a_host_file_takes_driver_chip_iface_and_the_current_setting(
         assert data["paste"] == [] and data["persistent"] == []
 
 
+def test_a_host_file_without_settings_is_not_called_the_current_setting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The igb host file with ethtool -c failed: driver and chip still come
+    # from it, but no setting does. The tune says so and labels the current
+    # setting as the driver's default, not as read from the host file.
+    host = _igb_host(tmp_path, 500)
+    data = json.loads(host.read_text())
+    data["ethtool"]["coalesce"].update(stdout="", rc=None, error="ethtool is not installed")
+    host.write_text(json.dumps(data), encoding="utf-8")
+    base = ["tune", "--capture", OFFICE, "--from", host, "--objective", "p99<=100us"]
+    base += ["--knob", "rx-usecs", "--seeds", "1", "--no-store", "--executor", "serial"]
+    code, out, err = cli(capsys, *base, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["driver"] == "linux-igb" and result["current_source"] == "the driver's default"
+    flat = " ".join(err.split())
+    assert "host file: coalescing: neither ethtool --json -c nor ethtool -c gave output" in flat
+    assert "no setting was read from it: the current setting below is linux-igb's default" in flat
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -178,6 +178,9 @@ def tune_command(
         driver = driver or host.driver or ""
         chip = chip or host.chip
         iface = iface or host.iface
+        # What the host file could not read, and is assumed instead.
+        for message in host.messages:
+            _stderr().print(Text(f"host file: {message}", style="yellow"), soft_wrap=True)
     iface = iface or "eth0"
     if not driver:
         why = f" ({'; '.join(host.messages[-2:])})" if host and host.messages else ""
@@ -242,6 +245,20 @@ def tune_command(
         transient=False,
     )
     task_id = progress.add_task(f"tune {driver}", total=None, best="")
+    current = _current(host, driver, work)
+    current_source = "the driver's default" if host_file is None else host_file.name
+    if host is not None and not current:
+        # Nothing read from the host: the table's current setting is the
+        # driver's default, which the host may not run; say so.
+        current, current_source = None, "the driver's default"
+        _stderr().print(
+            Text(
+                "host file: no setting was read from it: the current setting below is "
+                f"{driver}'s default, not necessarily what {iface} runs",
+                style="bold yellow",
+            ),
+            soft_wrap=True,
+        )
 
     def on_progress(done: int, total: int, best: str) -> None:
         progress.update(task_id, completed=done, total=total, best=f"best: {best}" if best else "")
@@ -263,8 +280,8 @@ def tune_command(
                 iface=iface,
                 only=only or (),
                 seeds=seeds,
-                current=_current(host, driver, work),
-                current_source="the driver's default" if host_file is None else host_file.name,
+                current=current,
+                current_source=current_source,
             )
     except KeyboardInterrupt:
         kept = "not stored (--no-store)" if no_store else f"kept in the store {store}"
