@@ -203,3 +203,31 @@ fn default_settings_give_no_warning() {
         vec![]
     );
 }
+
+#[test]
+fn a_link_faster_than_the_chips_port_is_named() {
+    // The 82546 is a 1000 Mb/s part (chip.rs `link_mbps`): on a 10 Gb/s
+    // link the wire delivers frames ten times faster than the port runs.
+    let one = OneHost {
+        moderation: "itr_256ns = 488".into(),
+        duration_ms: 5,
+        ..OneHost::default()
+    };
+    let fast = one.toml().replace("rate = \"1G\"", "rate = \"10G\"");
+    let w = warnings(&summary(&fast));
+    let chip: Vec<_> = w
+        .iter()
+        .filter(|(f, _)| f == "hosts[0].nics[0].chip")
+        .collect();
+    assert_eq!(chip.len(), 1, "{w:?}");
+    assert!(
+        chip[0]
+            .1
+            .starts_with("the 82546's port runs at 1000 Mb/s and its link at 10000 Mb/s"),
+        "{}",
+        chip[0].1
+    );
+    // At its own speed: not named.
+    let w = warnings(&summary(&one.toml()));
+    assert!(w.iter().all(|(f, _)| f != "hosts[0].nics[0].chip"), "{w:?}");
+}

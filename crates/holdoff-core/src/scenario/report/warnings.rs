@@ -1,8 +1,9 @@
 //! The report's warnings: configured values not in effect as written
 //! (register writes the NIC ignored or converted, named by the scenario
 //! field that set them), the line-rate checks of `holdoff explain` on the
-//! settings in effect at the end, an MSS over the MTU, and a replayed
-//! capture that is mostly TCP or holds frames over the MTU.
+//! settings in effect at the end, a link faster than its chip's port, an
+//! MSS over the MTU, and a replayed capture that is mostly TCP or holds
+//! frames over the MTU.
 //!
 //! Units: times [ns] (printed in us), sizes [bytes], rates [bit/s].
 
@@ -165,6 +166,21 @@ fn line_rate_warnings(w: &World) -> Vec<WarningOut> {
         let rate_bps = u128::from(p.egress.rate.0);
         if rate_bps == 0 {
             continue;
+        }
+        let port_bps = u128::from(p.chip.link_mbps) * 1_000_000;
+        if rate_bps > port_bps {
+            out.push(WarningOut {
+                field: format!("{base}.chip"),
+                message: format!(
+                    "the {}'s port runs at {} Mb/s and its link at {} Mb/s: the wire carries \
+                     frames at the link's rate, faster than the part can receive or send them \
+                     (only its descriptor engine's packet rate limits it); give the link the \
+                     port's rate or take a chip of the link's speed",
+                    p.chip.name,
+                    p.chip.link_mbps,
+                    p.egress.rate.0 / 1_000_000
+                ),
+            });
         }
         let regs = p.registers();
         let interval_ns = if algo.is_some_and(|a| a.interval_is_static()) {
