@@ -290,12 +290,19 @@ def _igb_host(tmp_path: Path, rx_usecs: int) -> Path:
     return path
 
 
+def _tune_office_from(host: Path) -> list[object]:
+    """A one-seed rx-usecs tune of the office capture with ``--from host``."""
+    return [
+        *["tune", "--capture", OFFICE, "--from", host, "--objective", "p99<=100us"],
+        *["--knob", "rx-usecs", "--seeds", "1", "--no-store", "--executor", "serial"],
+    ]
+
+
 def test_from_a_host_file_takes_driver_chip_iface_and_the_current_setting(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     host = _igb_host(tmp_path, 500)
-    base = ["tune", "--capture", OFFICE, "--from", host, "--objective", "p99<=100us"]
-    base += ["--knob", "rx-usecs", "--seeds", "1", "--no-store", "--executor", "serial"]
+    base = _tune_office_from(host)
     code, out, err = cli(capsys, *base, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -324,9 +331,7 @@ def test_a_host_file_without_settings_is_not_called_the_current_setting(
     data = json.loads(host.read_text())
     data["ethtool"]["coalesce"].update(stdout="", rc=None, error="ethtool is not installed")
     host.write_text(json.dumps(data), encoding="utf-8")
-    base = ["tune", "--capture", OFFICE, "--from", host, "--objective", "p99<=100us"]
-    base += ["--knob", "rx-usecs", "--seeds", "1", "--no-store", "--executor", "serial"]
-    code, out, err = cli(capsys, *base, "--json")
+    code, out, err = cli(capsys, *_tune_office_from(host), "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["driver"] == "linux-igb" and result["current_source"] == "the driver's default"
