@@ -215,6 +215,17 @@ impl Replay {
         v.min(u64::MAX as u128) as u64
     }
 
+    /// The capture's span, first to last kept frame, in simulated time at
+    /// the replay's speed [ns]: when the run read the whole file and
+    /// replays it once (None otherwise: a cut run or several passes).
+    pub fn span_sim_ns(&self) -> Option<u64> {
+        let st = &self.stats;
+        match (st.first_ts_ns, st.last_ts_ns) {
+            (Some(a), Some(b)) if st.complete && self.set.loops == 1 => Some(self.scale(b - a)),
+            _ => None,
+        }
+    }
+
     /// The frame read ahead.
     pub fn take(&mut self) -> Option<CapturedFrame> {
         self.ahead.take().map(|(f, _)| f)

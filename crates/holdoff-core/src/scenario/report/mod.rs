@@ -516,10 +516,7 @@ pub fn summary(w: &World) -> Result<Summary, Error> {
                     app: f(b[2]),
                     busy: f(busy),
                 },
-                busiest_core_ns: (0..h.num_cores())
-                    .map(|c| h.core_busy_ns(c)[..3].iter().sum::<u64>())
-                    .max()
-                    .unwrap_or(0),
+                busiest_core_ns: h.busiest_core_ns(),
                 irq_deliveries: h.irq_deliveries(),
                 time_squeeze: h.time_squeeze(),
                 ksoftirqd_handoffs: h.ksoftirqd_handoffs(),

@@ -2,8 +2,9 @@
 //! (register writes the NIC ignored or converted, named by the scenario
 //! field that set them), the line-rate checks of `holdoff explain` on the
 //! settings in effect at the end, a link faster than its chip's port, an
-//! MSS over the MTU, and a replayed capture that is mostly TCP or holds
-//! frames over the MTU.
+//! MSS over the MTU, and a replayed capture that is mostly TCP, holds
+//! frames over the MTU, or left its host's busiest core more CPU time than
+//! the capture lasts (a backlog the run drained after the last frame).
 //!
 //! Units: times [ns] (printed in us), sizes [bytes], rates [bit/s].
 
@@ -50,6 +51,26 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
                 ),
             });
         }
+        if let (Some(span), Some(hi)) = (r.span_sim_ns(), w.generator_host(gi)) {
+            let busiest = w.hosts()[hi].busiest_core_ns();
+            // As `holdoff tune` judges it: over at least 1 ms, a core that
+            // needed more CPU time than the traffic lasted.
+            if span >= 1_000_000 && busiest > span {
+                out.push(WarningOut {
+                    field: format!("generators[{gi}].capture"),
+                    message: format!(
+                        "the busiest core of {} needed {:.2} ms of CPU for the {:.2} ms the \
+                         capture lasts ({:.2}x): it ended with a backlog that the run drained \
+                         after the last frame; sustained, traffic like this overflows the rings \
+                         whatever this run's drops",
+                        host_name(w, hi),
+                        busiest as f64 / 1e6,
+                        span as f64 / 1e6,
+                        busiest as f64 / span as f64
+                    ),
+                });
+            }
+        }
         if st.over_mtu > 0 {
             out.push(WarningOut {
                 field: format!("generators[{gi}].mtu_bytes"),
@@ -62,6 +83,11 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
         }
     }
     out
+}
+
+/// Host `hi`'s name.
+fn host_name(w: &World, hi: usize) -> &str {
+    &w.scenario().hosts[hi].name
 }
 
 /// `(host, nic)` index of every NIC in scenario order (the order of

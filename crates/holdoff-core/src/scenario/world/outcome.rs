@@ -6,7 +6,7 @@
 //!
 //! Units: times [ns].
 
-use super::{Host, NapiStats, World};
+use super::{Endpoint, Host, NapiStats, World};
 use crate::apps::{App, Generator};
 use crate::host::driver::DriverKind;
 use crate::host::profile::HostProfile;
@@ -78,6 +78,16 @@ impl Host {
     /// (interrupts, softirq, applications, then the CPU-bound processes).
     pub fn core_busy_ns(&self, core: usize) -> [u64; 4] {
         self.cores[core].busy_ns
+    }
+
+    /// CPU time of the busiest core: interrupts, softirq and applications,
+    /// not the CPU-bound processes [ns].
+    pub fn busiest_core_ns(&self) -> u64 {
+        self.cores
+            .iter()
+            .map(|c| c.busy_ns[..3].iter().sum::<u64>())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Deliveries of all its IRQ lines to a core [count].
@@ -196,6 +206,15 @@ impl World {
 
     pub fn generators(&self) -> &[Generator] {
         &self.gens
+    }
+
+    /// The host whose port generator `gen` is linked to (None: it is linked
+    /// to another generator or to nothing).
+    pub fn generator_host(&self, gen: usize) -> Option<usize> {
+        match self.peer.get(self.ports.len() + gen)? {
+            Endpoint::Port(p) => Some(self.port_host[*p as usize] as usize),
+            Endpoint::Gen(_) => None,
+        }
     }
 
     pub fn generator_name(&self, gen: usize) -> &str {
