@@ -479,7 +479,8 @@ def point_metrics(rec: Mapping[str, Scalar], workload: Workload) -> PointMetrics
 
 #: The shortest traffic span whose busiest core is judged [ns]: over 1 ms
 #: one interrupt's entry, ICR read and poll (2-5 us in the host profiles)
-#: are below 0.5 % of the span.
+#: are below 0.5 % of the span. The run's replay warning uses the same bound
+#: (``scenario/report/warnings.rs``).
 SPAN_JUDGED_NS = 1_000_000
 
 
