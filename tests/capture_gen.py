@@ -6,6 +6,11 @@ from the writer's own arithmetic, independent of the readers under test.
 10.0.0.2:9000 (12 us apart, 1 Gb/s wire time of a full frame), 162 000
 frames. Formats: draft-ietf-opsawg-pcap (classic, microsecond, little
 endian; snaplen 96 so the file stays small, original lengths kept).
+
+``server_both_ways``: what `tcpdump -i eth0` on the server of such requests
+records: each 200-byte request to 10.0.0.2 (MAC 00:1b:21:aa:bb:02) from
+10.0.0.1 (00:1b:21:aa:bb:01), and 40 us later the server's 1514-byte reply
+the other way.
 """
 
 from __future__ import annotations
@@ -16,17 +21,20 @@ from pathlib import Path
 
 SERVER_IP = bytes([10, 0, 0, 2])
 CLIENT_IP = bytes([10, 0, 0, 1])
+SERVER_MAC = bytes.fromhex("001b21aabb02")
+CLIENT_MAC = bytes.fromhex("001b21aabb01")
 SNAPLEN = 96
 EPOCH_S = 1_700_000_000
 
 
-def udp_frame(length: int, dport: int, dscp: int = 0) -> bytes:
-    """An Ethernet/IPv4/UDP frame of ``length`` bytes (without FCS)."""
-    eth = bytes.fromhex("001b21aabb02") + bytes.fromhex("001b21aabb01") + b"\x08\x00"
+def udp_frame(length: int, dport: int, dscp: int = 0, *, reply: bool = False) -> bytes:
+    """An Ethernet/IPv4/UDP frame of ``length`` bytes (without FCS), client to
+    server (``reply``: server to client)."""
+    macs = (CLIENT_MAC, SERVER_MAC) if reply else (SERVER_MAC, CLIENT_MAC)
+    eth = macs[0] + macs[1] + b"\x08\x00"
     ip_len = length - 14
-    ip = struct.pack(
-        ">BBHHHBBH4s4s", 0x45, dscp << 2, ip_len, 0, 0, 64, 17, 0, CLIENT_IP, SERVER_IP
-    )
+    src, dst = (SERVER_IP, CLIENT_IP) if reply else (CLIENT_IP, SERVER_IP)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, dscp << 2, ip_len, 0, 0, 64, 17, 0, src, dst)
     udp = struct.pack(">HHHH", 40000, dport, ip_len - 20, 0)
     body = eth + ip + udp
     return body + bytes(length - len(body))
@@ -65,6 +73,20 @@ def thirty_seconds(path: Path, seconds: int = 30) -> Written:
         for k in range(40):
             events.append((t0 + k * 12_000, bulk, 1514))
     events.sort(key=lambda e: e[0])
+    write_pcap(path, events)
+    wire = sum(max(o, 60) + 4 for _, _, o in events)
+    return Written(len(events), sum(o for _, _, o in events), wire, events[0][0], events[-1][0])
+
+
+def server_both_ways(path: Path, seconds: float = 1.0) -> Written:
+    """Write the server-side capture of the module doc (requests and replies)."""
+    req = udp_frame(200, 5000)[:SNAPLEN]
+    rep = udp_frame(1514, 40000, reply=True)[:SNAPLEN]
+    base = EPOCH_S * 1_000_000_000
+    events: list[tuple[int, bytes, int]] = []
+    for i in range(int(5000 * seconds)):
+        events.append((base + i * 200_000, req, 200))
+        events.append((base + i * 200_000 + 40_000, rep, 1514))
     write_pcap(path, events)
     wire = sum(max(o, 60) + 4 for _, _, o in events)
     return Written(len(events), sum(o for _, _, o in events), wire, events[0][0], events[-1][0])

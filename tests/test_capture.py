@@ -213,3 +213,90 @@ def test_a_large_capture_is_scanned_in_bounded_memory(tmp_path: Path) -> None:
         check=True,
     )
     assert rss_kib - int(base.stdout) < 20_000  # under 20 MB above the import alone
+
+
+# ----------------------------------------------------------------- directions
+
+_A, _B = bytes.fromhex("001b21aabb01"), bytes.fromhex("001b21aabb02")
+_C = bytes.fromhex("001b21aabb03")
+
+
+@pytest.mark.parametrize(
+    ("received", "sent", "two_way", "first"),
+    [
+        # One way: A only sends, B only receives -> no host does both.
+        ({_B: 1000}, {_A: 1000}, False, None),
+        # A conversation: both do both; the busier is listed first, ties by address.
+        ({_A: 400, _B: 600}, {_A: 600, _B: 400}, True, "00:1b:21:aa:bb:01"),
+        # B also sends 50 to a third address: B takes part in more frames.
+        ({_A: 500, _B: 900, _C: 50}, {_A: 900, _B: 550}, True, "00:1b:21:aa:bb:02"),
+        # B received 995 and answered 5 (0.5 % < TWO_WAY_MIN_SHARE): one way.
+        ({_B: 995, _A: 5}, {_A: 995, _B: 5}, False, "00:1b:21:aa:bb:01"),
+        # 10 of 1000 is exactly the 1 % share: two way.
+        ({_B: 990, _A: 10}, {_A: 990, _B: 10}, True, "00:1b:21:aa:bb:01"),
+    ],
+)
+def test_directions_of_table(
+    received: dict[bytes, int], sent: dict[bytes, int], two_way: bool, first: str | None
+) -> None:
+    d = capture.directions_of(received, sent, {}, sum(received.values()))
+    assert d.two_way is two_way
+    assert (d.hosts[0].mac if d.hosts else None) == first
+
+
+def test_a_capture_taken_on_the_server_is_two_way(tmp_path: Path) -> None:
+    from capture_gen import server_both_ways
+
+    path = tmp_path / "both.pcap"
+    w = server_both_ways(path, 0.2)  # 1000 requests in, 1000 replies out
+    d = capture.scan(path).directions
+    assert d is not None and d.two_way
+    by_ip = {h.ip: (h.received, h.sent) for h in d.hosts}
+    assert by_ip == {"10.0.0.1": (1000, 1000), "10.0.0.2": (1000, 1000)}
+    assert d.unicast_frames == w.frames
+    # Only the frames to the server: the requests.
+    info = capture.scan(path, only_to="10.0.0.2")
+    assert (info.frames, info.skipped, info.orig_bytes) == (1000, 1000, 1000 * 200)
+
+
+@pytest.mark.parametrize("name", ["office.pcap", "office.pcapng", "many-flows.pcap"])
+def test_the_shipped_captures_are_one_way(name: str) -> None:
+    # Written as what a host receives: every frame comes from the switch side.
+    d = capture.scan(ROOT / "examples" / "captures" / name).directions
+    assert d is not None and not d.two_way and d.hosts == ()
+
+
+def test_direction_counts_are_bounded(tmp_path: Path) -> None:
+    # More distinct destinations than MAX_MACS: the later ones are not
+    # counted and the result says so; the tallies never grow past the bound.
+    n = capture.MAX_MACS + 50
+    data = MC.pcap_header()
+    for i in range(n):
+        frame = bytearray(FRAME)
+        frame[0:6] = b"\x02" + i.to_bytes(5, "big")  # locally administered, unicast
+        data += MC.pcap_record(T0 + i * 1000, bytes(frame))
+    path = tmp_path / "many.pcap"
+    path.write_bytes(data)
+    d = capture.scan(path).directions
+    assert d is not None and d.macs_over_limit and d.unicast_frames == n
+
+
+@pytest.mark.parametrize("linktype", [113, 276])
+def test_a_cooked_capture_says_how_to_capture_instead(tmp_path: Path, linktype: int) -> None:
+    path = tmp_path / "any.pcap"
+    path.write_bytes(MC.pcap_header(linktype=linktype) + MC.pcap_record(T0, FRAME))
+    with pytest.raises(capture.CaptureFileError, match="tcpdump -i any") as err:
+        capture.scan(path)
+    assert "tcpdump -i eth0 -w FILE" in err.value.what
+
+
+def test_a_two_way_replay_without_only_to_warns(tmp_path: Path) -> None:
+    from capture_gen import server_both_ways
+
+    server_both_ways(tmp_path / "both.pcap", 0.1)
+    gen = {"name": "cap", "pattern": "replay", "capture": "both.pcap"}
+    scen = {"duration_ms": 200, "generators": [gen]}
+    (warning,) = capture.replay_warnings(scen, tmp_path)
+    assert "both ways" in warning and 'only_to = "10.0.0.2"' in warning
+    gen["only_to"] = "10.0.0.2"
+    assert capture.replay_warnings(scen, tmp_path) == []

@@ -402,3 +402,98 @@ def test_a_scenario_whose_replay_ends_early_is_said(
     assert code == 0, err
     notes = " ".join(json.loads(out)["notes"])
     assert "ends before the capture office.pcapng" in notes and "% of its 98.453 ms span" in notes
+
+
+# ------------------------------------------------ a capture taken on the host
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # 1000 requests to 10.0.0.2 and its 1000 replies (tests/capture_gen.py).
+    path = tmp_path_factory.mktemp("cap") / "both.pcap"
+    capture_gen.server_both_ways(path, 0.2)
+    return path
+
+
+def test_a_two_way_capture_is_refused_until_the_host_is_named(
+    capsys: pytest.CaptureFixture[str], both: Path
+) -> None:
+    # Replayed whole, the server's 1514-byte replies would be simulated as
+    # frames it received: the tune stops and names both addresses.
+    code, _, err = cli(capsys, "tune", "--capture", both, "--driver", "linux-igb", "--no-store")
+    text = " ".join(err.split())
+    assert code == 2 and "both ways" in text
+    assert "00:1b:21:aa:bb:02 (10.0.0.2): received 1,000, sent 1,000" in text
+    assert "--only-to 10.0.0.2" in text and "--only-to all" in text
+
+
+def test_only_to_replays_what_the_host_received(both: Path) -> None:
+    work = tune.capture_workload(
+        both, driver="linux-igb", chip="i210", profile="xeon-modern", only_to="10.0.0.2"
+    )
+    gen = work.scenario["generators"][0]
+    assert gen["only_to"] == "10.0.0.2"
+    info = work.coverage.info
+    # The writer's requests only: 1000 frames of 200 bytes.
+    assert (info.frames, info.skipped, info.orig_bytes) == (1000, 1000, 200_000)
+    # By MAC address: the same frames.
+    by_mac = tune.capture_workload(
+        both, driver="linux-igb", chip="i210", profile="xeon-modern", only_to="00:1b:21:aa:bb:02"
+    )
+    assert by_mac.coverage.info.frames == 1000
+    # 'all' keeps every frame, and says so.
+    every = tune.capture_workload(
+        both, driver="linux-igb", chip="i210", profile="xeon-modern", only_to="all"
+    )
+    assert "only_to" not in every.scenario["generators"][0]
+    assert every.coverage.info.frames == 2000 and "both ways" in every.description
+
+
+@pytest.mark.parametrize(
+    ("only_to", "what"),
+    [("10.9.9.9", "no frame of both.pcap is addressed to 10.9.9.9"), ("eth0", "neither")],
+)
+def test_only_to_errors_name_the_flag(both: Path, only_to: str, what: str) -> None:
+    with pytest.raises(tune.TuneError) as err:
+        tune.capture_workload(
+            both, driver="linux-igb", chip="i210", profile="xeon-modern", only_to=only_to
+        )
+    assert "--only-to" in str(err.value) and what in str(err.value)
+
+
+def test_only_to_needs_a_capture(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(
+        capsys, "tune", "--mix", "rr", "--driver", "linux-igb", "--only-to", "10.0.0.2"
+    )
+    assert code == 2 and "--only-to applies to a --capture workload" in err
+
+
+def test_a_host_files_address_picks_the_received_side(both: Path) -> None:
+    # `tune --from host.json --capture`: the interface's own MAC (collected
+    # from sysfs) names the host, so a capture taken on it needs no flag.
+    kw = {"driver": "linux-igb", "chip": "i210", "profile": "xeon-modern"}
+    work = tune.capture_workload(both, host_mac="00:1b:21:aa:bb:02", **kw)
+    assert work.scenario["generators"][0]["only_to"] == "00:1b:21:aa:bb:02"
+    assert work.coverage.info.frames == 1000 and "host file" in work.description
+    # An address the capture does not hold: refused, not guessed.
+    with pytest.raises(tune.TuneError, match="not of the host file's interface address"):
+        tune.capture_workload(both, host_mac="00:1b:21:00:00:09", **kw)
+    # A one-way capture is replayed whole whatever the host file says.
+    office = tune.capture_workload(OFFICE, host_mac="00:1b:21:00:00:09", **kw)
+    assert "only_to" not in office.scenario["generators"][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "mac"),
+    [
+        ("00:1B:21:AA:BB:02\n", "00:1b:21:aa:bb:02"),
+        ("01:00:5e:00:00:01", None),  # multicast: not an interface's address
+        ("00:1b:21:aa:bb", None),
+        ("zz:1b:21:aa:bb:02", None),
+        (None, None),
+    ],
+)
+def test_host_file_mac_is_read_as_a_unicast_address(text: str | None, mac: str | None) -> None:
+    from holdoff import hostinfo
+
+    assert hostinfo._mac(text) == mac

@@ -2,8 +2,8 @@
 
 :func:`scan` streams a pcap or pcapng file once, reading record headers and
 seeking past payloads (only the first :data:`PREFIX_BYTES` of a record are
-read, and only when a destination filter needs them), so memory does not grow
-with the file: a 1 GB capture is never read into memory.
+read, for its addresses), so memory does not grow with the file: a 1 GB
+capture is never read into memory.
 
 It reads what the core's replay reads (``crates/holdoff-core/src/apps/
 replay.rs``) and counts as it counts:
@@ -21,7 +21,13 @@ replay.rs``) and counts as it counts:
   receiver;
 - a timestamp earlier than the previous record's is an error;
 - ``only_to``: only frames to one IPv4/IPv6 address or MAC address count,
-  as the replay's ``only_to`` keeps them.
+  as the replay's ``only_to`` keeps them;
+- directions (:class:`Directions`): per MAC address, the unicast frames it
+  sent and received (the first :data:`MAX_MACS` addresses seen), so that a
+  capture taken on a host (both its received and its sent frames) is told
+  from one of the frames a host received. A replay sends every frame it
+  keeps *into* the simulated host, so the host's own transmissions would
+  otherwise be simulated as received traffic.
 
 Simplifies: the file is read as it is at the time of the scan; a capture
 that changes afterwards is the replay's to read.
@@ -44,9 +50,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-#: Bytes of a record's payload read when a destination filter needs them
-#: (Ethernet, two VLAN tags and an IPv6 header fit).
+#: Bytes of a record's payload read (addresses for the destination filter
+#: and the directions: Ethernet, two VLAN tags and an IPv6 header fit).
 PREFIX_BYTES = 64
+#: Distinct MAC addresses whose frames the direction count follows; frames
+#: of addresses seen after these are not counted (memory stays bounded).
+MAX_MACS = 4096
+#: A host that sent at least this share of the unicast frames it took part
+#: in (and received the rest) makes the capture two-way: its sent frames
+#: are not traffic it received.
+TWO_WAY_MIN_SHARE = 0.01
 #: Longest record accepted [bytes] (the core's ``MAX_RECORD_BYTES``).
 MAX_RECORD_BYTES = 16 << 20
 #: The standard Ethernet MTU [bytes]; a frame over MTU + 18 is dropped.
@@ -62,6 +75,24 @@ _SHB = 0x0A0D0D0A
 _IDB, _SPB, _EPB = 1, 3, 6
 _BYTE_ORDER_MAGIC = 0x1A2B3C4D
 _LINKTYPE_ETHERNET = 1
+#: Link types that are not Ethernet but common, with what to do instead.
+_LINKTYPE_HINTS = {
+    113: "a Linux cooked capture (LINKTYPE_LINUX_SLL, what `tcpdump -i any` writes); "
+    "capture on the interface itself, e.g. `tcpdump -i eth0 -w FILE`, which records "
+    "Ethernet frames",
+    276: "a Linux cooked capture v2 (LINKTYPE_LINUX_SLL2, what `tcpdump -i any` writes); "
+    "capture on the interface itself, e.g. `tcpdump -i eth0 -w FILE`, which records "
+    "Ethernet frames",
+    101: "raw IP without link-layer headers (LINKTYPE_RAW); capture on an Ethernet "
+    "interface, e.g. `tcpdump -i eth0 -w FILE`",
+    0: "BSD loopback (LINKTYPE_NULL): loopback traffic never crosses a NIC",
+}
+
+
+def _linktype_error(linktype: int) -> str:
+    hint = _LINKTYPE_HINTS.get(linktype)
+    what = f"unsupported link type {linktype} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)"
+    return f"{what}: this is {hint}" if hint else what
 
 
 class CaptureFileError(ValueError):
@@ -72,6 +103,84 @@ class CaptureFileError(ValueError):
         self.path = path
         self.offset = offset
         self.what = what
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One MAC address's unicast frames in a capture."""
+
+    mac: str
+    #: Unicast frames addressed to it, and sent by it.
+    received: int
+    sent: int
+    #: The one IP address every frame to it was addressed to (None if not one).
+    ip: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.mac} ({self.ip})" if self.ip else self.mac
+
+
+@dataclass(frozen=True)
+class Directions:
+    """Who sent and received a capture's unicast frames (the whole file)."""
+
+    unicast_frames: int
+    #: Addresses that both sent and received, most frames first (at most 4).
+    hosts: tuple[Endpoint, ...]
+    #: More than :data:`MAX_MACS` addresses: frames of the later ones are not counted.
+    macs_over_limit: bool = False
+
+    @property
+    def two_way(self) -> bool:
+        """The capture holds a host's sent frames beside those it received:
+        the busiest address that does both sent at least
+        :data:`TWO_WAY_MIN_SHARE` of its frames and received at least as large a share."""
+        if not self.hosts:
+            return False
+        h = self.hosts[0]
+        return min(h.sent, h.received) >= TWO_WAY_MIN_SHARE * (h.sent + h.received)
+
+    def text(self) -> str:
+        """Each such host's received and sent frames, in one sentence."""
+        return "; ".join(
+            f"{h.name} received {h.received:,} and sent {h.sent:,}" for h in self.hosts
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "two_way": self.two_way,
+            "unicast_frames": self.unicast_frames,
+            "hosts": [
+                {"mac": h.mac, "ip": h.ip, "received": h.received, "sent": h.sent}
+                for h in self.hosts
+            ],
+            "macs_over_limit": self.macs_over_limit,
+        }
+
+
+def directions_of(
+    received: Mapping[bytes, int],
+    sent: Mapping[bytes, int],
+    ip_to: Mapping[bytes, bytes | None],
+    unicast: int,
+    over_limit: bool = False,
+) -> Directions:
+    """:class:`Directions` from per-address counts (pure: the scan's tallies)."""
+    both = [m for m in received if sent.get(m, 0) > 0]
+    both.sort(key=lambda m: (-(received[m] + sent[m]), m))
+    hosts = []
+    for m in both[:4]:
+        ip = ip_to.get(m)
+        hosts.append(
+            Endpoint(
+                ":".join(f"{b:02x}" for b in m),
+                received[m],
+                sent[m],
+                str(ipaddress.ip_address(ip)) if ip else None,
+            )
+        )
+    return Directions(unicast, tuple(hosts), over_limit)
 
 
 @dataclass(frozen=True)
@@ -101,6 +210,10 @@ class CaptureInfo:
     #: Frames and wire bytes within ``window_ns`` (all of them without a window).
     window_frames: int = 0
     window_wire_bytes: int = 0
+    #: Who sent and received the file's unicast frames (before ``only_to``).
+    directions: Directions | None = None
+    #: The ``only_to`` filter the counts are after, as given.
+    only_to: str | None = None
 
     @property
     def span_ns(self) -> int:
@@ -134,6 +247,8 @@ class CaptureInfo:
             "mean_rate_bps": self.mean_rate_bps,
             "deliverable_rate_bps": self.deliverable_rate_bps,
             "skipped": self.skipped,
+            "only_to": self.only_to,
+            "directions": self.directions.to_dict() if self.directions else None,
         }
 
 
@@ -156,7 +271,11 @@ def _dst(data: bytes) -> tuple[bytes | None, bytes | None]:
     """The destination MAC and IP address of an Ethernet frame's first bytes."""
     if len(data) < 14:
         return None, None
-    mac = data[:6]
+    return data[:6], _dst_ip(data)
+
+
+def _dst_ip(data: bytes) -> bytes | None:
+    """The destination IP address of an Ethernet frame's first bytes (None if not IP)."""
     et = int.from_bytes(data[12:14], "big")
     l3 = 14
     while et in (0x8100, 0x88A8) and len(data) >= l3 + 4:
@@ -164,10 +283,10 @@ def _dst(data: bytes) -> tuple[bytes | None, bytes | None]:
         l3 += 4
     ip = data[l3:]
     if et == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
-        return mac, ip[16:20]
+        return ip[16:20]
     if et == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
-        return mac, ip[24:40]
-    return mac, None
+        return ip[24:40]
+    return None
 
 
 class _Scan:
@@ -192,6 +311,14 @@ class _Scan:
         self.first: int | None = None
         self.last: int | None = None
         self.prev_ts: int | None = None
+        self.only_to_text: str | None = None
+        # Directions: unicast frames per destination and source MAC, and the
+        # one destination IP of the frames to each MAC (None once it varies).
+        self.received: dict[bytes, int] = {}
+        self.sent: dict[bytes, int] = {}
+        self.ip_to: dict[bytes, bytes | None] = {}
+        self.unicast = 0
+        self.macs_over = False
 
     def err(self, offset: int, what: str) -> CaptureFileError:
         return CaptureFileError(self.path, offset, what)
@@ -206,6 +333,8 @@ class _Scan:
         self.prev_ts = ts
         if self.file_first is None:
             self.file_first = ts
+        if prefix is not None and len(prefix) >= 12 and not prefix[0] & 1:
+            self._direction(prefix)
         if self.only_to is not None:
             mac, ip = _dst(prefix or b"")
             kind, want = self.only_to
@@ -229,6 +358,36 @@ class _Scan:
             self.win_frames += 1
             self.win_bytes += wire
 
+    def _direction(self, prefix: bytes) -> None:
+        """Count a unicast frame for its destination and source address."""
+        self.unicast += 1
+        dst, src = prefix[:6], prefix[6:12]
+        got = self.received.get(dst)
+        if got is not None:
+            self.received[dst] = got + 1
+            known = self.ip_to[dst]
+            if known is not None:
+                # Untagged IPv4 (the common frame) without the general parse.
+                ip: bytes | None
+                if prefix[12:14] == b"\x08\x00" and len(prefix) >= 34 and prefix[14] >> 4 == 4:
+                    ip = prefix[30:34]
+                else:
+                    ip = _dst_ip(prefix) if len(prefix) >= 14 else None
+                if ip != known:
+                    self.ip_to[dst] = None
+        elif len(self.received) < MAX_MACS:
+            self.received[dst] = 1
+            self.ip_to[dst] = _dst_ip(prefix) if len(prefix) >= 14 else None
+        else:
+            self.macs_over = True
+        got = self.sent.get(src)
+        if got is not None:
+            self.sent[src] = got + 1
+        elif len(self.sent) < MAX_MACS:
+            self.sent[src] = 1
+        else:
+            self.macs_over = True
+
     def info(self, fmt: str) -> CaptureInfo:
         return CaptureInfo(
             self.path,
@@ -246,6 +405,8 @@ class _Scan:
             self.file_first,
             self.win_frames,
             self.win_bytes,
+            directions_of(self.received, self.sent, self.ip_to, self.unicast, self.macs_over),
+            self.only_to_text,
         )
 
 
@@ -284,6 +445,7 @@ def scan(
         except ValueError as err:
             raise CaptureFileError(name, 0, str(err)) from err
     counts = _Scan(name, mtu, filt, window_ns)
+    counts.only_to_text = only_to
     try:
         with open(name, "rb") as f:
             magic = f.read(4)
@@ -328,11 +490,7 @@ def _scan_pcap(f: BinaryIO, size: int, magic: bytes, counts: _Scan) -> None:
     if major != 2:
         raise counts.err(4, f"pcap version {major}.{minor}; only 2.x is read")
     if linktype & 0xFFFF != _LINKTYPE_ETHERNET:
-        raise counts.err(
-            20,
-            f"unsupported link type {linktype & 0xFFFF} (only Ethernet, LINKTYPE_ETHERNET = 1, "
-            "is replayed)",
-        )
+        raise counts.err(20, _linktype_error(linktype & 0xFFFF))
     rec = struct.Struct(order + "IIII")
     pos = 24
     while pos < size:
@@ -349,12 +507,8 @@ def _scan_pcap(f: BinaryIO, size: int, magic: bytes, counts: _Scan) -> None:
         if 16 + caplen > MAX_RECORD_BYTES:
             raise counts.err(pos, f"record length {caplen} is over the largest accepted")
         ts = sec * 1_000_000_000 + (frac if nanos else frac * 1000)
-        prefix = None
-        if counts.only_to is not None:
-            prefix = f.read(min(caplen, PREFIX_BYTES))
-            f.seek(caplen - len(prefix), os.SEEK_CUR)
-        else:
-            f.seek(caplen, os.SEEK_CUR)
+        prefix = f.read(min(caplen, PREFIX_BYTES))
+        f.seek(caplen - len(prefix), os.SEEK_CUR)
         counts.frame(pos, ts, orig, caplen, prefix)
         pos += 16 + caplen
 
@@ -400,7 +554,7 @@ def _scan_pcapng(f: BinaryIO, size: int, counts: _Scan) -> None:
         body_len = blen - 12
         if btype == _IDB:
             body = head[8:] + _read(f, body_len, pos + 12, size, "interface block", counts)
-            ifaces.append(_idb(body, order, pos, counts))
+            ifaces.append(_idb(body, order, pos, counts, len(ifaces)))
         elif btype == _EPB:
             if body_len < 16:
                 raise counts.err(pos, f"enhanced packet block of {blen} bytes is too short")
@@ -424,10 +578,7 @@ def _scan_pcapng(f: BinaryIO, size: int, counts: _Scan) -> None:
             ts = ((hi << 32) | lo) * 1_000_000_000 // units + offset_s * 1_000_000_000
             if not 0 <= ts < 2**64 - 1:
                 raise counts.err(pos, f"timestamp out of range on interface {if_id}")
-            prefix = None
-            if counts.only_to is not None:
-                prefix = f.read(min(caplen, PREFIX_BYTES))
-            counts.frame(pos, ts, orig, caplen, prefix)
+            counts.frame(pos, ts, orig, caplen, f.read(min(caplen, PREFIX_BYTES)))
         elif btype == _SPB:
             if not ifaces:
                 raise counts.err(pos, "simple packet block before any interface description")
@@ -435,26 +586,20 @@ def _scan_pcapng(f: BinaryIO, size: int, counts: _Scan) -> None:
             snaplen = ifaces[0][2]
             caplen = min(orig, snaplen) if snaplen > 0 else orig
             caplen = min(caplen, body_len - 4)
-            prefix = None
-            if counts.only_to is not None:
-                prefix = f.read(min(caplen, PREFIX_BYTES))
+            prefix = f.read(min(caplen, PREFIX_BYTES))
             ts = counts.prev_ts if counts.prev_ts is not None else 0
             counts.frame(pos, ts, orig, caplen, prefix)
         f.seek(pos + blen, os.SEEK_SET)
         pos += blen
 
 
-def _idb(body: bytes, order: str, pos: int, counts: _Scan) -> tuple[int, int, int]:
+def _idb(body: bytes, order: str, pos: int, counts: _Scan, index: int) -> tuple[int, int, int]:
     """(timestamp units per second, if_tsoffset [s], snaplen) of an IDB's body."""
     if len(body) < 8:
         raise counts.err(pos, "interface description block is too short")
     linktype, _res, snaplen = struct.unpack(order + "HHI", body[:8])
     if linktype != _LINKTYPE_ETHERNET:
-        raise counts.err(
-            pos,
-            f"interface {linktype}: unsupported link type {linktype} (only Ethernet, "
-            "LINKTYPE_ETHERNET = 1, is replayed)",
-        )
+        raise counts.err(pos, f"interface {index}: {_linktype_error(linktype)}")
     units, offset_s = 1_000_000, 0
     i = 8
     opts = body[: len(body) - 4]  # the trailing block length
@@ -539,9 +684,12 @@ class Coverage:
             if self.whole
             else f"{pct(self.share)} of the capture ({self.chosen_by})"
         )
+        kept = (
+            f" to {i.only_to} ({i.skipped:,} others not replayed)" if i.only_to is not None else ""
+        )
         return (
-            f"capture {Path(i.path).name}: span {i.span_ns / 1e6:,.3f} ms, {i.frames:,} frames, "
-            f"{i.orig_bytes:,} bytes; mean {i.mean_rate_bps / 1e6:,.2f} Mb/s. Simulated: "
+            f"capture {Path(i.path).name}: span {i.span_ns / 1e6:,.3f} ms, {i.frames:,} frames"
+            f"{kept}, {i.orig_bytes:,} bytes; mean {i.mean_rate_bps / 1e6:,.2f} Mb/s. Simulated: "
             f"{what}, capture time {self.start_ns / 1e6:,.3f} to "
             f"{min(self.end_ns, _rel_last(i)) / 1e6:,.3f} ms ({i.window_frames:,} frames) in "
             f"{self.simulated_ns / 1e6:,.3f} ms of simulated time"
@@ -611,9 +759,11 @@ def replay_warnings(
     scenario: Mapping[str, Any], base_dir: str | os.PathLike[str] | None = None
 ) -> list[str]:
     """Warnings for a scenario's replays: a capture with no frames (or none
-    left after ``only_to``), and a ``duration_ms`` that ends before the
-    capture (with the share covered). Unreadable captures are left to the
-    run, which names them."""
+    left after ``only_to``), a ``duration_ms`` that ends before the capture
+    (with the share covered), and a capture that holds a host's sent frames
+    beside those it received replayed without ``only_to`` (every frame goes
+    into the port as received). Unreadable captures are left to the run,
+    which names them."""
     out: list[str] = []
     gens = scenario.get("generators") or []
     duration_ms = scenario.get("duration_ms")
@@ -644,6 +794,15 @@ def replay_warnings(
         except (CaptureFileError, ValueError):
             continue
         name = f"generators[{gi}] ({gen.get('name', '')})"
+        dirs = cov.info.directions
+        if only_to is None and dirs is not None and dirs.two_way:
+            pick = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
+            out.append(
+                f"{name}: the capture {path.name} holds frames both ways ({dirs.text()}); "
+                "every frame is replayed into the port as received traffic, the hosts' sent "
+                f'frames too. only_to = "{pick.ip or pick.mac}" keeps the frames that host '
+                "received"
+            )
         if cov.info.frames == 0 or cov.info.window_frames == 0:
             why = (
                 f"none is to only_to = {only_to!r}"
@@ -678,6 +837,11 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "CaptureFileError",
     "CaptureInfo",
+    "Directions",
+    "Endpoint",
+    "MAX_MACS",
+    "TWO_WAY_MIN_SHARE",
+    "directions_of",
     "DRAIN_MS",
     "Coverage",
     "describe",

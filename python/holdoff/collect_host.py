@@ -198,6 +198,7 @@ def device_info(host: Host, iface: str) -> Dict[str, Any]:
         ("speed_mbps", "speed"),
         ("mtu", "mtu"),
         ("operstate", "operstate"),
+        ("address", "address"),
     ):
         if not os.path.exists(host.path(base + "/" + rel)):
             info[key] = None

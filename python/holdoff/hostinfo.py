@@ -128,6 +128,8 @@ class HostInfo:
     messages: list[str] = field(default_factory=list)
     #: The parsed coalescing text (notes, unsupported fields), when there was one.
     parsed: Parsed | None = None
+    #: The interface's MAC address (sysfs ``address``), "aa:bb:cc:dd:ee:ff", when read.
+    mac: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (without the parse details)."""
@@ -238,8 +240,23 @@ def _host(data: dict[str, Any]) -> HostInfo:
         sysctls={str(k): str(v) for k, v in _obj(data, "sysctls").items()},
         messages=messages,
         parsed=parsed,
+        mac=_mac(device.get("address")),
         **rates,
     )
+
+
+def _mac(text: Any) -> str | None:
+    """A unicast MAC address as ``aa:bb:cc:dd:ee:ff`` (None for anything else)."""
+    parts = str(text or "").strip().lower().split(":")
+    if len(parts) != 6 or not all(len(p) == 2 for p in parts):
+        return None
+    try:
+        first = int(parts[0], 16)
+        for p in parts[1:]:
+            int(p, 16)
+    except ValueError:
+        return None
+    return None if first & 1 else ":".join(parts)
 
 
 def _chip(device: dict[str, Any], driver: str | None, messages: list[str]) -> str | None:

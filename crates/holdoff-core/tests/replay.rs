@@ -218,8 +218,20 @@ fn bad_captures_name_file_offset_and_fault() {
     };
     assert_eq!(
         open_err("raw.pcap", &p.header()),
-        "capture FILE: at byte 20: unsupported link type 101 (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)"
+        "capture FILE: at byte 20: unsupported link type 101 (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed): \
+         this is raw IP without link-layer headers (LINKTYPE_RAW); capture on an Ethernet interface, e.g. `tcpdump -i eth0 -w FILE`"
     );
+    // `tcpdump -i any` writes Linux cooked captures (113, and 276 for v2): the
+    // error says so and names the capture that works.
+    for lt in [113, 276] {
+        let p = Pcap { linktype: lt, ..LE };
+        let e = open_err("any.pcap", &p.header());
+        assert!(e.contains(&format!("unsupported link type {lt}")), "{e}");
+        assert!(
+            e.contains("tcpdump -i any") && e.contains("tcpdump -i eth0 -w FILE"),
+            "{e}"
+        );
+    }
     // pcapng: a packet on an interface of an unsupported link type (IEEE 802.11 = 105).
     let mut b = shb(false);
     b.extend(idb(6, 105, false));

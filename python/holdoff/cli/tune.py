@@ -115,6 +115,16 @@ def tune_command(
             show_default=False,
         ),
     ] = None,
+    only_to: Annotated[
+        str | None,
+        typer.Option(
+            "--only-to",
+            help="With --capture: replay only the frames to this host (its IP or MAC "
+            "address), or 'all'. Needed when the capture holds a host's sent frames "
+            "beside those it received (taken on the host).",
+            show_default=False,
+        ),
+    ] = None,
     seeds: SeedsOption = 3,
     only: Annotated[
         list[str] | None,
@@ -190,8 +200,8 @@ def tune_command(
         _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
     if executor not in sw.EXECUTORS:
         _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
-    if (span is not None or latency_of is not None) and capture is None:
-        flag = "--span" if span is not None else "--latency-of"
+    if (span is not None or latency_of is not None or only_to is not None) and capture is None:
+        flag = "--span" if span is not None else "--latency-of" if latency_of else "--only-to"
         _fail(f"{flag} applies to a --capture workload", 2)
     try:
         stats.parse_seeds(seeds)
@@ -220,6 +230,8 @@ def tune_command(
                 duration_ms=duration_ms,
                 span=span,
                 latency_of=latency_of,
+                only_to=only_to,
+                host_mac=host.mac if host is not None else None,
             )
         else:
             work = tn.mix_workload(

@@ -50,8 +50,13 @@ def coverage_line(data: Mapping[str, Any]) -> str | None:
             f"; {c['deliverable_rate_bps'] / 1e6:,.2f} Mb/s in frames within the 1500-byte MTU "
             f"({c['over_mtu_frames']} longer frames are dropped by any setting)"
         )
+    kept = (
+        f" to {c['only_to']} ({c['skipped']:,} others not replayed)"
+        if c.get("only_to") is not None
+        else ""
+    )
     return (
-        f"capture {c['file']}: span {c['span_ns'] / 1e6:,.3f} ms, {c['frames']:,} frames, "
+        f"capture {c['file']}: span {c['span_ns'] / 1e6:,.3f} ms, {c['frames']:,} frames{kept}, "
         f"{c['orig_bytes']:,} bytes ({c['captured_bytes']:,} captured), mean "
         f"{c['mean_rate_bps'] / 1e6:,.2f} Mb/s{mtu_note}.\nSimulated: {what}, capture time "
         f"{c['window_ms'][0]:,.3f} to {c['window_ms'][1]:,.3f} ms ({c['frames_simulated']:,} "

@@ -215,9 +215,19 @@ def capture_workload(
     span: str | None = None,
     speed: float = 1.0,
     latency_of: str | None = None,
+    only_to: str | None = None,
+    host_mac: str | None = None,
 ) -> Workload:
     """The capture replayed at its own times into one host (a UDP sink takes
     every frame and measures its latency from the wire to the application).
+
+    ``only_to``: replay only the frames to this IP or MAC address (``"all"``:
+    every frame). Without it, a capture that holds a host's sent frames
+    beside those it received (:attr:`holdoff.capture.Directions.two_way`:
+    taken on the host) is refused with the addresses to choose from: its
+    sent frames would be replayed into the host as received traffic; with
+    ``host_mac`` (the tuned interface's address, from a host file) such a
+    capture keeps the frames to that address instead.
 
     What is simulated is read from the file (:func:`holdoff.capture.plan`):
     its whole span plus a drain allowance, or exactly the window asked
@@ -228,10 +238,19 @@ def capture_workload(
         raise TuneError("--span", "give --span or --duration-ms, not both")
     window = parse_span(span) if span is not None else None
     selector = parse_latency_of(latency_of) if latency_of is not None else None
+    keep = None if only_to is None or only_to.strip().lower() == "all" else only_to.strip()
+    if keep is not None:
+        try:
+            cap.parse_only_to(keep)
+        except ValueError as err:
+            raise TuneError(
+                "--only-to", f"{keep!r} is neither an IP nor a MAC address, nor 'all'"
+            ) from err
     try:
         cov = cap.plan(
             path,
             speed=speed,
+            only_to=keep,
             span_ns=window,
             duration_ns=None if duration_ms is None else duration_ms * 1_000_000,
         )
@@ -239,8 +258,51 @@ def capture_workload(
         raise TuneError("--capture", str(err)) from err
     except ValueError as err:
         raise TuneError("--span", f"{span!r} {err}") from err
+    dirs = cov.info.directions
+    if only_to is None and host_mac is not None and dirs is not None and dirs.two_way:
+        # Taken on the host whose address the host file gives: keep what it received.
+        if not any(h.mac == host_mac for h in dirs.hosts):
+            hosts = "".join(
+                f"\n  {h.name}: received {h.received:,}, sent {h.sent:,}" for h in dirs.hosts
+            )
+            raise TuneError(
+                "--capture",
+                f"{path.name} holds frames both ways, but not of the host file's interface "
+                f"address {host_mac}:{hosts}\nIs it a capture of this interface? Name the "
+                "host to tune with --only-to (its IP or MAC address), or --only-to all",
+            )
+        work = capture_workload(
+            capture,
+            driver=driver,
+            chip=chip,
+            profile=profile,
+            duration_ms=duration_ms,
+            span=span,
+            speed=speed,
+            latency_of=latency_of,
+            only_to=host_mac,
+        )
+        work.description += ": the host file's interface address, the capture holding both ways"
+        return work
+    if cov.info.frames == 0 and keep is not None:
+        seen = f" ({dirs.text()})" if dirs is not None and dirs.hosts else ""
+        raise TuneError("--only-to", f"no frame of {path.name} is addressed to {keep}{seen}")
     if cov.info.frames == 0:
         raise TuneError("--capture", f"{capture} has no frames: there is no traffic to tune on")
+    if only_to is None and dirs is not None and dirs.two_way:
+        example = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
+        hosts = "".join(
+            f"\n  {h.name}: received {h.received:,}, sent {h.sent:,}" for h in dirs.hosts
+        )
+        raise TuneError(
+            "--capture",
+            f"{path.name} holds frames both ways (unicast frames per address):{hosts}\n"
+            "A replay sends every frame into the simulated host as received traffic, so a "
+            "host's own sent frames would be taken for traffic it received.\n"
+            "Name the host to tune with --only-to, its IP or MAC address (e.g. --only-to "
+            f"{example.ip or example.mac} replays the frames it received), or give "
+            "--only-to all to replay every frame",
+        )
     if cov.info.window_frames == 0:
         flag = "--span" if window is not None else "--duration-ms"
         raise TuneError(flag, f"no frame of {path.name} falls inside the simulated window")
@@ -259,6 +321,8 @@ def capture_workload(
         gen["start_us"] = cov.start_ns // 1000
     if selector is not None:
         gen["latency_of"] = selector
+    if keep is not None:
+        gen["only_to"] = keep
     scen = {
         "name": f"tune-{path.stem}",
         "seed": 1,
@@ -273,7 +337,14 @@ def capture_workload(
         scen,
         [0],
         "sink",
-        description=f"{path.name} replayed at its captured times into one host",
+        description=f"{path.name} replayed at its captured times into one host"
+        + (
+            f" (only the frames to {keep})"
+            if keep is not None
+            else " (every frame, both ways, as --only-to all asks)"
+            if dirs is not None and dirs.two_way
+            else ""
+        ),
         coverage=cov,
         latency_of=latency_of,
     )

@@ -250,13 +250,7 @@ impl CaptureReader {
         };
         if let Format::Legacy { linktype, .. } = fmt {
             if linktype != Linktype::ETHERNET {
-                return Err(err(
-                    20,
-                    format!(
-                        "unsupported link type {} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)",
-                        linktype.0
-                    ),
-                ));
+                return Err(err(20, linktype_error(linktype)));
             }
         }
         rd.consume(n);
@@ -506,13 +500,41 @@ fn short<I>(e: &PcapError<I>) -> String {
     }
 }
 
+/// A link type the replay does not read, with what to do instead for the
+/// common ones (`tcpdump -i any` writes Linux cooked captures).
+fn linktype_error(lt: Linktype) -> String {
+    let hint = match lt.0 {
+        113 => Some(
+            "a Linux cooked capture (LINKTYPE_LINUX_SLL, what `tcpdump -i any` writes); \
+             capture on the interface itself, e.g. `tcpdump -i eth0 -w FILE`, which records \
+             Ethernet frames",
+        ),
+        276 => Some(
+            "a Linux cooked capture v2 (LINKTYPE_LINUX_SLL2, what `tcpdump -i any` writes); \
+             capture on the interface itself, e.g. `tcpdump -i eth0 -w FILE`, which records \
+             Ethernet frames",
+        ),
+        101 => Some(
+            "raw IP without link-layer headers (LINKTYPE_RAW); capture on an Ethernet \
+             interface, e.g. `tcpdump -i eth0 -w FILE`",
+        ),
+        0 => Some("BSD loopback (LINKTYPE_NULL): loopback traffic never crosses a NIC"),
+        _ => None,
+    };
+    let base = format!(
+        "unsupported link type {} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)",
+        lt.0
+    );
+    match hint {
+        Some(h) => format!("{base}: this is {h}"),
+        None => base,
+    }
+}
+
 /// The fields of an Ethernet frame the replay uses.
 fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<CapturedFrame, String> {
     if lt != Linktype::ETHERNET {
-        return Err(format!(
-            "unsupported link type {} (only Ethernet, LINKTYPE_ETHERNET = 1, is replayed)",
-            lt.0
-        ));
+        return Err(linktype_error(lt));
     }
     let mut f = CapturedFrame {
         ts_ns,
