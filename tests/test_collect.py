@@ -50,6 +50,21 @@ def test_tg3_fixture_a_driver_holdoff_does_not_model() -> None:
     assert host.sysctls["net.core.netdev_budget"] == "300"
 
 
+def test_a_virtio_guest_is_not_taken_for_a_dim_nic() -> None:
+    # The tg3 file as a virtio_net guest would give it (sysfs driver link
+    # virtio_net, PCI 1af4:1000): no model, and the reason says why instead
+    # of describing mlx5-style net_dim on an i210 (virtio_net's net_dim is
+    # off until adaptive-rx on, and the hypervisor's device moderates).
+    doc = json.loads((DATA / "tg3-eth0.json").read_text())
+    doc["device"].update(driver="virtio_net", vendor="0x1af4", device="0x1000")
+    doc["ethtool"] = {}
+    host = host_from_dict(doc)
+    assert (host.driver, host.chip) == (None, None)
+    (why,) = [m for m in host.messages if m.startswith("driver virtio_net")]
+    assert "paravirtual" in why and "--driver" in why
+    assert host.why_no_driver() == why  # what explain and tune print with "--driver is required"
+
+
 def test_ixgbe_fixture_maps_driver_chip_and_settings() -> None:
     host = read_host(DATA / "ixgbe-eno1.json")
     # ethtool driver "ixgbe" -> holdoff's linux-ixgbe; PCI 8086:1563 is IXGBE_DEV_ID_X550T

@@ -12,8 +12,9 @@ per-CPU busy and softirq shares.
 Simplifies: rates are averages over the window (after minus before, divided
 by the elapsed wall time the collector recorded); mlx5_core and ena map to
 their own models (``linux-mlx5``, ``linux-ena``); another driver that uses
-the kernel's DIM library (virtio_net, bnxt_en, ice) maps to ``linux-dim``; a
-driver holdoff has no model of maps to None.
+the kernel's DIM library (bnxt_en) maps to ``linux-dim``; ice and i40e to
+their own; a driver holdoff has no model of maps to None, and virtio_net
+(a paravirtual NIC, :data:`UNMODELLED`) to None with its reason.
 
 Sources: PCI device ids from the Linux drivers' id tables (``e1000_hw.h``,
 ``igb/e1000_hw.h``, ``ixgbe_type.h``: ``E1000_DEV_ID_*``, ``IXGBE_DEV_ID_*``).
@@ -40,10 +41,23 @@ DRIVER_MAP: dict[str, str] = {
     "ixgbe": "linux-ixgbe",
     "mlx5_core": "linux-mlx5",
     "ena": "linux-ena",
-    "virtio_net": "linux-dim",
     "bnxt_en": "linux-dim",
     "ice": "linux-ice",
     "i40e": "linux-i40e",
+}
+
+#: Drivers that are deliberately not mapped, with the reason shown instead.
+#: virtio_net (Linux drivers/net/virtio_net.c): a paravirtual NIC whose
+#: notifications the hypervisor's device moderates; `ethtool -C` reaches it
+#: only when the device offers VIRTIO_NET_F_NOTF_COAL / VQ_NOTF_COAL, and its
+#: net_dim (``rx_dim_enabled``) stays off until `adaptive-rx on` is set.
+UNMODELLED: dict[str, str] = {
+    "virtio_net": (
+        "a paravirtual NIC: the hypervisor's device moderates its interrupts, not NIC "
+        "hardware holdoff models (ethtool -C reaches the device only where it offers "
+        "notification coalescing, VIRTIO_NET_F_NOTF_COAL, and its net_dim is off until "
+        "adaptive-rx on); give --driver and --chip of the physical NIC to study"
+    ),
 }
 
 #: Intel (vendor 0x8086) PCI device ids -> holdoff chip names.
@@ -131,6 +145,11 @@ class HostInfo:
     #: The interface's MAC address (sysfs ``address``), "aa:bb:cc:dd:ee:ff", when read.
     mac: str | None = None
 
+    def why_no_driver(self) -> str:
+        """Why no driver model was taken: the driver's own message, else the last two."""
+        mine = [m for m in self.messages if m.startswith("driver ")]
+        return "; ".join(mine or self.messages[-2:])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (without the parse details)."""
         out = asdict(self)
@@ -200,7 +219,9 @@ def _host(data: dict[str, Any]) -> HostInfo:
             if line.startswith("driver:"):
                 ethtool_driver = line.split(":", 1)[1].strip() or ethtool_driver
     driver = DRIVER_MAP.get(str(ethtool_driver)) if ethtool_driver else None
-    if driver is None:
+    if driver is None and str(ethtool_driver) in UNMODELLED:
+        messages.append(f"driver {ethtool_driver}: {UNMODELLED[str(ethtool_driver)]}")
+    elif driver is None:
         messages.append(
             f"driver {ethtool_driver or 'unknown'}: holdoff has no model of it "
             f"(models: {', '.join(sorted(set(DRIVER_MAP)))}); give --driver"

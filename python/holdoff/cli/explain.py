@@ -95,7 +95,7 @@ def explain_command(
     host = _read_host_file(host_file)
     driver = driver or (host.driver if host and host.driver else "")
     if not driver:
-        why = f" ({'; '.join(host.messages[-2:])})" if host else ""
+        why = f"\nhost file: {host.why_no_driver()}" if host and host.messages else ""
         _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}{why}", 2)
     chip = chip or (host.chip if host else None)
     try:

@@ -193,7 +193,7 @@ def tune_command(
             _stderr().print(Text(f"host file: {message}", style="yellow"), soft_wrap=True)
     iface = iface or "eth0"
     if not driver:
-        why = f" ({'; '.join(host.messages[-2:])})" if host and host.messages else ""
+        why = f"\nhost file: {host.why_no_driver()}" if host and host.messages else ""
         _fail(f"--driver is required: one of {', '.join(knobs.DRIVERS)}{why}", 2)
     given = [x for x in (scenario, capture, mix) if x is not None]
     if len(given) != 1:
