@@ -118,7 +118,16 @@ def test_shipped_captures_agree_with_the_core() -> None:
             core["bytes"],
             core["duration_ns"],
         )
-        assert info.over_mtu_frames == core["over_mtu"] == 2  # the two 9014-byte frames
+        # The two 9014-byte TCP frames are cut into 7 segments each (MSS 1460).
+        assert info.over_mtu_frames == core["over_mtu"] == 0
+        assert (
+            (info.cut_records, info.cut_segments)
+            == (
+                core["cut_records"],
+                core["cut_segments"],
+            )
+            == (2, 14)
+        )
 
 
 def test_only_to_counts_frames_to_one_address() -> None:
@@ -131,7 +140,9 @@ def test_only_to_counts_frames_to_one_address() -> None:
         if len(f) >= 34 and f[12:14] == b"\x08\x00" and f[30:34] == MC.SERVER_IP
     )
     info = capture.scan(path, only_to="10.0.0.2")
-    assert info.frames == want
+    # Both 9014-byte TCP records go to the server: 7 wire segments each.
+    assert (info.cut_records, info.cut_segments) == (2, 14)
+    assert info.frames == want - 2 + 14
     assert info.skipped == len(frames) - want
 
 
@@ -300,3 +311,20 @@ def test_a_two_way_replay_without_only_to_warns(tmp_path: Path) -> None:
     assert "both ways" in warning and 'only_to = "10.0.0.2"' in warning
     gen["only_to"] = "10.0.0.2"
     assert capture.replay_warnings(scen, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("length", "headers", "want"),
+    [
+        # Within the MTU: not an aggregate.
+        (1514, 54, None),
+        # 8960 payload bytes at MSS 1460: 6 full segments and 200 bytes.
+        (9014, 54, [1514] * 6 + [254]),
+        # TCP timestamps (66 bytes of headers): MSS 1448, an exact multiple.
+        (66 + 3 * 1448, 66, [1514] * 3),
+        # Headers unknown (not TCP, or cut by the snaplen): dropped, not cut.
+        (9014, None, None),
+    ],
+)
+def test_offload_cut_table(length: int, headers: int | None, want: list[int] | None) -> None:
+    assert capture.offload_cut(length, headers, 1518) == want

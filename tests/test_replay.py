@@ -49,6 +49,21 @@ def _bucket(frame_len: int) -> str:
     return "1519+"
 
 
+def _wire_frames(frame: bytes) -> list[int]:
+    """The lengths the replay sends for one captured frame: itself, or, for a
+    TCP frame longer than the 1500-byte MTU (an offload aggregate), its
+    segments: the headers (here Ethernet 14 + IPv4 20 + TCP 20 = 54 bytes,
+    the writer's) plus at most MSS = 1500 + 14 - 54 = 1460 payload bytes."""
+    if len(frame) <= 1514 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+        return [len(frame)]
+    assert frame[46] >> 4 == 5  # a 20-byte TCP header, as the writer makes it
+    full, rest = divmod(len(frame) - 54, 1460)
+    return [1514] * full + ([54 + rest] if rest else [])
+
+
+OFFICE_WIRE = [n for _, f, _ in MC.office_frames() for n in _wire_frames(f)]
+
+
 def _scenario(capture: str, **gen: Any) -> dict[str, Any]:
     return {
         "name": "replay-test",
@@ -89,19 +104,25 @@ def test_shipped_capture_replays_exactly_its_frames() -> None:
     report = holdoff.run(EXAMPLE).report
     s = report["summary"]
     cap = s["generators"][0]["capture"]
-    # Every frame of the file is injected once (speed 1, one loop).
-    assert s["ledger"]["injected"] == len(frames) == cap["frames"] == 1000
+    # Every frame of the file is injected once (speed 1, one loop), the two
+    # 9014-byte TCP aggregates as 7 segments each (8960 = 6 x 1460 + 200).
+    assert s["ledger"]["injected"] == len(OFFICE_WIRE) == cap["frames"] == 1000 - 2 + 14
+    assert (cap["cut_records"], cap["cut_segments"], cap["over_mtu"]) == (2, 14, 0)
     # With the capture's size histogram.
-    want = Counter(_bucket(len(f)) for _, f, _ in frames)
+    want = Counter(_bucket(n) for n in OFFICE_WIRE)
     assert {k: v for k, v in cap["size_histogram"].items() if v} == dict(want)
-    # TCP share: IPv4 frames with protocol 6.
-    tcp = sum(1 for _, f, _ in frames if f[12:14] == b"\x08\x00" and f[23] == 6)
-    assert cap["tcp_share"] == pytest.approx(tcp / len(frames))
+    # TCP share: IPv4 frames with protocol 6, the segments counted.
+    tcp = sum(len(_wire_frames(f)) for _, f, _ in frames if f[12:14] == b"\x08\x00" and f[23] == 6)
+    assert cap["tcp_share"] == pytest.approx(tcp / len(OFFICE_WIRE))
     # Duration: first to last timestamp (interface 0 in microseconds, the
     # script's times are whole microseconds; the last frame is an EPB).
     assert cap["duration_ns"] == frames[-1][0] - frames[0][0]
-    # The two 9014-byte frames are over the 1500-byte MTU.
-    assert s["drops"]["frame_over_mtu"] == 2
+    # The two 9014-byte frames were cut, so none is over the 1500-byte MTU.
+    assert s["drops"]["frame_over_mtu"] == 0
+    assert any(
+        w["field"] == "generators[0].mtu_bytes" and "14 in all" in w["message"]
+        for w in s["warnings"]
+    )
     assert any(
         w["field"] == "generators[0].capture" and "open loop" in w["message"] for w in s["warnings"]
     )
@@ -109,19 +130,21 @@ def test_shipped_capture_replays_exactly_its_frames() -> None:
 
 def test_only_to_keeps_frames_to_one_address() -> None:
     frames = MC.office_frames()
-    to_server = sum(1 for _, f, _ in frames if f[12:14] == b"\x08\x00" and f[30:34] == MC.SERVER_IP)
+    to_server = [f for _, f, _ in frames if f[12:14] == b"\x08\x00" and f[30:34] == MC.SERVER_IP]
     r = holdoff.run(_scenario(str(FIXTURES / "office.pcap"), only_to="10.0.0.2")).report
-    assert r["summary"]["ledger"]["injected"] == to_server
-    assert r["summary"]["generators"][0]["capture"]["skipped"] == len(frames) - to_server
+    # Each kept record, an offload aggregate as its wire segments.
+    assert r["summary"]["ledger"]["injected"] == sum(len(_wire_frames(f)) for f in to_server)
+    assert r["summary"]["generators"][0]["capture"]["skipped"] == len(frames) - len(to_server)
 
 
 def test_relative_capture_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A scenario file: relative to its directory, wherever it is run from.
     monkeypatch.chdir(tmp_path)
-    assert holdoff.run(EXAMPLE).report["summary"]["ledger"]["injected"] == 1000
+    assert holdoff.run(EXAMPLE).report["summary"]["ledger"]["injected"] == len(OFFICE_WIRE)
     # A dict or TOML text: relative to the working directory.
     monkeypatch.chdir(FIXTURES)
-    assert holdoff.run(_scenario("office.pcap")).report["summary"]["ledger"]["injected"] == 1000
+    injected = holdoff.run(_scenario("office.pcap")).report["summary"]["ledger"]["injected"]
+    assert injected == len(OFFICE_WIRE)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(
         _core.ScenarioError, match=r"generators\[0\]\.capture.*office\.pcap.*cannot open"
@@ -233,4 +256,4 @@ def test_examples_copy_brings_the_capture_along(tmp_path: Path) -> None:
         FIXTURES / "office.pcapng"
     ).read_bytes()
     report = holdoff.run(tmp_path / "replay-office.toml").report
-    assert report["summary"]["ledger"]["injected"] == len(MC.office_frames())
+    assert report["summary"]["ledger"]["injected"] == len(OFFICE_WIRE)

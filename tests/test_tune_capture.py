@@ -77,9 +77,11 @@ def test_the_shipped_capture_is_simulated_whole(capsys: pytest.CaptureFixture[st
     data, text = _tune(capsys, OFFICE, "--knob", "rx-usecs", "--seeds", "1")
     cap = data["capture"]
     # The fixture's writer: 1000 frames, the last 98.453 ms after the first;
-    # two of them are 9014-byte frames over the 1500-byte MTU that no setting
-    # delivers, so the throughput is the mean rate of the frames within it.
-    assert cap["frames"] == 1000 and cap["span_ns"] == 98_453_000 and cap["whole"]
+    # two of them are 9014-byte TCP aggregates, cut into 7 wire segments each
+    # (MSS 1460), so 1012 frames, all delivered at the capture's mean rate.
+    assert cap["frames"] == 1012 and cap["span_ns"] == 98_453_000 and cap["whole"]
+    assert (cap["cut_records"], cap["cut_segments"], cap["over_mtu_frames"]) == (2, 14, 0)
+    assert "cut into the 14 segments" in " ".join(text.split())
     assert "span 98.453 ms" in text
     assert data["default"]["throughput_bps"] == pytest.approx(cap["deliverable_rate_bps"], rel=0.01)
 

@@ -18,7 +18,11 @@ replay.rs``) and counts as it counts:
 - a frame's length is its original length (or the captured length, if
   larger); on the model's wire it is padded to 60 bytes and carries the
   4-byte FCS (``wire_bytes``), frames longer than MTU + 18 are dropped by the
-  receiver;
+  receiver, except a TCP segment whose captured bytes hold its whole TCP
+  header: an offload aggregate (TSO, GRO) of a capture taken on a host, cut
+  into the wire segments it stands for (its headers plus at most MSS = MTU +
+  14 - headers bytes each; ``cut_records``, ``cut_segments``), as the core's
+  replay cuts it;
 - a timestamp earlier than the previous record's is an error;
 - ``only_to``: only frames to one IPv4/IPv6 address or MAC address count,
   as the replay's ``only_to`` keeps them;
@@ -51,8 +55,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 #: Bytes of a record's payload read (addresses for the destination filter
-#: and the directions: Ethernet, two VLAN tags and an IPv6 header fit).
-PREFIX_BYTES = 64
+#: and the directions, the TCP header's length: Ethernet, two VLAN tags, an
+#: IPv4 header with options and the TCP data offset fit).
+PREFIX_BYTES = 128
 #: Distinct MAC addresses whose frames the direction count follows; frames
 #: of addresses seen after these are not counted (memory stays bounded).
 MAX_MACS = 4096
@@ -214,6 +219,9 @@ class CaptureInfo:
     directions: Directions | None = None
     #: The ``only_to`` filter the counts are after, as given.
     only_to: str | None = None
+    #: TCP records over the MTU cut into wire segments (counted in ``frames``).
+    cut_records: int = 0
+    cut_segments: int = 0
 
     @property
     def span_ns(self) -> int:
@@ -248,6 +256,8 @@ class CaptureInfo:
             "deliverable_rate_bps": self.deliverable_rate_bps,
             "skipped": self.skipped,
             "only_to": self.only_to,
+            "cut_records": self.cut_records,
+            "cut_segments": self.cut_segments,
             "directions": self.directions.to_dict() if self.directions else None,
         }
 
@@ -274,19 +284,60 @@ def _dst(data: bytes) -> tuple[bytes | None, bytes | None]:
     return data[:6], _dst_ip(data)
 
 
-def _dst_ip(data: bytes) -> bytes | None:
-    """The destination IP address of an Ethernet frame's first bytes (None if not IP)."""
+def _l3(data: bytes) -> tuple[int, int]:
+    """(EtherType, offset of the network header) past any VLAN tags (802.1Q, 802.1ad)."""
     et = int.from_bytes(data[12:14], "big")
     l3 = 14
     while et in (0x8100, 0x88A8) and len(data) >= l3 + 4:
         et = int.from_bytes(data[l3 + 2 : l3 + 4], "big")
         l3 += 4
+    return et, l3
+
+
+def _dst_ip(data: bytes) -> bytes | None:
+    """The destination IP address of an Ethernet frame's first bytes (None if not IP)."""
+    et, l3 = _l3(data)
     ip = data[l3:]
     if et == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
         return ip[16:20]
     if et == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
         return ip[24:40]
     return None
+
+
+def tcp_headers(data: bytes) -> int | None:
+    """A TCP segment's header bytes (Ethernet with VLAN tags to the end of the
+    TCP header), if the frame's first bytes hold them (the core's
+    ``CapturedFrame::tcp_headers``); None for other frames."""
+    if len(data) < 14:
+        return None
+    et, l3 = _l3(data)
+    ip = data[l3:]
+    if et == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
+        frag = int.from_bytes(ip[6:8], "big") & 0x1FFF != 0
+        proto, l4 = (0 if frag else ip[9]), (ip[0] & 0x0F) * 4
+    elif et == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
+        proto, l4 = ip[6], 40
+    else:
+        return None
+    if proto != 6 or len(ip) <= l4 + 12:
+        return None
+    doff = (ip[l4 + 12] >> 4) * 4
+    return l3 + l4 + doff if doff >= 20 else None
+
+
+def offload_cut(length: int, headers: int | None, max_frame: int) -> list[int] | None:
+    """The wire segments' lengths (without FCS) of an offload aggregate of
+    ``length`` bytes, or None when it is not one (the core's ``offload_cut``):
+    a TCP frame longer than ``max_frame`` (MTU + 18) whose headers are known."""
+    if headers is None or max(length, 60) + 4 <= max_frame or headers >= length:
+        return None
+    mss = max_frame - 4 - headers
+    if mss <= 0:
+        return None
+    payload = length - headers
+    full, rest = divmod(payload, mss)
+    return [headers + mss] * full + ([headers + rest] if rest else [])
 
 
 class _Scan:
@@ -308,6 +359,7 @@ class _Scan:
         self.only_to = only_to
         self.frames = self.orig = self.captured = self.wire = 0
         self.over = self.over_bytes = self.skipped = 0
+        self.cut_records = self.cut_segments = 0
         self.first: int | None = None
         self.last: int | None = None
         self.prev_ts: int | None = None
@@ -342,21 +394,32 @@ class _Scan:
                 self.skipped += 1
                 return
         length = max(orig, caplen)
-        wire = max(length, 60) + 4
-        self.frames += 1
-        self.orig += length
         self.captured += caplen
-        self.wire += wire
-        if wire > self.max_frame:
-            self.over += 1
-            self.over_bytes += wire
+        cut = None
+        if max(length, 60) + 4 > self.max_frame and prefix is not None:
+            cut = offload_cut(length, tcp_headers(prefix[:caplen]), self.max_frame)
+        if cut is not None:
+            self.cut_records += 1
+            self.cut_segments += len(cut)
+        frames = 0
+        wire_sum = 0
+        for seg in cut or [length]:
+            wire = max(seg, 60) + 4
+            frames += 1
+            wire_sum += wire
+            self.orig += seg
+            if wire > self.max_frame:
+                self.over += 1
+                self.over_bytes += wire
+        self.frames += frames
+        self.wire += wire_sum
         if self.first is None:
             self.first = ts
         self.last = ts
         rel = ts - self.file_first
         if self.window is None or self.window[0] <= rel < self.window[1]:
-            self.win_frames += 1
-            self.win_bytes += wire
+            self.win_frames += frames
+            self.win_bytes += wire_sum
 
     def _direction(self, prefix: bytes) -> None:
         """Count a unicast frame for its destination and source address."""
@@ -407,6 +470,8 @@ class _Scan:
             self.win_bytes,
             directions_of(self.received, self.sent, self.ip_to, self.unicast, self.macs_over),
             self.only_to_text,
+            self.cut_records,
+            self.cut_segments,
         )
 
 
@@ -847,6 +912,8 @@ __all__ = [
     "describe",
     "plan",
     "replay_warnings",
+    "offload_cut",
     "parse_only_to",
     "scan",
+    "tcp_headers",
 ]

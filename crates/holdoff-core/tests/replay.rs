@@ -96,6 +96,19 @@ fn spb(frame: &[u8], be: bool) -> Vec<u8> {
     pcapng_block(3, &body, be)
 }
 
+/// Replay settings for `path` at a speed [1/1000] and passes, MTU 1500.
+fn settings(path: &Path, speed_milli: u64, loops: u32) -> ReplaySettings {
+    ReplaySettings {
+        path: path.to_path_buf(),
+        speed_milli,
+        loops,
+        skip_ns: 0,
+        only_to: None,
+        latency_of: None,
+        max_frame_bytes: 1518,
+    }
+}
+
 fn read_all(path: &Path) -> Result<Vec<(u64, u32)>, String> {
     let mut r = CaptureReader::open(path).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
@@ -288,19 +301,26 @@ fn run_fixture(file: &str) -> Value {
 
 #[test]
 fn shipped_capture_replays_every_frame() {
-    // scripts/make_capture.py writes 1000 frames; two are 9014-byte frames
-    // over the 1500-byte MTU (dropped as frame_over_mtu). The pcap and the
-    // pcapng file hold the same frames.
+    // scripts/make_capture.py writes 1000 frames; two are 9014-byte TCP
+    // frames over the 1500-byte MTU (offload aggregates), with 54 bytes of
+    // headers (Ethernet 14, IPv4 20, TCP 20): MSS 1500 + 14 - 54 = 1460, so
+    // 8960 payload bytes are 6 full segments and one of 200, 7 frames each:
+    // 998 + 14 = 1012 frames, none over the MTU. The pcap and the pcapng
+    // file hold the same frames.
     for file in ["office.pcapng", "office.pcap"] {
         let r = run_fixture(file);
         let s = &r["summary"];
-        assert_eq!(s["ledger"]["injected"], 1000, "{file}");
+        assert_eq!(s["ledger"]["injected"], 1012, "{file}");
         assert_eq!(s["ledger"]["balanced"], true);
-        assert_eq!(s["drops"]["frame_over_mtu"], 2);
+        assert_eq!(s["drops"]["frame_over_mtu"], 0);
         let cap = &s["generators"][0]["capture"];
-        assert_eq!(cap["frames"], 1000);
+        assert_eq!(cap["frames"], 1012);
         assert_eq!(cap["complete"], true);
-        assert_eq!(cap["over_mtu"], 2);
+        assert_eq!(cap["over_mtu"], 0);
+        assert_eq!(
+            (cap["cut_records"].as_u64(), cap["cut_segments"].as_u64()),
+            (Some(2), Some(14))
+        );
         // The capture's share of TCP is over one half: the open-loop warning.
         assert!(cap["tcp_share"].as_f64().unwrap() > 0.5);
         assert!(s["warnings"]
@@ -364,15 +384,7 @@ proptest! {
         }
         let path = tmp(&format!("prop-{seed}-{nanos_be}.pcap"));
         std::fs::write(&path, &b).unwrap();
-        let mut r = Replay::open(ReplaySettings {
-            path: path.clone(),
-            speed_milli: 1000,
-            loops: 1,
-            skip_ns: 0,
-            only_to: None,
-            latency_of: None,
-            max_frame_bytes: 1518,
-        }).unwrap();
+        let mut r = Replay::open(settings(&path, 1000, 1)).unwrap();
         let mut got = Vec::new();
         while let Some(rel) = r.advance() {
             let f = r.take().unwrap();
@@ -397,16 +409,7 @@ fn loops_and_speed_scale_the_schedule() {
     }
     let path = tmp("loops.pcap");
     std::fs::write(&path, &b).unwrap();
-    let mut r = Replay::open(ReplaySettings {
-        path,
-        speed_milli: 2000,
-        loops: 2,
-        skip_ns: 0,
-        only_to: None,
-        latency_of: None,
-        max_frame_bytes: 1518,
-    })
-    .unwrap();
+    let mut r = Replay::open(settings(&path, 2000, 2)).unwrap();
     let mut got = Vec::new();
     while let Some(rel) = r.advance() {
         r.take();
@@ -470,4 +473,58 @@ fn a_replay_whose_core_drains_it_after_its_end_is_warned() {
     );
     let (w, _) = warned("0, 1, 0, 1, 0, 1, 0, 1");
     assert!(w.is_empty(), "{w:?}");
+}
+
+/// A TCP frame of `len` bytes whose header says `doff` 32-bit words.
+fn tcp_frame(len: usize, doff: u8) -> Vec<u8> {
+    let mut f = common::capture::ip_frame(len, 6, 0, [10, 0, 1, 1], [10, 0, 0, 2], 40000, 443);
+    f[14 + 20 + 12] = doff << 4;
+    f
+}
+
+#[test]
+fn offload_aggregates_are_cut_into_wire_segments() {
+    // Headers 14 + 20 + 32 (TCP with 12 bytes of options) = 66 bytes, so
+    // the MSS at MTU 1500 is 1500 + 14 - 66 = 1448: a 4510-byte record
+    // (4444 payload bytes = 3 x 1448 + 100) is 3 frames of 1514 bytes and
+    // one of 166, all at the record's time. A 5000-byte UDP datagram and a
+    // TCP record whose data offset is invalid (0) stay over the MTU.
+    let path = tmp("gro.pcap");
+    let mut b = LE.header();
+    b.extend(LE.record(1_000_000, &tcp_frame(4510, 8), None));
+    b.extend(LE.record(2_000_000, &udp_frame(5000, 7), None));
+    b.extend(LE.record(3_000_000, &tcp_frame(3000, 0), None));
+    std::fs::write(&path, &b).unwrap();
+    let mut r = Replay::open(settings(&path, 1000, 1)).unwrap();
+    let mut got = Vec::new();
+    while let Some(rel) = r.advance() {
+        got.push((rel, r.take().unwrap().orig_len));
+    }
+    assert_eq!(
+        got,
+        [
+            (0, 1514),
+            (0, 1514),
+            (0, 1514),
+            (0, 166),
+            (1_000_000, 5000),
+            (2_000_000, 3000)
+        ]
+    );
+    let st = &r.stats;
+    assert_eq!(
+        (st.frames, st.cut_records, st.cut_segments, st.over_mtu),
+        (6, 1, 4, 2)
+    );
+    // 3 x 1518 + 170 with FCS, then the two over the MTU with theirs.
+    assert_eq!(st.bytes, 3 * 1518 + 170 + 5004 + 3004);
+    // In a run the segments leave back to back at line rate and arrive;
+    // the two long frames are dropped as over the MTU.
+    let text = replay_scenario(path.to_str().unwrap(), 10, "", "", "");
+    let out = api::run_toml(&text, None).unwrap();
+    let v: Value = serde_json::from_str(&out.report_json).unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["ledger"]["injected"], 6);
+    assert_eq!(s["drops"]["frame_over_mtu"], 2);
+    assert_eq!(s["ledger"]["delivered"], 4);
 }

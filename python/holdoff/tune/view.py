@@ -45,8 +45,14 @@ def coverage_line(data: Mapping[str, Any]) -> str | None:
         else f"{cap.pct(c['share_covered'])} of the capture's span (asked by {c['chosen_by']})"
     )
     mtu_note = ""
+    if c.get("cut_records"):
+        mtu_note += (
+            f"; {c['cut_records']:,} TCP frames longer than the MTU (offload aggregates of a "
+            f"capture taken on a host) cut into the {c['cut_segments']:,} segments the wire "
+            "carried"
+        )
     if c["over_mtu_frames"]:
-        mtu_note = (
+        mtu_note += (
             f"; {c['deliverable_rate_bps'] / 1e6:,.2f} Mb/s in frames within the 1500-byte MTU "
             f"({c['over_mtu_frames']} longer frames are dropped by any setting)"
         )

@@ -5,7 +5,13 @@
 //! captured original length plus the 4-byte FCS (captures do not keep it),
 //! padded to the 60-byte minimum first as the sending MAC pads (IEEE 802.3
 //! clause 4.2.3.3); frames longer than the configured MTU + 18 are counted
-//! and dropped (`DropReason::FrameOverMtu`, a receiver's oversize count).
+//! and dropped (`DropReason::FrameOverMtu`, a receiver's oversize count),
+//! except TCP segments longer than that: a capture taken on a host sees
+//! TCP above segmentation offload (the sender's TSO, the receiver's GRO/LRO
+//! merge several wire segments into one), so such a record is cut into the
+//! segments the wire carried: its headers, then at most MSS = MTU + 14 -
+//! headers bytes of payload each (the last one the rest), all at the
+//! record's time, so they leave back to back at line rate.
 //! Frames keep their flow: each carries its 5-tuple (addresses, protocol,
 //! ports). When the receiving port runs the RSS model (`nic::rss`) the
 //! frame carries that port's Toeplitz hash of it (its key, its fields:
@@ -20,7 +26,12 @@
 //!
 //! Simplifies: replay is open loop, so TCP's feedback (ACK clocking,
 //! congestion control, retransmissions) is not reproduced; every frame is
-//! delivered as a datagram. Simple Packet Blocks carry no timestamp: they
+//! delivered as a datagram. A cut aggregate's segments start at the
+//! record's time (a GRO record is stamped after its last segment arrived,
+//! so they arrive up to one aggregate's wire time later than they did),
+//! with the record's headers and options; a TCP record whose captured
+//! bytes do not reach the end of its TCP header is not cut (dropped as
+//! over the MTU). Simple Packet Blocks carry no timestamp: they
 //! take the previous record's time (so they go out back to back on the line).
 //!
 //! Streaming: the file is read through `pcap_parser`'s circular-buffer
@@ -70,6 +81,10 @@ pub struct CaptureStats {
     pub tcp_frames: u64,
     /// Frames over the MTU (dropped).
     pub over_mtu: u64,
+    /// TCP records over the MTU cut into wire segments, and the segments
+    /// they gave (counted in `frames`).
+    pub cut_records: u64,
+    pub cut_segments: u64,
     /// Frames skipped: before `start_us` or not to `only_to`.
     pub skipped: u64,
     /// Counts per `SIZE_BUCKETS` bucket (frame size with padding and FCS).
@@ -98,6 +113,44 @@ pub struct ReplaySettings {
     pub max_frame_bytes: u32,
 }
 
+/// An offload aggregate being cut into wire segments.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    frame: CapturedFrame,
+    rel: u64,
+    headers: u32,
+    left: u32,
+    mss: u32,
+}
+
+impl Cut {
+    /// The next segment (`left` > 0).
+    fn next(&mut self) -> CapturedFrame {
+        let take = self.left.min(self.mss);
+        self.left -= take;
+        CapturedFrame {
+            orig_len: self.headers + take,
+            ..self.frame
+        }
+    }
+}
+
+/// The wire segments of an offload aggregate: (headers, payload, MSS), or
+/// None when `f` is not a TCP segment longer than `max_frame_bytes` whose
+/// captured bytes reach the end of its TCP header.
+pub fn offload_cut(f: &CapturedFrame, max_frame_bytes: u32) -> Option<(u32, u32, u32)> {
+    let headers = f.tcp_headers?;
+    if f.frame_bytes() <= max_frame_bytes || headers >= f.orig_len {
+        return None;
+    }
+    // The longest segment fills the frame to the MTU: max_frame_bytes
+    // counts the 4-byte FCS, orig_len does not.
+    let mss = max_frame_bytes
+        .checked_sub(4 + headers)
+        .filter(|m| *m > 0)?;
+    Some((headers, f.orig_len - headers, mss))
+}
+
 /// A replay in progress: the reader and the frame read ahead.
 pub struct Replay {
     set: ReplaySettings,
@@ -112,6 +165,9 @@ pub struct Replay {
     pass_last: u64,
     /// Next frame and its simulated time relative to the start [ns].
     ahead: Option<(CapturedFrame, u64)>,
+    /// The rest of an offload aggregate being cut: the record, its time,
+    /// the payload bytes still to send and the MSS [bytes].
+    cutting: Option<Cut>,
     pub stats: CaptureStats,
     /// A record error met mid-run; the run reports it.
     pub error: Option<CaptureError>,
@@ -130,6 +186,7 @@ impl Replay {
             pass_frames: 0,
             pass_last: 0,
             ahead: None,
+            cutting: None,
             stats: CaptureStats::default(),
             error: None,
         })
@@ -137,6 +194,12 @@ impl Replay {
 
     /// Read ahead the next frame to send; its time relative to the start [ns].
     pub fn advance(&mut self) -> Option<u64> {
+        if let Some(c) = self.cutting.as_mut().filter(|c| c.left > 0) {
+            let (seg, rel) = (c.next(), c.rel);
+            self.ahead = Some((seg, rel));
+            return Some(rel);
+        }
+        self.cutting = None;
         loop {
             let f = match self.rd.next_frame() {
                 Ok(Some(f)) => f,
@@ -185,27 +248,64 @@ impl Replay {
             }
             self.pass_frames += 1;
             self.pass_last = f.ts_ns;
+            let rel = self.pass_offset_ns + self.scale(f.ts_ns - t0);
+            let mut first = f;
+            if let Some((headers, payload, mss)) = offload_cut(&f, self.set.max_frame_bytes) {
+                let mut c = Cut {
+                    frame: f,
+                    rel,
+                    headers,
+                    left: payload,
+                    mss,
+                };
+                first = c.next();
+                if self.pass == 0 {
+                    self.count_cut(&c, payload);
+                }
+                self.cutting = Some(c);
+            } else if self.pass == 0 {
+                self.count(&f);
+            }
             if self.pass == 0 {
                 let s = &mut self.stats;
-                s.frames += 1;
-                let b = f.frame_bytes();
-                s.bytes += b as u64;
-                s.tcp_frames += f.tcp as u64;
-                if b > self.set.max_frame_bytes {
-                    s.over_mtu += 1;
-                }
-                let k = SIZE_BUCKETS
-                    .iter()
-                    .position(|(hi, _)| b <= *hi)
-                    .unwrap_or(6);
-                s.size_hist[k] += 1;
-                s.selected += self.set.latency_of.as_ref().is_some_and(|l| l.matches(&f)) as u64;
                 s.first_ts_ns.get_or_insert(f.ts_ns);
                 s.last_ts_ns = Some(f.ts_ns);
             }
-            let rel = self.pass_offset_ns + self.scale(f.ts_ns - t0);
-            self.ahead = Some((f, rel));
+            self.ahead = Some((first, rel));
             return Some(rel);
+        }
+    }
+
+    /// First-pass counts of one frame sent.
+    fn count(&mut self, f: &CapturedFrame) {
+        let s = &mut self.stats;
+        s.frames += 1;
+        let b = f.frame_bytes();
+        s.bytes += b as u64;
+        s.tcp_frames += f.tcp as u64;
+        if b > self.set.max_frame_bytes {
+            s.over_mtu += 1;
+        }
+        let k = SIZE_BUCKETS
+            .iter()
+            .position(|(hi, _)| b <= *hi)
+            .unwrap_or(6);
+        s.size_hist[k] += 1;
+        s.selected += self.set.latency_of.as_ref().is_some_and(|l| l.matches(f)) as u64;
+    }
+
+    /// First-pass counts of every segment of an aggregate being cut (`c`
+    /// before its first segment was taken: `payload` bytes in all).
+    fn count_cut(&mut self, c: &Cut, payload: u32) {
+        let mut c = Cut {
+            left: payload,
+            ..*c
+        };
+        self.stats.cut_records += 1;
+        while c.left > 0 {
+            let seg = c.next();
+            self.stats.cut_segments += 1;
+            self.count(&seg);
         }
     }
 

@@ -68,6 +68,10 @@ pub struct CapturedFrame {
     pub ports: Option<(u16, u16)>,
     /// DSCP of the IP header (RFC 2474); None for non-IP frames.
     pub dscp: Option<u8>,
+    /// A TCP segment's header bytes, Ethernet (with VLAN tags) to the end of
+    /// the TCP header (its data offset), when the captured bytes hold them;
+    /// None for other frames. What an offload aggregate is cut after.
+    pub tcp_headers: Option<u32>,
 }
 
 impl CapturedFrame {
@@ -547,6 +551,7 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
         src_ip: None,
         ports: None,
         dscp: None,
+        tcp_headers: None,
     };
     if d.len() < 14 {
         return Ok(f);
@@ -586,6 +591,13 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
     };
     f.tcp = proto == 6;
     f.proto = proto;
+    if f.tcp && ip.len() > l4 + 12 {
+        // TCP data offset: the header's length in 32-bit words (RFC 9293).
+        let doff = (ip[l4 + 12] >> 4) as usize * 4;
+        if doff >= 20 {
+            f.tcp_headers = Some((l3 + l4 + doff) as u32);
+        }
+    }
     if (proto == 6 || proto == 17) && ip.len() >= l4 + 4 {
         f.ports = Some((
             u16::from_be_bytes([ip[l4], ip[l4 + 1]]),

@@ -206,6 +206,7 @@ mod tests {
             src_ip: Some("10.0.1.1".parse().unwrap()),
             ports: Some((40000, 5000)),
             dscp: Some(46),
+            tcp_headers: None,
         }
     }
 

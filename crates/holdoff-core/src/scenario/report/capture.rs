@@ -47,6 +47,8 @@ pub(super) fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay)
             0.0
         },
         over_mtu: st.over_mtu,
+        cut_records: st.cut_records,
+        cut_segments: st.cut_segments,
         skipped: st.skipped,
         complete: st.complete,
         selected_frames: r.selector().map(|_| st.selected),

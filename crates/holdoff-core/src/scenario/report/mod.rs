@@ -361,6 +361,11 @@ pub struct CaptureOut {
     pub tcp_share: f64,
     /// Kept frames longer than the MTU (dropped as `frame_over_mtu`) [count].
     pub over_mtu: u64,
+    /// TCP records longer than the MTU cut into wire segments (offload
+    /// aggregates of a capture taken on a host) [count], and the segments
+    /// they gave, counted in `frames` [count].
+    pub cut_records: u64,
+    pub cut_segments: u64,
     /// Records skipped by `start_us` or `only_to` [count].
     pub skipped: u64,
     /// The run read the whole file (false: the run ended first).

@@ -75,9 +75,20 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
             out.push(WarningOut {
                 field: format!("generators[{gi}].mtu_bytes"),
                 message: format!(
-                    "{} captured frames are longer than the MTU ({} bytes) and are dropped as frame_over_mtu (a capture taken above segmentation offload holds frames the wire never carried)",
+                    "{} captured frames are longer than the MTU ({} bytes) and are dropped as frame_over_mtu (TCP ones are cut into wire segments only when the capture holds their whole TCP header)",
                     st.over_mtu,
                     r.max_frame_bytes() - 18
+                ),
+            });
+        }
+        if st.cut_records > 0 {
+            out.push(WarningOut {
+                field: format!("generators[{gi}].mtu_bytes"),
+                message: format!(
+                    "{} captured TCP frames are longer than the MTU ({} bytes): offload aggregates of a capture taken on a host (TSO, GRO); each was cut into the segments the wire carried ({} in all), sent back to back from its capture time. If the link carries jumbo frames, set mtu_bytes",
+                    st.cut_records,
+                    r.max_frame_bytes() - 18,
+                    st.cut_segments
                 ),
             });
         }
