@@ -328,3 +328,31 @@ def test_a_two_way_replay_without_only_to_warns(tmp_path: Path) -> None:
 )
 def test_offload_cut_table(length: int, headers: int | None, want: list[int] | None) -> None:
     assert capture.offload_cut(length, headers, 1518) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [("1G", 1e9), ("2.5G", 2.5e9), ("100M", 1e8), ("10k", 1e4), ("1000000", 1e6), ("fast", None)],
+)
+def test_parse_rate_as_the_core(text: str, bps: float | None) -> None:
+    assert capture.parse_rate(text) == bps
+
+
+def test_a_replay_faster_than_its_link_warns(tmp_path: Path) -> None:
+    # 2000 frames of 1514 bytes 6 us apart (2.02 Gb/s) on a 1 Gb/s link:
+    # 1999 x (12.304 - 6) us = 12.602 ms behind by the last frame.
+    f = MC._ipv4_frame(bytes([10, 0, 0, 1]), MC.SERVER_IP, 17, 4000, 5000, 1514)
+    data = MC.pcap_header(nanos=True)
+    for i in range(2000):
+        data += MC.pcap_record(T0 + i * 6000, f, nanos=True)
+    (tmp_path / "fast.pcap").write_bytes(data)
+    gen = {"name": "cap", "pattern": "replay", "capture": "fast.pcap"}
+    scen = {
+        "duration_ms": 30,
+        "generators": [gen],
+        "links": [{"a": "cap", "b": "h.eth0", "rate": "1G"}],
+    }
+    (warning,) = capture.replay_warnings(scen, tmp_path)
+    assert "12.602 ms behind" in warning
+    scen["links"][0]["rate"] = "10G"
+    assert capture.replay_warnings(scen, tmp_path) == []

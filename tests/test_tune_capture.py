@@ -499,3 +499,67 @@ def test_host_file_mac_is_read_as_a_unicast_address(text: str | None, mac: str |
     from holdoff import hostinfo
 
     assert hostinfo._mac(text) == mac
+
+
+# --------------------------------------- a capture faster than the tuned link
+
+
+def _spaced(path: Path, n: int, gap_ns: int, length: int = 1514) -> None:
+    f = capture_gen.udp_frame(length, 5000)[: capture_gen.SNAPLEN]
+    base = capture_gen.EPOCH_S * 1_000_000_000
+    records = [(base + i * gap_ns, f, length) for i in range(n)]
+    capture_gen.write_pcap(path, records, nanos=True)  # 12 304 ns needs ns stamps
+
+
+def test_wire_lag_closed_form(tmp_path: Path) -> None:
+    from holdoff import capture as cap
+
+    # 1514-byte frames take (1514 + 4 FCS + 20 preamble and gap) x 8 =
+    # 12 304 ns at 1 Gb/s. At exactly that spacing the replay keeps up.
+    path = tmp_path / "line.pcap"
+    _spaced(path, 1000, 12_304)
+    assert cap.wire_lag_ns(cap.plan(path), 1e9) == 0
+    # At 6 us spacing (2.02 Gb/s) it falls (n - 1) x (12 304 - 6 000) ns behind.
+    _spaced(path, 1000, 6_000)
+    assert cap.wire_lag_ns(cap.plan(path), 1e9) == pytest.approx(999 * 6_304)
+    # A 10 Gb/s link carries it.
+    assert cap.wire_lag_ns(cap.plan(path), 10e9) == 0
+
+
+def test_a_capture_faster_than_the_link_is_refused(tmp_path: Path) -> None:
+    # 2.02 Gb/s of 1514-byte frames for 60 ms: an i210 at 1 Gb/s would
+    # fall 9999 x 6.304 us = 63.0 ms behind; the tune stops and says why.
+    path = tmp_path / "fast.pcap"
+    _spaced(path, 10_000, 6_000)
+    with pytest.raises(tune.TuneError) as err:
+        tune.capture_workload(path, driver="linux-igb", chip="i210", profile="xeon-modern")
+    text = str(err.value)
+    assert "more than the i210's 1,000 Mb/s line" in text and "63.0" in text
+    # The same capture on a 10 GbE port fits.
+    work = tune.capture_workload(path, driver="linux-ixgbe", chip="82599", profile="xeon-modern")
+    assert work.coverage.info.frames == 10_000
+
+
+def test_bursts_above_the_line_that_drain_are_kept(
+    thirty: tuple[Path, capture_gen.Written],
+) -> None:
+    # The 30 s fixture's bursts: 40 frames 12 us apart, 0.3 us faster than
+    # a 1 Gb/s wire carries them (12.304 us); each burst queues 12 us at most
+    # and drains before the next, so the capture fits on average.
+    from holdoff import capture as cap
+
+    path, _ = thirty
+    cov = cap.plan(path)
+    assert cap.wire_lag_ns(cov, 1e9) == 0
+
+
+def test_a_short_window_faster_than_the_link_is_refused(tmp_path: Path) -> None:
+    # A 0.3 ms window of 2.02 Gb/s holds 50 frames, 49 x 12.304 us = 602.9 us
+    # of 1 Gb/s wire time before the last: 302.9 us behind, more than the
+    # 100 us floor and the 1 % share.
+    path = tmp_path / "fast.pcap"
+    _spaced(path, 1000, 6_000)
+    with pytest.raises(tune.TuneError, match="0.303 ms behind"):
+        tune.capture_workload(
+            path, driver="linux-igb", chip="i210", profile="xeon-modern", span="0:0.3ms"
+        )

@@ -761,6 +761,30 @@ class Coverage:
         )
 
 
+#: Bytes each frame takes on an Ethernet wire beyond the frame itself:
+#: preamble and start delimiter (8) and the minimum inter-frame gap (12)
+#: (IEEE 802.3 clause 4.4.2).
+WIRE_OVERHEAD_BYTES = 20
+
+
+def wire_lag_ns(cov: Coverage, line_bps: float) -> float:
+    """How far the replay of ``cov``'s frames must fall behind the capture by
+    its last frame on a link of ``line_bps`` [ns] (0 if it keeps up on
+    average): the time the frames take on the wire, with preamble and gap,
+    less the span they were captured over. A replay sends no faster than
+    the line, so a capture that needs more wire time than its span was not
+    taken on a link of that speed."""
+    i = cov.info
+    frames, wire = (i.frames, i.wire_bytes) if cov.whole else (i.window_frames, i.window_wire_bytes)
+    span = cov.traffic_ns
+    if frames < 2 or line_bps <= 0:
+        return 0.0
+    need = (wire + WIRE_OVERHEAD_BYTES * frames) * 8e9 / line_bps
+    # The last frame's own wire time is not inside the span (first to last start).
+    need -= (wire / frames + WIRE_OVERHEAD_BYTES) * 8e9 / line_bps
+    return max(0.0, need - span)
+
+
 def pct(share: float) -> str:
     """A share as a percentage with digits enough to tell it from 0 and 100."""
     v = share * 100
@@ -859,6 +883,15 @@ def replay_warnings(
         except (CaptureFileError, ValueError):
             continue
         name = f"generators[{gi}] ({gen.get('name', '')})"
+        line = _link_bps(scenario, str(gen.get("name", "")))
+        lag = wire_lag_ns(cov, line) if line else 0.0
+        if line and lag > max(LAG_WARN_NS, LAG_WARN_SHARE * cov.traffic_ns):
+            out.append(
+                f"{name}: the capture {path.name} needs more than its link's "
+                f"{line / 1e6:,.0f} Mb/s: a replay sends no faster than the line, so it falls "
+                f"{lag / 1e6:,.3f} ms behind the capture by its last frame and the frames "
+                "arrive later than captured (it was not taken on a link of this speed)"
+            )
         dirs = cov.info.directions
         if only_to is None and dirs is not None and dirs.two_way:
             pick = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
@@ -886,6 +919,34 @@ def replay_warnings(
                 "covers it all"
             )
     return out
+
+
+#: A replay that must fall behind its capture by more than this by its last
+#: frame is warned about [ns] (and by more than this share of the span);
+#: the tune refuses the same (``holdoff.tune.workloads.LAG_REFUSED_NS``).
+LAG_WARN_NS = 100_000
+LAG_WARN_SHARE = 0.01
+
+
+def parse_rate(text: Any) -> float | None:
+    """A link rate [bit/s] as scenarios write it ("1G", "2.5G", "100M", "10k"
+    or plain bit/s; the core's ``parse_rate``); None if it is not one."""
+    t = str(text).strip()
+    mult = {"g": 1e9, "m": 1e6, "k": 1e3}.get(t[-1:].lower(), 1.0)
+    num = t[:-1] if mult != 1.0 else t
+    try:
+        v = float(num)
+    except ValueError:
+        return None
+    return v * mult if v > 0 and num.replace(".", "", 1).isdigit() else None
+
+
+def _link_bps(scenario: Mapping[str, Any], gen: str) -> float | None:
+    """The rate of the link a generator sends on [bit/s] (the default 1G)."""
+    for link in scenario.get("links") or []:
+        if isinstance(link, Mapping) and gen in (link.get("a"), link.get("b")):
+            return parse_rate(link.get("rate", "1G"))
+    return None
 
 
 def describe(info: CaptureInfo) -> str:
@@ -916,4 +977,6 @@ __all__ = [
     "parse_only_to",
     "scan",
     "tcp_headers",
+    "wire_lag_ns",
+    "WIRE_OVERHEAD_BYTES",
 ]

@@ -308,6 +308,23 @@ def capture_workload(
         raise TuneError(flag, f"no frame of {path.name} falls inside the simulated window")
     host = _host("host", _profile_value(profile), driver, chip, ["eth0"])
     link_mbps = _link_mbps(driver, chip)
+    lag = cap.wire_lag_ns(cov, link_mbps * 1e6)
+    if lag > max(LAG_REFUSED_NS, LAG_REFUSED_SHARE * cov.traffic_ns):
+        frames = cov.info.frames if cov.whole else cov.info.window_frames
+        rate = (
+            (cov.info.wire_bytes if cov.whole else cov.info.window_wire_bytes)
+            * 8e3
+            / max(cov.traffic_ns, 1)
+        )
+        raise TuneError(
+            "--capture",
+            f"{path.name} carries {rate:,.0f} Mb/s on average over the "
+            f"{cov.traffic_ns / 1e6:,.3f} ms simulated ({frames:,} frames), more than the "
+            f"{chip or 'NIC'}'s {link_mbps:,} Mb/s line: a replay sends no faster than the "
+            f"line, so it would fall {lag / 1e6:,.3f} ms behind the capture and its latency "
+            "and drops would be of other traffic.\nIt was not captured on a link of this "
+            "speed: give --chip of a NIC at the capture's speed, or --span a part that fits",
+        )
     # A 10 GbE port runs a queue per core: give the host room for 8 queue cores.
     host["cores"] = 8 if link_mbps >= 10_000 else 4
     gen: dict[str, Any] = {
@@ -348,6 +365,15 @@ def capture_workload(
         coverage=cov,
         latency_of=latency_of,
     )
+
+
+#: A capture whose replay must fall behind by more than this at its end is
+#: refused [ns] (and by more than this share of its span): a burst at a
+#: faster port's spacing that drains before the end leaves no lag, a window
+#: cut inside one leaves a few frame times (40 full frames 12 us apart at
+#: 1 Gb/s: 12 us), a sustained excess is traffic the link cannot carry.
+LAG_REFUSED_NS = cap.LAG_WARN_NS
+LAG_REFUSED_SHARE = cap.LAG_WARN_SHARE
 
 
 def _link_mbps(driver: str, chip: str) -> int:
