@@ -23,7 +23,9 @@ replay.rs``) and counts as it counts:
   into the wire segments it stands for (its headers plus at most MSS = MTU +
   14 - headers bytes each; ``cut_records``, ``cut_segments``), as the core's
   replay cuts it;
-- a timestamp earlier than the previous record's is an error;
+- a timestamp earlier than the previous record's by up to
+  :data:`REORDER_TOLERANCE_NS` is read as the previous record's time
+  (``reordered``); by more it is an error;
 - ``only_to``: only frames to one IPv4/IPv6 address or MAC address count,
   as the replay's ``only_to`` keeps them;
 - directions (:class:`Directions`): per MAC address, the unicast frames it
@@ -58,6 +60,11 @@ from typing import Any, BinaryIO
 #: and the directions, the TCP header's length: Ethernet, two VLAN tags, an
 #: IPv4 header with options and the TCP data offset fit).
 PREFIX_BYTES = 128
+#: How far a record may be stamped before the previous one and still be read
+#: [ns] (the core's ``REORDER_TOLERANCE_NS``): a multi-queue capture stamps
+#: frames when their CPUs hand them over, slightly out of order; such a
+#: record is read at the previous record's time. ASSUMPTION, see the core.
+REORDER_TOLERANCE_NS = 10_000_000
 #: Distinct MAC addresses whose frames the direction count follows; frames
 #: of addresses seen after these are not counted (memory stays bounded).
 MAX_MACS = 4096
@@ -222,6 +229,10 @@ class CaptureInfo:
     #: TCP records over the MTU cut into wire segments (counted in ``frames``).
     cut_records: int = 0
     cut_segments: int = 0
+    #: Records stamped before the record ahead of them (read at its time),
+    #: and the largest step back [ns].
+    reordered: int = 0
+    max_step_back_ns: int = 0
 
     @property
     def span_ns(self) -> int:
@@ -258,6 +269,8 @@ class CaptureInfo:
             "only_to": self.only_to,
             "cut_records": self.cut_records,
             "cut_segments": self.cut_segments,
+            "reordered": self.reordered,
+            "max_step_back_ns": self.max_step_back_ns,
             "directions": self.directions.to_dict() if self.directions else None,
         }
 
@@ -360,6 +373,7 @@ class _Scan:
         self.frames = self.orig = self.captured = self.wire = 0
         self.over = self.over_bytes = self.skipped = 0
         self.cut_records = self.cut_segments = 0
+        self.reordered = self.max_step_back = 0
         self.first: int | None = None
         self.last: int | None = None
         self.prev_ts: int | None = None
@@ -377,11 +391,19 @@ class _Scan:
 
     def frame(self, at: int, ts: int, orig: int, caplen: int, prefix: bytes | None) -> None:
         if self.prev_ts is not None and ts < self.prev_ts:
-            raise self.err(
-                at,
-                f"timestamp goes backwards: {ts} ns is earlier than the previous "
-                f"record's {self.prev_ts} ns",
-            )
+            back = self.prev_ts - ts
+            if back > REORDER_TOLERANCE_NS:
+                raise self.err(
+                    at,
+                    f"timestamp goes backwards: {ts} ns is {back} ns earlier than the previous "
+                    f"record's {self.prev_ts} ns (more than the "
+                    f"{REORDER_TOLERANCE_NS // 1_000_000} ms a multi-queue capture reorders; "
+                    "files joined out of order?)",
+                )
+            # A multi-queue capture's reordering: replayed at the previous time.
+            self.reordered += 1
+            self.max_step_back = max(self.max_step_back, back)
+            ts = self.prev_ts
         self.prev_ts = ts
         if self.file_first is None:
             self.file_first = ts
@@ -472,6 +494,8 @@ class _Scan:
             self.only_to_text,
             self.cut_records,
             self.cut_segments,
+            self.reordered,
+            self.max_step_back,
         )
 
 
@@ -966,6 +990,7 @@ __all__ = [
     "Directions",
     "Endpoint",
     "MAX_MACS",
+    "REORDER_TOLERANCE_NS",
     "TWO_WAY_MIN_SHARE",
     "directions_of",
     "DRAIN_MS",

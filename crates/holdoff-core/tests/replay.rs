@@ -216,13 +216,16 @@ fn bad_captures_name_file_offset_and_fault() {
         open_err("snap.pcap", &b),
         "capture FILE: at byte 24: record length 100 is over the snaplen 64"
     );
-    // Timestamps going backwards: the second record is 1 us earlier.
+    // Timestamps going backwards by more than the reordering a multi-queue
+    // capture shows (10 ms): the second record is 20 ms earlier.
     let mut b = LE.header();
-    b.extend(LE.record(5_000, &f, None));
-    b.extend(LE.record(4_000, &f, None));
+    b.extend(LE.record(25_000_000, &f, None));
+    b.extend(LE.record(5_000_000, &f, None));
     assert_eq!(
         open_err("back.pcap", &b),
-        "capture FILE: at byte 140: timestamp goes backwards: 4000 ns is earlier than the previous record's 5000 ns"
+        "capture FILE: at byte 140: timestamp goes backwards: 5000000 ns is 20000000 ns earlier than \
+         the previous record's 25000000 ns (more than the 10 ms a multi-queue capture reorders; files \
+         joined out of order?)"
     );
     // Unsupported link type (LINKTYPE_RAW = 101).
     let p = Pcap {
@@ -276,7 +279,7 @@ fn a_bad_capture_fails_validation_naming_the_field() {
 fn a_record_error_mid_run_stops_the_run_with_the_error() {
     let f = udp_frame(100, 1);
     let mut b = LE.header();
-    b.extend(LE.record(1_000, &f, None));
+    b.extend(LE.record(1_000_000_000, &f, None));
     b.extend(LE.record(500, &f, None));
     let path = tmp("midrun.pcap");
     std::fs::write(&path, &b).unwrap();
@@ -527,4 +530,26 @@ fn offload_aggregates_are_cut_into_wire_segments() {
     assert_eq!(s["ledger"]["injected"], 6);
     assert_eq!(s["drops"]["frame_over_mtu"], 2);
     assert_eq!(s["ledger"]["delivered"], 4);
+}
+
+#[test]
+fn records_stamped_slightly_out_of_order_are_replayed_in_file_order() {
+    // A multi-queue capture: the third record is stamped 3 us before the
+    // second. It is read at the second's time (back to back behind it),
+    // counted, and the largest step back is kept.
+    let f = udp_frame(100, 1);
+    let mut b = LE.header();
+    for t in [1_000_000, 1_010_000, 1_007_000, 1_020_000] {
+        b.extend(LE.record(t, &f, None));
+    }
+    let path = tmp("reorder.pcap");
+    std::fs::write(&path, &b).unwrap();
+    let mut r = Replay::open(settings(&path, 1000, 1)).unwrap();
+    let mut got = Vec::new();
+    while let Some(rel) = r.advance() {
+        r.take();
+        got.push(rel);
+    }
+    assert_eq!(got, [0, 10_000, 10_000, 20_000]);
+    assert_eq!((r.stats.reordered, r.stats.max_step_back_ns), (1, 3_000));
 }

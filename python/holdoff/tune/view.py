@@ -45,6 +45,11 @@ def coverage_line(data: Mapping[str, Any]) -> str | None:
         else f"{cap.pct(c['share_covered'])} of the capture's span (asked by {c['chosen_by']})"
     )
     mtu_note = ""
+    if c.get("reordered"):
+        mtu_note += (
+            f"; {c['reordered']:,} records stamped out of order (at most "
+            f"{c['max_step_back_ns'] / 1e3:,.3f} us back) replayed at the previous record's time"
+        )
     if c.get("cut_records"):
         mtu_note += (
             f"; {c['cut_records']:,} TCP frames longer than the MTU (offload aggregates of a "

@@ -85,6 +85,11 @@ pub struct CaptureStats {
     /// they gave (counted in `frames`).
     pub cut_records: u64,
     pub cut_segments: u64,
+    /// Records stamped before the record ahead of them (within
+    /// `REORDER_TOLERANCE_NS`), replayed at its time, and the largest step
+    /// back [ns] (whole file, first pass).
+    pub reordered: u64,
+    pub max_step_back_ns: u64,
     /// Frames skipped: before `start_us` or not to `only_to`.
     pub skipped: u64,
     /// Counts per `SIZE_BUCKETS` bucket (frame size with padding and FCS).
@@ -207,6 +212,7 @@ impl Replay {
                     if self.pass == 0 {
                         self.stats.complete = true;
                     }
+                    self.note_reordering();
                     if self.pass + 1 >= self.set.loops || self.pass_frames == 0 {
                         self.ahead = None;
                         return None;
@@ -270,9 +276,18 @@ impl Replay {
                 let s = &mut self.stats;
                 s.first_ts_ns.get_or_insert(f.ts_ns);
                 s.last_ts_ns = Some(f.ts_ns);
+                self.note_reordering();
             }
             self.ahead = Some((first, rel));
             return Some(rel);
+        }
+    }
+
+    /// The reader's count of out-of-order records, kept for the first pass.
+    fn note_reordering(&mut self) {
+        if self.pass == 0 {
+            self.stats.reordered = self.rd.reordered;
+            self.stats.max_step_back_ns = self.rd.max_step_back_ns;
         }
     }
 

@@ -126,7 +126,21 @@ pub struct CaptureReader {
     /// Byte offset of the next record.
     pos: u64,
     last_ts: Option<u64>,
+    /// Records stamped earlier than the one before them (within
+    /// `REORDER_TOLERANCE_NS`), and the largest such step back [ns].
+    pub reordered: u64,
+    pub max_step_back_ns: u64,
 }
+
+/// How far a record may be stamped before the previous one and still be
+/// read [ns]: captures of multi-queue NICs stamp each frame when its CPU
+/// hands it to the capture socket, so frames of different queues can be
+/// written slightly out of order. Such a record is replayed at the previous
+/// record's time (back to back behind it). A larger step back (files
+/// joined out of order, a clock stepped) is an error. 10 ms is an
+/// ASSUMPTION: far above a softirq's scheduling delay, far below any gap a
+/// joined file would show.
+pub const REORDER_TOLERANCE_NS: u64 = 10_000_000;
 
 /// Resolve a capture path: relative paths are relative to `base` (the
 /// scenario file's directory) when given, else to the working directory.
@@ -265,6 +279,8 @@ impl CaptureReader {
             fmt,
             pos: n as u64,
             last_ts: None,
+            reordered: 0,
+            max_step_back_ns: 0,
         })
     }
 
@@ -376,16 +392,27 @@ impl CaptureReader {
                 Some(f) => f,
                 None => continue,
             };
-            let ts = match frame.ts_ns {
+            let mut ts = match frame.ts_ns {
                 u64::MAX => self.last_ts.unwrap_or(0), // SPB: no timestamp
                 t => t,
             };
             if let Some(last) = self.last_ts {
                 if ts < last {
-                    return Err(self.err(
-                        at,
-                        format!("timestamp goes backwards: {ts} ns is earlier than the previous record's {last} ns"),
-                    ));
+                    let back = last - ts;
+                    if back > REORDER_TOLERANCE_NS {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "timestamp goes backwards: {ts} ns is {back} ns earlier than the \
+                                 previous record's {last} ns (more than the {} ms a multi-queue \
+                                 capture reorders; files joined out of order?)",
+                                REORDER_TOLERANCE_NS / 1_000_000
+                            ),
+                        ));
+                    }
+                    self.reordered += 1;
+                    self.max_step_back_ns = self.max_step_back_ns.max(back);
+                    ts = last;
                 }
             }
             self.last_ts = Some(ts);

@@ -49,6 +49,8 @@ pub(super) fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay)
         over_mtu: st.over_mtu,
         cut_records: st.cut_records,
         cut_segments: st.cut_segments,
+        reordered: st.reordered,
+        max_step_back_ns: st.max_step_back_ns,
         skipped: st.skipped,
         complete: st.complete,
         selected_frames: r.selector().map(|_| st.selected),

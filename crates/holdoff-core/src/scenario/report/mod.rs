@@ -366,6 +366,10 @@ pub struct CaptureOut {
     /// they gave, counted in `frames` [count].
     pub cut_records: u64,
     pub cut_segments: u64,
+    /// Records stamped before the record ahead of them, replayed at its
+    /// time [count], and the largest step back [ns].
+    pub reordered: u64,
+    pub max_step_back_ns: u64,
     /// Records skipped by `start_us` or `only_to` [count].
     pub skipped: u64,
     /// The run read the whole file (false: the run ended first).

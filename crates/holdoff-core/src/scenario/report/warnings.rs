@@ -71,26 +71,44 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
                 });
             }
         }
-        if st.over_mtu > 0 {
-            out.push(WarningOut {
-                field: format!("generators[{gi}].mtu_bytes"),
-                message: format!(
+        // What the replay read: (counted, field, message), warned when counted.
+        let read = [
+            (
+                st.over_mtu,
+                "mtu_bytes",
+                format!(
                     "{} captured frames are longer than the MTU ({} bytes) and are dropped as frame_over_mtu (TCP ones are cut into wire segments only when the capture holds their whole TCP header)",
                     st.over_mtu,
                     r.max_frame_bytes() - 18
                 ),
-            });
-        }
-        if st.cut_records > 0 {
-            out.push(WarningOut {
-                field: format!("generators[{gi}].mtu_bytes"),
-                message: format!(
+            ),
+            (
+                st.reordered,
+                "capture",
+                format!(
+                    "{} records are stamped earlier than the record before them (by at most {:.3} us: a multi-queue capture stamps frames out of order); each was replayed at the previous record's time",
+                    st.reordered,
+                    st.max_step_back_ns as f64 / 1e3
+                ),
+            ),
+            (
+                st.cut_records,
+                "mtu_bytes",
+                format!(
                     "{} captured TCP frames are longer than the MTU ({} bytes): offload aggregates of a capture taken on a host (TSO, GRO); each was cut into the segments the wire carried ({} in all), sent back to back from its capture time. If the link carries jumbo frames, set mtu_bytes",
                     st.cut_records,
                     r.max_frame_bytes() - 18,
                     st.cut_segments
                 ),
-            });
+            ),
+        ];
+        for (n, key, message) in read {
+            if n > 0 {
+                out.push(WarningOut {
+                    field: format!("generators[{gi}].{key}"),
+                    message,
+                });
+            }
         }
     }
     out
