@@ -563,3 +563,18 @@ def test_a_short_window_faster_than_the_link_is_refused(tmp_path: Path) -> None:
         tune.capture_workload(
             path, driver="linux-igb", chip="i210", profile="xeon-modern", span="0:0.3ms"
         )
+
+
+def test_a_long_scan_reports_progress(thirty: tuple[Path, capture_gen.Written]) -> None:
+    # 162 000 records: the callback runs at every 65 536th, with the byte
+    # offset reached and the file's size.
+    from holdoff import capture as cap
+
+    path, w = thirty
+    calls: list[tuple[int, int]] = []
+    info = cap.scan(path, progress=lambda done, total: calls.append((done, total)))
+    assert info.frames == w.frames
+    size = path.stat().st_size
+    assert len(calls) == w.frames // cap.PROGRESS_RECORDS == 2
+    assert all(t == size for _, t in calls)
+    assert 0 < calls[0][0] < calls[1][0] < size

@@ -222,17 +222,35 @@ def tune_command(
                 scenario, hosts=hosts or (), app=app_name, duration_ms=duration_ms
             )
         elif capture is not None:
-            work = tn.capture_workload(
-                capture,
-                driver=driver,
-                chip=chip_name or "",
-                profile=profile,
-                duration_ms=duration_ms,
-                span=span,
-                latency_of=latency_of,
-                only_to=only_to,
-                host_mac=host.mac if host is not None else None,
+            scan_bar = Progress(
+                TextColumn("reading {task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f} %"),
+                console=_stderr(),
+                transient=True,
             )
+            scan_task = scan_bar.add_task(Path(capture).name, total=None)
+
+            def on_scan(done: int, total: int) -> None:
+                if not scan_bar.live.is_started:
+                    scan_bar.start()
+                scan_bar.update(scan_task, completed=done, total=total)
+
+            try:
+                work = tn.capture_workload(
+                    capture,
+                    driver=driver,
+                    chip=chip_name or "",
+                    profile=profile,
+                    duration_ms=duration_ms,
+                    span=span,
+                    latency_of=latency_of,
+                    only_to=only_to,
+                    host_mac=host.mac if host is not None else None,
+                    progress=on_scan,
+                )
+            finally:
+                scan_bar.stop()
         else:
             work = tn.mix_workload(
                 mix or "",

@@ -11,7 +11,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,7 @@ def capture_workload(
     latency_of: str | None = None,
     only_to: str | None = None,
     host_mac: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Workload:
     """The capture replayed at its own times into one host (a UDP sink takes
     every frame and measures its latency from the wire to the application).
@@ -253,6 +254,7 @@ def capture_workload(
             only_to=keep,
             span_ns=window,
             duration_ns=None if duration_ms is None else duration_ms * 1_000_000,
+            progress=progress,
         )
     except cap.CaptureFileError as err:
         raise TuneError("--capture", str(err)) from err
@@ -281,6 +283,7 @@ def capture_workload(
             speed=speed,
             latency_of=latency_of,
             only_to=host_mac,
+            progress=progress,
         )
         work.description += ": the host file's interface address, the capture holding both ways"
         return work
