@@ -107,6 +107,28 @@ def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "error: " in err and "driver" in err
 
 
+def test_validate_lists_every_problem(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Two hosts with a bad field each: both are named in one pass, with the
+    # count, so a file with several mistakes is mended in one round.
+    bad = tmp_path / "bad.toml"
+    body = (
+        'name = "two"\nduration_ms = 1\n'
+        + "".join(
+            f'[[hosts]]\nname = "h{i}"\nprofile = "ideal"\ncores = 0\n'
+            f'[[hosts.nics]]\nname = "eth0"\nchip = "82546"\n'
+            for i in range(2)
+        )
+        + "".join(f'[[generators]]\nname = "g{i}"\nrate_pps = 1000\n' for i in range(2))
+        + "".join(f'[[links]]\na = "g{i}"\nb = "h{i}.eth0"\n' for i in range(2))
+    )
+    bad.write_text(body)
+    code, out, err = cli(capsys, "validate", bad)
+    text_err = " ".join(err.split())
+    assert code == 2 and out == ""
+    assert "hosts[0].cores" in text_err and "hosts[1].cores" in text_err
+    assert "2 problems" in text_err
+
+
 def test_schema_prints_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "schema")
     assert code == 0

@@ -16,6 +16,7 @@ __all__ = [
     "run_toml_samples",
     "schema_json",
     "validate_toml",
+    "validate_problems",
     "version",
 ]
 
@@ -62,6 +63,10 @@ def run_toml_samples(
 
 def validate_toml(text: str, base_dir: str | None = None) -> None:
     """Check a scenario given as TOML text without running it."""
+
+def validate_problems(text: str, base_dir: str | None = None) -> list[str]:
+    """Every problem of a scenario given as TOML text, as messages (the first is
+    what ``validate_toml`` raises; empty for a valid scenario)."""
 
 def normalize_toml(text: str) -> str:
     """The scenario as the core reads it (validated, defaults filled in), as JSON."""

@@ -182,6 +182,16 @@ pub fn validate_toml_in(text: &str, base_dir: Option<&Path>) -> Result<(), Error
     Scenario::from_toml_in(text, base_dir).map(|_| ())
 }
 
+/// Every problem of a scenario, as `holdoff validate` lists them: a TOML or
+/// type error alone (the parser stops at it), else `Scenario::problems`
+/// (empty for a valid scenario; its first is `validate_toml_in`'s error).
+pub fn problems_toml_in(text: &str, base_dir: Option<&Path>) -> Vec<Error> {
+    match Scenario::parse_in(text, base_dir) {
+        Ok(s) => s.problems(),
+        Err(e) => vec![e],
+    }
+}
+
 /// The scenario as the core reads it, validated, with every default filled
 /// in, as compact JSON. Two files that differ only in spelling out a default
 /// give the same text (the result store keys runs by it).

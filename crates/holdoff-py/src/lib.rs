@@ -222,6 +222,26 @@ fn validate_toml(py: Python<'_>, text: &str, base_dir: Option<std::path::PathBuf
     guarded(py, result)
 }
 
+/// Every problem of a scenario given as TOML text, as messages (the first
+/// is what `validate_toml` raises; empty for a valid scenario): a TOML or
+/// type error alone, else one per host, generator, link or application of
+/// the first stage with any (at most 50).
+#[pyfunction]
+#[pyo3(signature = (text, base_dir = None))]
+fn validate_problems(
+    py: Python<'_>,
+    text: &str,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<Vec<String>> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        Ok(api::problems_toml_in(text, base_dir.as_deref())
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect())
+    }));
+    guarded(py, result)
+}
+
 /// The scenario as the core reads it (validated, every default filled in),
 /// as compact JSON text.
 ///
@@ -320,6 +340,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml_samples, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_problems, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_toml_after_changes, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -25,8 +26,13 @@ from holdoff.inputs import scenario_name
 def validate_command(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
 ) -> None:
-    """Check a scenario file without running it."""
+    """Check a scenario file without running it: every problem found, one per
+    host, generator, link or application (a TOML or type error stops the
+    parser, so it comes alone)."""
     text = _read(file)
+    problems = _core.validate_problems(text, os.fspath(file.resolve().parent))
+    if len(problems) > 1:
+        _fail("\n".join([*problems, f"{len(problems)} problems"]), 2)
     try:
         validate_text(text, base_dir=file.resolve().parent)
     except _core.ScenarioError as err:

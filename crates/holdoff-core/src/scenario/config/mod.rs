@@ -232,6 +232,9 @@ pub(crate) fn names_list(v: &[&str]) -> String {
     v.join(", ")
 }
 
+/// The most problems `Scenario::problems` lists.
+pub const MAX_PROBLEMS: usize = 50;
+
 impl Scenario {
     /// Parse TOML text and validate it.
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
@@ -241,25 +244,62 @@ impl Scenario {
     /// As `from_toml`, for a file in `base_dir` (relative capture paths and
     /// profile files are resolved against it; None: the working directory).
     pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, Error> {
+        let s = Self::parse_in(text, base_dir)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Parse TOML text into a scenario with its defaults filled in, not yet
+    /// validated (`validate`, `problems`); a TOML or type error is the only
+    /// problem the parser reports.
+    pub fn parse_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, Error> {
         let mut s: Scenario = toml::from_str(text).map_err(|e| type_error(text, e))?;
         s.base_dir = base_dir.map(|p| p.to_path_buf());
         for n in s.hosts.iter_mut().flat_map(|h| h.nics.iter_mut()) {
             n.fill_ring_defaults();
         }
-        s.validate()?;
         Ok(s)
     }
 
-    /// Check every field and cross-reference; the first problem is returned.
+    /// Check every field and cross-reference; the first problem is returned
+    /// (the first of `problems`).
     pub fn validate(&self) -> Result<(), Error> {
-        self.validate_run()?;
+        match self.problems().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Every problem of the first stage that has any, in order: the run's
+    /// fields; then each host; each generator; each link and unlinked port;
+    /// each application; the sinks; the `[[at]]` changes. One problem per
+    /// host, generator, link or application (its first), at most
+    /// `MAX_PROBLEMS`. A later stage reads what the earlier ones checked, so
+    /// it runs only when they found nothing.
+    pub fn problems(&self) -> Vec<Error> {
+        let mut out = Vec::new();
+        if let Err(e) = self.validate_run() {
+            return vec![e];
+        }
         let mut names = BTreeSet::new();
-        self.validate_hosts(&mut names)?;
-        self.validate_generators(&mut names)?;
-        self.validate_links()?;
-        self.validate_apps(&mut names)?;
-        self.validate_sinks()?;
-        at::resolve(self).map(|_| ())
+        out.extend(self.validate_hosts(&mut names));
+        if out.is_empty() {
+            out.extend(self.validate_generators(&mut names));
+        }
+        if out.is_empty() {
+            out.extend(self.validate_links());
+        }
+        if out.is_empty() {
+            out.extend(self.validate_apps(&mut names));
+        }
+        if out.is_empty() {
+            out.extend(self.validate_sinks().err());
+        }
+        if out.is_empty() {
+            out.extend(at::resolve(self).err());
+        }
+        out.truncate(MAX_PROBLEMS);
+        out
     }
 
     /// The run-wide fields, and the sizes checked before anything else.
@@ -341,8 +381,9 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_hosts(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
-        for (hi, h) in self.hosts.iter().enumerate() {
+    /// Each host's first problem.
+    fn validate_hosts(&self, names: &mut BTreeSet<String>) -> Vec<Error> {
+        let one = |hi: usize, h: &HostCfg, names: &mut BTreeSet<String>| -> Result<(), Error> {
             no_nul(&format!("hosts[{hi}].name"), &h.name)?;
             for (ni, n) in h.nics.iter().enumerate() {
                 no_nul(&format!("hosts[{hi}].nics[{ni}].name"), &n.name)?;
@@ -356,13 +397,21 @@ impl Scenario {
                     ),
                 ));
             }
-            h.validate(&format!("hosts[{hi}]"), self.base_dir.as_deref())?;
+            h.validate(&format!("hosts[{hi}]"), self.base_dir.as_deref())
+        };
+        let mut out = Vec::new();
+        for (hi, h) in self.hosts.iter().enumerate() {
+            out.extend(one(hi, h, names).err());
         }
-        Ok(())
+        out
     }
 
-    fn validate_generators(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
-        for (gi, g) in self.generators.iter().enumerate() {
+    /// Each generator's first problem.
+    fn validate_generators(&self, names: &mut BTreeSet<String>) -> Vec<Error> {
+        let one = |gi: usize,
+                   g: &GeneratorCfg,
+                   names: &mut BTreeSet<String>|
+         -> Result<(), Error> {
             no_nul(&format!("generators[{gi}].name"), &g.name)?;
             if !names.insert(g.name.clone()) || g.name.contains('.') || g.name.is_empty() {
                 return Err(cfg_err(
@@ -371,53 +420,73 @@ impl Scenario {
                 ));
             }
             traffic::validate_generator(g, &format!("generators[{gi}]"))?;
-            traffic::validate_capture(g, &format!("generators[{gi}]"), self.base_dir.as_deref())?;
+            traffic::validate_capture(g, &format!("generators[{gi}]"), self.base_dir.as_deref())
+        };
+        let mut out = Vec::new();
+        for (gi, g) in self.generators.iter().enumerate() {
+            out.extend(one(gi, g, names).err());
         }
-        Ok(())
+        out
     }
 
-    /// Links: endpoints exist, each port used once, every port linked.
-    fn validate_links(&self) -> Result<(), Error> {
+    /// Links: endpoints exist, each port used once, every port linked. Each
+    /// link's first problem; then the ports left without a link (at most
+    /// one problem naming them all).
+    fn validate_links(&self) -> Vec<Error> {
         // Built once and looked up per link end, so that validation stays
         // O(links log ports) for rack-sized scenarios.
         let names = self.endpoint_names();
         let endpoints: BTreeSet<&str> = names.iter().map(String::as_str).collect();
         let mut used: BTreeSet<&str> = BTreeSet::new();
+        let mut out = Vec::new();
         for (li, l) in self.links.iter().enumerate() {
-            for (side, ep) in [("a", &l.a), ("b", &l.b)] {
-                let field = || format!("links[{li}].{side}");
-                no_nul(&field(), ep)?;
-                if !endpoints.contains(ep.as_str()) {
-                    return Err(cfg_err(
-                        field(),
-                        format!(
-                            "got {ep:?}; allowed: a generator name or \"host.nic\": {}",
-                            names.join(", ")
-                        ),
-                    ));
+            let mut one = || -> Result<(), Error> {
+                for (side, ep) in [("a", &l.a), ("b", &l.b)] {
+                    let field = || format!("links[{li}].{side}");
+                    no_nul(&field(), ep)?;
+                    if !endpoints.contains(ep.as_str()) {
+                        return Err(cfg_err(
+                            field(),
+                            format!(
+                                "got {ep:?}; allowed: a generator name or \"host.nic\": {}",
+                                names.join(", ")
+                            ),
+                        ));
+                    }
+                    if !used.insert(ep.as_str()) {
+                        return Err(cfg_err(
+                            field(),
+                            format!("{ep:?} is already linked; a port takes one link"),
+                        ));
+                    }
                 }
-                if !used.insert(ep.as_str()) {
-                    return Err(cfg_err(
-                        field(),
-                        format!("{ep:?} is already linked; a port takes one link"),
-                    ));
-                }
-            }
-            l.validate(&format!("links[{li}]"))?;
+                l.validate(&format!("links[{li}]"))
+            };
+            out.extend(one().err());
         }
-        for ep in &names {
-            if !used.contains(ep.as_str()) {
-                return Err(cfg_err(
+        if out.is_empty() {
+            let unlinked: Vec<&str> = names
+                .iter()
+                .map(String::as_str)
+                .filter(|ep| !used.contains(ep))
+                .collect();
+            if let Some(ep) = unlinked.first() {
+                let others = match unlinked.len() {
+                    1 => String::new(),
+                    n => format!(" ({} ports in all: {})", n, unlinked.join(", ")),
+                };
+                out.push(cfg_err(
                     "links",
-                    format!("port {ep:?} has no link; every NIC and generator needs one"),
+                    format!("port {ep:?} has no link; every NIC and generator needs one{others}"),
                 ));
             }
         }
-        Ok(())
+        out
     }
 
-    fn validate_apps(&self, names: &mut BTreeSet<String>) -> Result<(), Error> {
-        for (ai, a) in self.apps.iter().enumerate() {
+    /// Each application's first problem.
+    fn validate_apps(&self, names: &mut BTreeSet<String>) -> Vec<Error> {
+        let one = |ai: usize, a: &AppCfg, names: &mut BTreeSet<String>| -> Result<(), Error> {
             let f = |x: &str| format!("apps[{ai}].{x}");
             no_nul(&f("name"), a.name())?;
             no_nul(&f("host"), a.host())?;
@@ -431,9 +500,13 @@ impl Scenario {
                 ));
             }
             a.validate(&format!("apps[{ai}]"))?;
-            self.validate_app_refs(a, &f)?;
+            self.validate_app_refs(a, &f)
+        };
+        let mut out = Vec::new();
+        for (ai, a) in self.apps.iter().enumerate() {
+            out.extend(one(ai, a, names).err());
         }
-        Ok(())
+        out
     }
 
     /// An application's host, core and peer.
