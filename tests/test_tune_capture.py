@@ -578,3 +578,32 @@ def test_a_long_scan_reports_progress(thirty: tuple[Path, capture_gen.Written]) 
     assert len(calls) == w.frames // cap.PROGRESS_RECORDS == 2
     assert all(t == size for _, t in calls)
     assert 0 < calls[0][0] < calls[1][0] < size
+
+
+def test_a_jumbo_link_takes_the_capture_whole() -> None:
+    # --mtu 9000: the office capture's two 9014-byte TCP frames fit (9014 + 4
+    # FCS = MTU + 18), so nothing is cut: 1000 frames, and the generator and
+    # the host's NIC both run MTU 9000.
+    work = tune.capture_workload(
+        OFFICE, driver="linux-igb", chip="i210", profile="xeon-modern", mtu=9000
+    )
+    info = work.coverage.info
+    assert (info.frames, info.cut_records, info.over_mtu_frames) == (1000, 0, 0)
+    assert work.scenario["generators"][0]["mtu_bytes"] == 9000
+    assert work.scenario["hosts"][0]["nics"][0]["mtu_bytes"] == 9000
+    with pytest.raises(tune.TuneError, match="--mtu: got 9216; allowed: 68 to 9000"):
+        tune.capture_workload(
+            OFFICE, driver="linux-igb", chip="i210", profile="xeon-modern", mtu=9216
+        )
+
+
+def test_the_host_files_mtu_is_the_default() -> None:
+    from holdoff.cli.tune import _host_mtu
+    from holdoff.hostinfo import read_host
+
+    # The tg3 fixture's sysfs mtu is "9000"; the ixgbe one's "1500".
+    tg3 = read_host(REPO / "tests" / "data" / "collect" / "tg3-eth0.json")
+    assert (tg3.mtu, _host_mtu(tg3)) == (9000, 9000)
+    ixgbe = read_host(REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json")
+    assert _host_mtu(ixgbe) == 1500
+    assert _host_mtu(None) is None

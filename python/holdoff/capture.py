@@ -269,6 +269,7 @@ class CaptureInfo:
             "deliverable_rate_bps": self.deliverable_rate_bps,
             "skipped": self.skipped,
             "only_to": self.only_to,
+            "mtu": self.mtu,
             "cut_records": self.cut_records,
             "cut_segments": self.cut_segments,
             "reordered": self.reordered,

@@ -144,6 +144,8 @@ class HostInfo:
     parsed: Parsed | None = None
     #: The interface's MAC address (sysfs ``address``), "aa:bb:cc:dd:ee:ff", when read.
     mac: str | None = None
+    #: The interface's MTU (sysfs ``mtu``) [bytes], when read.
+    mtu: int | None = None
 
     def why_no_driver(self) -> str:
         """Why no driver model was taken: the driver's own message, else the last two."""
@@ -262,6 +264,7 @@ def _host(data: dict[str, Any]) -> HostInfo:
         messages=messages,
         parsed=parsed,
         mac=_mac(device.get("address")),
+        mtu=_int(device.get("mtu")),
         **rates,
     )
 

@@ -125,6 +125,15 @@ def tune_command(
             show_default=False,
         ),
     ] = None,
+    mtu: Annotated[
+        int | None,
+        typer.Option(
+            "--mtu",
+            help="With --capture: the link's MTU in bytes, 68 to 9000 (default: the --from "
+            "file's, else 1500); TCP aggregates are cut to it, longer frames dropped.",
+            show_default=False,
+        ),
+    ] = None,
     seeds: SeedsOption = 3,
     only: Annotated[
         list[str] | None,
@@ -200,8 +209,10 @@ def tune_command(
         _fail("give exactly one workload: a SCENARIO file, --capture FILE or --mix NAME", 2)
     if executor not in sw.EXECUTORS:
         _fail(f"unknown executor {executor!r}; allowed: {', '.join(sw.EXECUTORS)}", 2)
-    if (span is not None or latency_of is not None or only_to is not None) and capture is None:
-        flag = "--span" if span is not None else "--latency-of" if latency_of else "--only-to"
+    capture_flags = {"--span": span, "--latency-of": latency_of, "--only-to": only_to, "--mtu": mtu}
+    given_flags = [k for k, v in capture_flags.items() if v is not None]
+    if given_flags and capture is None:
+        flag = given_flags[0]
         _fail(f"{flag} applies to a --capture workload", 2)
     try:
         stats.parse_seeds(seeds)
@@ -248,6 +259,7 @@ def tune_command(
                     only_to=only_to,
                     host_mac=host.mac if host is not None else None,
                     progress=on_scan,
+                    mtu=mtu or _host_mtu(host),
                 )
             finally:
                 scan_bar.stop()
@@ -383,3 +395,11 @@ def _print_tune(data: dict[str, Any]) -> None:
         console.print(Text(line), soft_wrap=True)
     for note in data["not_searched"] + data["notes"]:
         console.print(Text("note: " + note), style="dim", soft_wrap=True)
+
+
+def _host_mtu(host: Any) -> int | None:
+    """The host file's interface MTU when the replay can take it (68 to 9000)."""
+    from holdoff.tune.workloads import MAX_MTU, MIN_MTU
+
+    m = getattr(host, "mtu", None)
+    return m if isinstance(m, int) and MIN_MTU <= m <= MAX_MTU else None

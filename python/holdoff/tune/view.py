@@ -58,7 +58,8 @@ def coverage_line(data: Mapping[str, Any]) -> str | None:
         )
     if c["over_mtu_frames"]:
         mtu_note += (
-            f"; {c['deliverable_rate_bps'] / 1e6:,.2f} Mb/s in frames within the 1500-byte MTU "
+            f"; {c['deliverable_rate_bps'] / 1e6:,.2f} Mb/s in frames within the "
+            f"{c.get('mtu', 1500)}-byte MTU "
             f"({c['over_mtu_frames']} longer frames are dropped by any setting)"
         )
     kept = (

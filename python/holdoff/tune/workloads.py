@@ -218,6 +218,7 @@ def capture_workload(
     only_to: str | None = None,
     host_mac: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    mtu: int | None = None,
 ) -> Workload:
     """The capture replayed at its own times into one host (a UDP sink takes
     every frame and measures its latency from the wire to the application).
@@ -230,6 +231,10 @@ def capture_workload(
     ``host_mac`` (the tuned interface's address, from a host file) such a
     capture keeps the frames to that address instead.
 
+    ``mtu``: the link's MTU [bytes] (68 to 9000; default 1500): frames
+    longer than MTU + 18 are dropped, TCP offload aggregates are cut into
+    segments of this MTU, and the host's NIC takes it.
+
     What is simulated is read from the file (:func:`holdoff.capture.plan`):
     its whole span plus a drain allowance, or exactly the window asked
     (``span``, ``"START:END"``) or the first ``duration_ms``. A capture with
@@ -239,6 +244,9 @@ def capture_workload(
         raise TuneError("--span", "give --span or --duration-ms, not both")
     window = parse_span(span) if span is not None else None
     selector = parse_latency_of(latency_of) if latency_of is not None else None
+    if mtu is not None and not MIN_MTU <= mtu <= MAX_MTU:
+        raise TuneError("--mtu", f"got {mtu}; allowed: {MIN_MTU} to {MAX_MTU} bytes")
+    link_mtu = mtu or cap.DEFAULT_MTU
     keep = None if only_to is None or only_to.strip().lower() == "all" else only_to.strip()
     if keep is not None:
         try:
@@ -254,6 +262,7 @@ def capture_workload(
             only_to=keep,
             span_ns=window,
             duration_ns=None if duration_ms is None else duration_ms * 1_000_000,
+            mtu=link_mtu,
             progress=progress,
         )
     except cap.CaptureFileError as err:
@@ -284,6 +293,7 @@ def capture_workload(
             latency_of=latency_of,
             only_to=host_mac,
             progress=progress,
+            mtu=mtu,
         )
         work.description += ": the host file's interface address, the capture holding both ways"
         return work
@@ -343,6 +353,10 @@ def capture_workload(
         gen["latency_of"] = selector
     if keep is not None:
         gen["only_to"] = keep
+    if link_mtu != cap.DEFAULT_MTU:
+        gen["mtu_bytes"] = link_mtu
+        for nic in host["nics"]:
+            nic["mtu_bytes"] = link_mtu
     scen = {
         "name": f"tune-{path.stem}",
         "seed": 1,
@@ -369,6 +383,9 @@ def capture_workload(
         latency_of=latency_of,
     )
 
+
+#: ``--mtu`` bounds [bytes] (the replay's ``mtu_bytes``).
+MIN_MTU, MAX_MTU = 68, 9000
 
 #: A capture whose replay must fall behind by more than this at its end is
 #: refused [ns] (and by more than this share of its span): a burst at a
