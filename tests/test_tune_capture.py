@@ -607,3 +607,45 @@ def test_the_host_files_mtu_is_the_default() -> None:
     ixgbe = read_host(REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json")
     assert _host_mtu(ixgbe) == 1500
     assert _host_mtu(None) is None
+
+
+def _to_three_servers(path: Path) -> None:
+    # A switch port's view: a router (00:1b:21:cc:00:01) sends 200-byte UDP
+    # frames to three servers, 400, 300 and 300 of them; no server answers.
+    base = capture_gen.EPOCH_S * 1_000_000_000
+    records = []
+    for i in range(1000):
+        k = 0 if i % 10 < 4 else 1 if i % 10 < 7 else 2
+        f = bytearray(capture_gen.udp_frame(200, 5000))
+        f[0:6] = bytes.fromhex(f"001b21aabb1{k}")
+        f[6:12] = bytes.fromhex("001b21cc0001")
+        f[30:34] = bytes([10, 0, 0, 10 + k])
+        records.append((base + i * 100_000, bytes(f[: capture_gen.SNAPLEN]), 200))
+    capture_gen.write_pcap(path, records)
+
+
+def test_several_hosts_traffic_is_refused_until_one_is_named(tmp_path: Path) -> None:
+    from holdoff import capture as cap
+
+    path = tmp_path / "switch.pcap"
+    _to_three_servers(path)
+    d = cap.scan(path).directions
+    assert d is not None and not d.two_way and d.many_receivers
+    assert [(r.ip, r.received) for r in d.receivers] == [
+        ("10.0.0.10", 400),
+        ("10.0.0.11", 300),
+        ("10.0.0.12", 300),
+    ]
+    kw = {"driver": "linux-igb", "chip": "i210", "profile": "xeon-modern"}
+    with pytest.raises(tune.TuneError) as err:
+        tune.capture_workload(path, **kw)
+    text = str(err.value)
+    assert "several hosts' traffic" in text and "10.0.0.10): received 400 (40.0 %)" in text
+    # Named by address, or by the host file's interface address.
+    assert tune.capture_workload(path, only_to="10.0.0.11", **kw).coverage.info.frames == 300
+    by_host = tune.capture_workload(path, host_mac="00:1b:21:aa:bb:12", **kw)
+    assert by_host.coverage.info.frames == 300
+    # holdoff run warns.
+    gen = {"name": "cap", "pattern": "replay", "capture": "switch.pcap"}
+    warnings = cap.replay_warnings({"duration_ms": 200, "generators": [gen]}, tmp_path)
+    assert any("several hosts' traffic" in w for w in warnings)

@@ -74,6 +74,11 @@ MAX_MACS = 4096
 #: in (and received the rest) makes the capture two-way: its sent frames
 #: are not traffic it received.
 TWO_WAY_MIN_SHARE = 0.01
+#: The share of a capture's unicast frames one address must receive for the
+#: capture to be one host's traffic; below it the tune asks which host.
+ONE_RECEIVER_SHARE = 0.9
+#: Fewer unicast frames than this are not judged for several receivers.
+MANY_RECEIVERS_MIN_FRAMES = 100
 #: Longest record accepted [bytes] (the core's ``MAX_RECORD_BYTES``).
 MAX_RECORD_BYTES = 16 << 20
 #: The standard Ethernet MTU [bytes]; a frame over MTU + 18 is dropped.
@@ -144,6 +149,24 @@ class Directions:
     hosts: tuple[Endpoint, ...]
     #: More than :data:`MAX_MACS` addresses: frames of the later ones are not counted.
     macs_over_limit: bool = False
+    #: The addresses that received the most unicast frames, most first (at most 4).
+    receivers: tuple[Endpoint, ...] = ()
+
+    @property
+    def main_receiver_share(self) -> float:
+        """The share of the unicast frames the busiest receiver got (1 without any)."""
+        if not self.receivers or self.unicast_frames == 0:
+            return 1.0
+        return self.receivers[0].received / self.unicast_frames
+
+    @property
+    def many_receivers(self) -> bool:
+        """No one address received :data:`ONE_RECEIVER_SHARE` of the unicast
+        frames: the capture holds several hosts' traffic (a switch or router
+        port), which a replay would send into one."""
+        return self.unicast_frames >= MANY_RECEIVERS_MIN_FRAMES and (
+            self.main_receiver_share < ONE_RECEIVER_SHARE
+        )
 
     @property
     def two_way(self) -> bool:
@@ -170,6 +193,10 @@ class Directions:
                 for h in self.hosts
             ],
             "macs_over_limit": self.macs_over_limit,
+            "receivers": [
+                {"mac": h.mac, "ip": h.ip, "received": h.received} for h in self.receivers
+            ],
+            "main_receiver_share": self.main_receiver_share,
         }
 
 
@@ -181,20 +208,25 @@ def directions_of(
     over_limit: bool = False,
 ) -> Directions:
     """:class:`Directions` from per-address counts (pure: the scan's tallies)."""
+
+    def endpoint(m: bytes) -> Endpoint:
+        ip = ip_to.get(m)
+        return Endpoint(
+            ":".join(f"{b:02x}" for b in m),
+            received.get(m, 0),
+            sent.get(m, 0),
+            str(ipaddress.ip_address(ip)) if ip else None,
+        )
+
     both = [m for m in received if sent.get(m, 0) > 0]
     both.sort(key=lambda m: (-(received[m] + sent[m]), m))
-    hosts = []
-    for m in both[:4]:
-        ip = ip_to.get(m)
-        hosts.append(
-            Endpoint(
-                ":".join(f"{b:02x}" for b in m),
-                received[m],
-                sent[m],
-                str(ipaddress.ip_address(ip)) if ip else None,
-            )
-        )
-    return Directions(unicast, tuple(hosts), over_limit)
+    top = sorted(received, key=lambda m: (-received[m], m))[:4]
+    return Directions(
+        unicast,
+        tuple(endpoint(m) for m in both[:4]),
+        over_limit,
+        tuple(endpoint(m) for m in top),
+    )
 
 
 @dataclass(frozen=True)
@@ -933,6 +965,14 @@ def replay_warnings(
                 "arrive later than captured (it was not taken on a link of this speed)"
             )
         dirs = cov.info.directions
+        if only_to is None and dirs is not None and not dirs.two_way and dirs.many_receivers:
+            top = dirs.receivers[0]
+            out.append(
+                f"{name}: the capture {path.name} holds several hosts' traffic (the busiest "
+                f"address, {top.name}, received {pct(dirs.main_receiver_share)} of its unicast "
+                f'frames); every frame is replayed into the port. only_to = "{top.ip or top.mac}" '
+                "keeps one host's"
+            )
         if only_to is None and dirs is not None and dirs.two_way:
             pick = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
             out.append(
@@ -1006,6 +1046,7 @@ __all__ = [
     "Directions",
     "Endpoint",
     "MAX_MACS",
+    "ONE_RECEIVER_SHARE",
     "REORDER_TOLERANCE_NS",
     "TWO_WAY_MIN_SHARE",
     "directions_of",

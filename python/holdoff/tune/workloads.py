@@ -270,15 +270,18 @@ def capture_workload(
     except ValueError as err:
         raise TuneError("--span", f"{span!r} {err}") from err
     dirs = cov.info.directions
-    if only_to is None and host_mac is not None and dirs is not None and dirs.two_way:
-        # Taken on the host whose address the host file gives: keep what it received.
-        if not any(h.mac == host_mac for h in dirs.hosts):
+    mixed = dirs is not None and (dirs.two_way or dirs.many_receivers)
+    if only_to is None and host_mac is not None and dirs is not None and mixed:
+        # Taken on (or beside) the host whose address the host file gives:
+        # keep what it received.
+        if not any(h.mac == host_mac for h in (*dirs.hosts, *dirs.receivers)):
             hosts = "".join(
                 f"\n  {h.name}: received {h.received:,}, sent {h.sent:,}" for h in dirs.hosts
             )
             raise TuneError(
                 "--capture",
-                f"{path.name} holds frames both ways, but not of the host file's interface "
+                f"{path.name} holds frames both ways or to several hosts, but not of the host "
+                "file's interface "
                 f"address {host_mac}:{hosts}\nIs it a capture of this interface? Name the "
                 "host to tune with --only-to (its IP or MAC address), or --only-to all",
             )
@@ -295,13 +298,29 @@ def capture_workload(
             progress=progress,
             mtu=mtu,
         )
-        work.description += ": the host file's interface address, the capture holding both ways"
+        work.description += (
+            ": the host file's interface address, the capture holding other traffic too"
+        )
         return work
     if cov.info.frames == 0 and keep is not None:
         seen = f" ({dirs.text()})" if dirs is not None and dirs.hosts else ""
         raise TuneError("--only-to", f"no frame of {path.name} is addressed to {keep}{seen}")
     if cov.info.frames == 0:
         raise TuneError("--capture", f"{capture} has no frames: there is no traffic to tune on")
+    if only_to is None and dirs is not None and not dirs.two_way and dirs.many_receivers:
+        got = "".join(
+            f"\n  {h.name}: received {h.received:,} ({cap.pct(h.received / dirs.unicast_frames)})"
+            for h in dirs.receivers
+        )
+        first = dirs.receivers[0]
+        raise TuneError(
+            "--capture",
+            f"{path.name} holds several hosts' traffic: no address received "
+            f"{cap.pct(cap.ONE_RECEIVER_SHARE)} of its {dirs.unicast_frames:,} unicast frames "
+            f"(a switch or router port):{got}\nA replay sends every frame into one host. Name "
+            f"the host to tune with --only-to (e.g. --only-to {first.ip or first.mac}), or "
+            "give --only-to all to replay every frame",
+        )
     if only_to is None and dirs is not None and dirs.two_way:
         example = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
         hosts = "".join(
