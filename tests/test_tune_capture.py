@@ -535,6 +535,11 @@ def test_a_capture_faster_than_the_link_is_refused(tmp_path: Path) -> None:
         tune.capture_workload(path, driver="linux-igb", chip="i210", profile="xeon-modern")
     text = str(err.value)
     assert "more than the i210's 1,000 Mb/s line" in text and "63.0" in text
+    # It names a driver and chip whose link carries 2.02 Gb/s: the slowest such.
+    import re
+
+    found = re.search(r"--chip (\S+), ([\d,]+) Mb/s", text)
+    assert found is not None and int(found.group(2).replace(",", "")) >= 2_020
     # The same capture on a 10 GbE port fits.
     work = tune.capture_workload(path, driver="linux-ixgbe", chip="82599", profile="xeon-modern")
     assert work.coverage.info.frames == 10_000

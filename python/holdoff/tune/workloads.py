@@ -355,7 +355,8 @@ def capture_workload(
             f"{chip or 'NIC'}'s {link_mbps:,} Mb/s line: a replay sends no faster than the "
             f"line, so it would fall {lag / 1e6:,.3f} ms behind the capture and its latency "
             "and drops would be of other traffic.\nIt was not captured on a link of this "
-            "speed: give --chip of a NIC at the capture's speed, or --span a part that fits",
+            f"speed: give --driver and --chip of a NIC at the capture's speed{_faster(rate)}, "
+            "or --span a part that fits",
         )
     # A 10 GbE port runs a queue per core: give the host room for 8 queue cores.
     host["cores"] = 8 if link_mbps >= 10_000 else 4
@@ -413,6 +414,21 @@ MIN_MTU, MAX_MTU = 68, 9000
 #: 1 Gb/s: 12 us), a sustained excess is traffic the link cannot carry.
 LAG_REFUSED_NS = cap.LAG_WARN_NS
 LAG_REFUSED_SHARE = cap.LAG_WARN_SHARE
+
+
+def _faster(rate_mbps: float) -> str:
+    """An example driver and chip whose link carries ``rate_mbps`` (the
+    slowest that does), as " (e.g. --driver D --chip C, N Mb/s)"; "" if none."""
+    fits = sorted(
+        (knobs.CHIPS[c].link_mbps, d, c)
+        for d, (_, chips) in knobs.DRIVER_CHIPS.items()
+        for c in chips
+        if knobs.CHIPS[c].link_mbps >= rate_mbps
+    )
+    if not fits:
+        return ""
+    mbps, driver, chip = fits[0]
+    return f" (e.g. --driver {driver} --chip {chip}, {mbps:,} Mb/s)"
 
 
 def _link_mbps(driver: str, chip: str) -> int:
