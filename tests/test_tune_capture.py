@@ -14,6 +14,7 @@ import json
 import math
 import struct
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -606,11 +607,14 @@ def test_the_host_files_mtu_is_the_default() -> None:
     from holdoff.cli.tune import _host_mtu
     from holdoff.hostinfo import read_host
 
-    # The tg3 fixture's sysfs mtu is "9000"; the ixgbe one's "1500".
+    # The tg3 fixture's sysfs mtu is "9000": a jumbo link, taken. The ixgbe
+    # one's "1500" is the default anyway; an MTU below 1500 (a VM's 1400) is
+    # not taken, so a capture from another link keeps its full-size frames.
     tg3 = read_host(REPO / "tests" / "data" / "collect" / "tg3-eth0.json")
     assert (tg3.mtu, _host_mtu(tg3)) == (9000, 9000)
     ixgbe = read_host(REPO / "tests" / "data" / "collect" / "ixgbe-eno1.json")
-    assert _host_mtu(ixgbe) == 1500
+    assert (ixgbe.mtu, _host_mtu(ixgbe)) == (1500, None)
+    assert _host_mtu(replace(ixgbe, mtu=1400)) is None
     assert _host_mtu(None) is None
 
 

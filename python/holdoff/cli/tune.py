@@ -261,6 +261,15 @@ def tune_command(
                     progress=on_scan,
                     mtu=mtu or _host_mtu(host),
                 )
+                if mtu is None and _host_mtu(host) is not None:
+                    _stderr().print(
+                        Text(
+                            f"host file: MTU {_host_mtu(host)} of {iface} taken for the "
+                            "capture's link (--mtu to change)",
+                            style="yellow",
+                        ),
+                        soft_wrap=True,
+                    )
             finally:
                 scan_bar.stop()
         else:
@@ -398,8 +407,11 @@ def _print_tune(data: dict[str, Any]) -> None:
 
 
 def _host_mtu(host: Any) -> int | None:
-    """The host file's interface MTU when the replay can take it (68 to 9000)."""
-    from holdoff.tune.workloads import MAX_MTU, MIN_MTU
+    """The host file's interface MTU when it is a jumbo one the replay can take
+    (1501 to 9000). A smaller one is not taken: a capture from another link
+    would have its full-size frames cut as if they were offload aggregates,
+    and one from this link holds no frame above its MTU anyway."""
+    from holdoff.tune.workloads import MAX_MTU
 
     m = getattr(host, "mtu", None)
-    return m if isinstance(m, int) and MIN_MTU <= m <= MAX_MTU else None
+    return m if isinstance(m, int) and 1500 < m <= MAX_MTU else None
