@@ -586,7 +586,7 @@ def test_a_long_scan_reports_progress(thirty: tuple[Path, capture_gen.Written]) 
     assert 0 < calls[0][0] < calls[1][0] < size
 
 
-def test_a_jumbo_link_takes_the_capture_whole() -> None:
+def test_a_jumbo_link_takes_the_capture_whole(capsys: pytest.CaptureFixture[str]) -> None:
     # --mtu 9000: the office capture's two 9014-byte TCP frames fit (9014 + 4
     # FCS = MTU + 18), so nothing is cut: 1000 frames, and the generator and
     # the host's NIC both run MTU 9000.
@@ -597,6 +597,10 @@ def test_a_jumbo_link_takes_the_capture_whole() -> None:
     assert (info.frames, info.cut_records, info.over_mtu_frames) == (1000, 0, 0)
     assert work.scenario["generators"][0]["mtu_bytes"] == 9000
     assert work.scenario["hosts"][0]["nics"][0]["mtu_bytes"] == 9000
+    for bad in (0, 9216):
+        # 0 is refused, not taken for "not given".
+        code, _, err = cli(capsys, "tune", "--capture", OFFICE, "-d", "linux-igb", "--mtu", bad)
+        assert code == 2 and f"--mtu: got {bad}; allowed: 68 to 9000" in " ".join(err.split())
     with pytest.raises(tune.TuneError, match="--mtu: got 9216; allowed: 68 to 9000"):
         tune.capture_workload(
             OFFICE, driver="linux-igb", chip="i210", profile="xeon-modern", mtu=9216

@@ -308,6 +308,25 @@ def option_cases(fixtures: dict[str, str]) -> list[CliCase]:
             *("tune", "--capture", fixtures["valid capture"], "--driver", "linux-igb"),
             *("--chip", "i210", "--span", "9:1"),
         ],
+        "tune --only-to garbage": [
+            *("tune", "--capture", fixtures["valid capture"], "--driver", "linux-igb"),
+            *("--chip", "i210", "--only-to", "eth0\x1b[2J"),
+        ],
+        "tune --only-to nobody": [
+            *("tune", "--capture", fixtures["valid capture"], "--driver", "linux-igb"),
+            *("--chip", "i210", "--only-to", "203.0.113.9"),
+        ],
+        "tune --mtu 0": [
+            *("tune", "--capture", fixtures["valid capture"], "--driver", "linux-igb"),
+            *("--chip", "i210", "--mtu", "0"),
+        ],
+        "tune --mtu 10**12": [
+            *("tune", "--capture", fixtures["valid capture"], "--driver", "linux-igb"),
+            *("--chip", "i210", "--mtu", str(10**12)),
+        ],
+        "tune --mtu without a capture": [
+            *("tune", "--mix", "rr", "--driver", "linux-igb", "--mtu", "9000"),
+        ],
         "explain ring -8": ["explain", "--driver", "linux-e1000", "--rx-ring", "-8"],
         "explain ring 10**21": ["explain", "--driver", "linux-e1000", "--rx-ring", str(10**21)],
         "explain --set newline": ["explain", "--driver", "linux-e1000", "--set", "rx-usecs=3\nx=1"],

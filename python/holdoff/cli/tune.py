@@ -259,7 +259,7 @@ def tune_command(
                     only_to=only_to,
                     host_mac=host.mac if host is not None else None,
                     progress=on_scan,
-                    mtu=mtu or _host_mtu(host),
+                    mtu=mtu if mtu is not None else _host_mtu(host),
                 )
                 if mtu is None and _host_mtu(host) is not None:
                     _stderr().print(
