@@ -129,5 +129,64 @@ def test_run_warns_about_a_capture_without_frames(
 ) -> None:
     cap = tmp_path / "none.pcap"
     capture_gen.write_pcap(cap, [])
-    code, _, err = cli(capsys, "run", _replay_scenario(tmp_path, cap, 10))
-    assert "replays no frames" in " ".join(err.split()), err
+    code, out, err = cli(capsys, "run", _replay_scenario(tmp_path, cap, 10))
+    # The run's report says it (the summary's warnings), not a line before it.
+    text = " ".join(out.split())
+    assert "replayed no frames" in text and "holds no frames" in text, out + err
+    assert "replays no frames" not in err
+
+
+def test_a_two_way_capture_is_in_the_report_of_every_way_to_run_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The capture of a server's requests (200 B) and replies (1400 B): both
+    addresses received and sent 500 frames (`capture_gen.server_both_ways`
+    writes them so). The Python run's result, the JSON report and the
+    summary carry the warning (once: not also before the run); `--seeds`
+    shows it once for both seeds."""
+    cap = tmp_path / "both.pcap"
+    capture_gen.server_both_ways(cap, seconds=0.1)
+    scen = _replay_scenario(tmp_path, cap, 200)
+    res = holdoff.run(scen)
+    (w,) = [w for w in res.warnings if w["field"] == "generators[0].only_to"]
+    assert "holds frames both ways" in w["message"]
+    assert "received 500 and sent 500" in w["message"]
+    assert 'only_to = "10.0.0.2"' in w["message"]
+
+    code, out, err = cli(capsys, "run", scen, "--json")
+    assert code == 0, err
+    fields = [w["field"] for w in json.loads(out)["summary"]["warnings"]]
+    assert fields.count("generators[0].only_to") == 1
+    code, out, err = cli(capsys, "run", scen)
+    text = " ".join((out + err).split())
+    assert code == 0 and text.count("holds frames both ways") == 1, text
+
+    code, out, err = cli(capsys, "run", scen, "--seeds", "2")
+    text = " ".join(out.split())
+    assert code == 0 and text.count("holds frames both ways") == 1, text
+    code, out, _ = cli(capsys, "run", scen, "--seeds", "2", "--json")
+    (w,) = [w for w in json.loads(out)["warnings"] if w["field"] == "generators[0].only_to"]
+    assert w["seeds"] == [1, 2]
+
+
+def test_a_short_run_of_a_capture_reports_the_share_of_the_file_it_read(
+    tmp_path: Path,
+) -> None:
+    """A classic pcap is a 24-byte header and 16 bytes plus the captured
+    bytes a record: the report's read_bytes is that sum over the records
+    read (the frames sent and one read ahead), and file_bytes the file's
+    size."""
+    cap = tmp_path / "one.pcap"
+    capture_gen.thirty_seconds(cap, seconds=1)
+    res = holdoff.run(_replay_scenario(tmp_path, cap, 50))
+    c = res.summary["generators"][0]["capture"]
+    assert c["complete"] is False and c["file_bytes"] == cap.stat().st_size
+    data = cap.read_bytes()
+    at, n = 24, 0
+    while n < c["frames"]:
+        caplen = int.from_bytes(data[at + 8 : at + 12], "little")
+        at += 16 + caplen
+        n += 1
+    assert c["read_bytes"] == at
+    (w,) = [w for w in res.warnings if w["field"] == "duration_ms"]
+    assert f"read the first {n} frames" in w["message"]

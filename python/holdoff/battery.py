@@ -354,7 +354,8 @@ _WORKLOADS: tuple[Workload, ...] = (
     Workload(
         "forward-64b",
         "64-byte forwarding at line rate, one core (receive livelock)",
-        "Mogul and Ramakrishnan, 'Eliminating receive livelock' (1997); holdoff livelock",
+        "'Eliminating receive livelock in an interrupt-driven kernel' (ACM TOCS, 1997); "
+        "holdoff livelock",
         forward_64b,
         (
             Metric("sink/rx_per_s", "forwarded", "frames/s", "higher"),

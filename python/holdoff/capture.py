@@ -418,7 +418,9 @@ class _Scan:
         self.prev_ts: int | None = None
         self.only_to_text: str | None = None
         # Directions: unicast frames per destination and source MAC, and the
-        # one destination IP of the frames to each MAC (None once it varies).
+        # one destination IP of the frames to each MAC (None once it varies);
+        # a frame from an address to itself (blank test addresses) is not
+        # counted. The core counts the same (apps::replay::directions).
         self.received: dict[bytes, int] = {}
         self.sent: dict[bytes, int] = {}
         self.ip_to: dict[bytes, bytes | None] = {}
@@ -449,7 +451,12 @@ class _Scan:
         self.prev_ts = ts
         if self.file_first is None:
             self.file_first = ts
-        if prefix is not None and len(prefix) >= 12 and not prefix[0] & 1:
+        if (
+            prefix is not None
+            and len(prefix) >= 12
+            and not prefix[0] & 1
+            and prefix[:6] != prefix[6:12]
+        ):
             self._direction(prefix)
         if self.only_to is not None:
             mac, ip = _dst(prefix or b"")
@@ -917,14 +924,23 @@ def plan(
 
 
 def replay_warnings(
-    scenario: Mapping[str, Any], base_dir: str | os.PathLike[str] | None = None
+    scenario: Mapping[str, Any],
+    base_dir: str | os.PathLike[str] | None = None,
+    *,
+    reported: bool = False,
 ) -> list[str]:
-    """Warnings for a scenario's replays: a capture with no frames (or none
-    left after ``only_to``), a ``duration_ms`` that ends before the capture
-    (with the share covered), and a capture that holds a host's sent frames
-    beside those it received replayed without ``only_to`` (every frame goes
-    into the port as received). Unreadable captures are left to the run,
-    which names them."""
+    """Warnings for a scenario's replays, before it runs: a capture with no
+    frames (or none left after ``only_to``), a ``duration_ms`` that ends
+    before the capture (with the share covered and the value that covers
+    it), a capture faster than its link, and one that holds a host's sent
+    frames beside those it received, or several hosts' traffic, replayed
+    without ``only_to``. Unreadable captures are left to the run, which
+    names them.
+
+    ``reported``: only what the run's own report does not say. The report
+    (``scenario/report/replay_checks.rs``) carries every one of these as
+    measured in the run, but not the ``duration_ms`` that covers a capture
+    (the run reads only the part it simulates), so this keeps that one."""
     out: list[str] = []
     gens = scenario.get("generators") or []
     duration_ms = scenario.get("duration_ms")
@@ -957,6 +973,10 @@ def replay_warnings(
         name = f"generators[{gi}] ({gen.get('name', '')})"
         line = _link_bps(scenario, str(gen.get("name", "")))
         lag = wire_lag_ns(cov, line) if line else 0.0
+        if reported:
+            if cov.info.frames and cov.info.window_frames and cov.share < 1.0:
+                out.append(_coverage_warning(name, path, duration_ms, speed, cov))
+            continue
         if line and lag > max(LAG_WARN_NS, LAG_WARN_SHARE * cov.traffic_ns):
             out.append(
                 f"{name}: the capture {path.name} needs more than its link's "
@@ -991,14 +1011,20 @@ def replay_warnings(
             )
             out.append(f"{name}: the capture {path.name} replays no frames: {why}")
         elif cov.share < 1.0:
-            out.append(
-                f"{name}: duration_ms = {duration_ms:g} ends before the capture {path.name}: "
-                f"{pct(cov.share)} of its {cov.info.span_ns / 1e6:,.3f} ms span is "
-                f"simulated ({cov.info.window_frames:,} of {cov.info.frames:,} frames); "
-                f"duration_ms = {math.ceil(_rel_last(cov.info) / speed / 1e6) + DRAIN_MS} "
-                "covers it all"
-            )
+            out.append(_coverage_warning(name, path, duration_ms, speed, cov))
     return out
+
+
+def _coverage_warning(
+    name: str, path: Path, duration_ms: float, speed: float, cov: Coverage
+) -> str:
+    return (
+        f"{name}: duration_ms = {duration_ms:g} ends before the capture {path.name}: "
+        f"{pct(cov.share)} of its {cov.info.span_ns / 1e6:,.3f} ms span is "
+        f"simulated ({cov.info.window_frames:,} of {cov.info.frames:,} frames); "
+        f"duration_ms = {math.ceil(_rel_last(cov.info) / speed / 1e6) + DRAIN_MS} "
+        "covers it all"
+    )
 
 
 #: A replay that must fall behind its capture by more than this by its last

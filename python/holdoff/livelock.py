@@ -8,8 +8,8 @@ a trickle to line rate (1.488 Mframes/s). Four designs:
   The handler does the driver's share of every packet in interrupt context
   and queues it to the backlog; forwarding happens in the NET_RX softirq,
   which every new interrupt preempts. Past the load the handler alone can
-  take, the softirq starves and output collapses (Mogul and Ramakrishnan's
-  receive livelock).
+  take, the softirq starves and output collapses (receive livelock,
+  "Eliminating receive livelock in an interrupt-driven kernel", 1997).
 - ``static ITR 8000/s``: the same driver with the interrupt rate capped.
 - ``fast interrupt + taskqueue``: FreeBSD 2006 em (mask in the NIC, task
   with rx_process_limit 100).

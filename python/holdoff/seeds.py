@@ -36,13 +36,25 @@ class SeedsResult:
     records: list[dict[str, Any]]
     summary: dict[str, Any]
 
+    @property
+    def warnings(self) -> list[dict[str, Any]]:
+        """The runs' report warnings, each once (first-seen order), with the
+        seeds whose run gave it: ``{"field", "message", "seeds": [...]}``."""
+        seen: dict[tuple[str, str], list[int]] = {}
+        for s, run in zip(self.seeds, self.runs, strict=True):
+            for w in run.warnings:
+                seen.setdefault((w["field"], w["message"]), []).append(s)
+        return [{"field": f, "message": m, "seeds": ss} for (f, m), ss in seen.items()]
+
     def to_dict(self) -> dict[str, Any]:
-        """``{"seeds": N, "seed_list": [...], "metrics": summary, "per_seed": records}``."""
+        """``{"seeds": N, "seed_list": [...], "metrics": summary, "per_seed":
+        records, "warnings": [...]}``."""
         return {
             "seeds": len(self.seeds),
             "seed_list": list(self.seeds),
             "metrics": self.summary,
             "per_seed": [{"seed": s, **r} for s, r in zip(self.seeds, self.records, strict=True)],
+            "warnings": self.warnings,
         }
 
 

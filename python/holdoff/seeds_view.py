@@ -5,7 +5,8 @@ of every numeric metric as ``mean ± half-width`` of its 95 % interval
 (:mod:`holdoff.stats`: a t interval, a seeded bootstrap for percentiles).
 :func:`scenario_replay_warnings` reads a scenario's replays' captures
 (:func:`holdoff.capture.replay_warnings`) before the run: a ``duration_ms``
-that ends before the capture, or a replay with no frames.
+that ends before the capture, with the value that covers it (the run's
+report says the rest).
 
 Simplifies: metrics are the flat record of :func:`holdoff.sweeps.metrics_record`
 (a metric that is NaN in any seed is left out).
@@ -26,13 +27,26 @@ from holdoff.seeds import SeedsResult
 
 
 def scenario_replay_warnings(text: str, base_dir: str | os.PathLike[str] | None) -> list[str]:
-    """Warnings about the replays of a scenario given as TOML text (none if it
-    does not parse: the run names that error)."""
+    """Warnings about the replays of a scenario given as TOML text that its
+    run's report will not carry (none if it does not parse: the run names
+    that error): a ``duration_ms`` that ends before a capture, with the
+    value that covers it."""
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
         return []
-    return capture.replay_warnings(data, base_dir)
+    return capture.replay_warnings(data, base_dir, reported=True)
+
+
+def seeds_warnings(res: SeedsResult) -> list[dict[str, str]]:
+    """The runs' warnings, each once; one that not every seed's run gave
+    names the seeds that did."""
+    out = []
+    for w in res.warnings:
+        seeds = w["seeds"]
+        tail = "" if len(seeds) == len(res.seeds) else f" (seeds {', '.join(map(str, seeds))})"
+        out.append({"field": w["field"], "message": w["message"] + tail})
+    return out
 
 
 def seeds_header(res: SeedsResult) -> str:
@@ -72,4 +86,4 @@ def seeds_table(res: SeedsResult) -> Table:
     return t
 
 
-__all__ = ["scenario_replay_warnings", "seeds_header", "seeds_table"]
+__all__ = ["scenario_replay_warnings", "seeds_header", "seeds_table", "seeds_warnings"]

@@ -30,7 +30,7 @@ def render_summary(result: RunView) -> Group:
     """The summary as a rich renderable: header, warnings, tables, drops, ledger, performance."""
     parts: list[RenderableType] = [_header(result)]
     if result.warnings:
-        parts.append(_warnings(result.warnings))
+        parts.append(render_warnings(result.warnings))
     parts.extend(_table(table) for table in tables.run_tables(result))
     parts.append(_drops_line(result.drops))
     parts.append(_ledger_line(result.ledger))
@@ -59,10 +59,12 @@ def _header(result: RunView) -> Text:
     return text
 
 
-def _warnings(warnings: list[dict[str, str]]) -> Fitted:
-    """Every warning, one row each: the field and why it is not in effect as configured."""
+def render_warnings(warnings: list[dict[str, str]]) -> Fitted:
+    """Every warning, one row each: the field, and what is not in effect as
+    configured or not simulated as given."""
     table = Table(
-        title=f"WARNINGS ({len(warnings)}): configured values not in effect as written",
+        title=f"WARNINGS ({len(warnings)}): what is not in effect as written or not "
+        "simulated as given",
         title_justify="left",
         title_style="bold yellow",
         border_style="yellow",

@@ -175,8 +175,8 @@ fn one_cpu_without_fast_forwarding_livelocks_the_interrupt_thread() {
     // each packet on ipintrq (50) for swi:net, which runs below interrupt
     // threads. On one CPU an overloaded interrupt thread never leaves its
     // loop (em_rxeof(-1), ICR never empty), so swi:net never runs: ipintrq
-    // overflows and almost nothing is forwarded (receive livelock, Mogul
-    // and Ramakrishnan 1997). At 20 % of line rate the thread finishes
+    // overflows and almost nothing is forwarded (receive livelock, "Eliminating
+    // receive livelock in an interrupt-driven kernel", 1997). At 20 % of line rate the thread finishes
     // its loops and swi:net keeps up.
     let bsd = "ip_fastforwarding = false, isr_direct = false";
     let light = common::run(&scenario_with("freebsd-ithread", 0.2, 1, bsd));

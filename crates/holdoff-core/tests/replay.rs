@@ -390,7 +390,7 @@ proptest! {
         let mut r = Replay::open(settings(&path, 1000, 1)).unwrap();
         let mut got = Vec::new();
         while let Some(rel) = r.advance() {
-            let f = r.take().unwrap();
+            let (f, _) = r.take().unwrap();
             got.push((rel, f.frame_bytes()));
         }
         let t0 = sent.first().map(|s| s.0).unwrap_or(0);
@@ -501,7 +501,7 @@ fn offload_aggregates_are_cut_into_wire_segments() {
     let mut r = Replay::open(settings(&path, 1000, 1)).unwrap();
     let mut got = Vec::new();
     while let Some(rel) = r.advance() {
-        got.push((rel, r.take().unwrap().orig_len));
+        got.push((rel, r.take().unwrap().0.orig_len));
     }
     assert_eq!(
         got,

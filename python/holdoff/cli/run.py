@@ -29,8 +29,13 @@ from holdoff.cli.common import (
     app,
 )
 from holdoff.progress import ProgressLine
-from holdoff.seeds_view import scenario_replay_warnings, seeds_header, seeds_table
-from holdoff.summary import render_summary
+from holdoff.seeds_view import (
+    scenario_replay_warnings,
+    seeds_header,
+    seeds_table,
+    seeds_warnings,
+)
+from holdoff.summary import render_summary, render_warnings
 
 
 @app.command("run", cls=_Command)
@@ -131,4 +136,6 @@ def _run_seeds(
         return
     console = _stdout()
     console.print(Text(seeds_header(res)), soft_wrap=True)
+    if res.warnings:
+        console.print(render_warnings(seeds_warnings(res)))
     _print_wide(seeds_table(res))

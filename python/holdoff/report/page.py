@@ -260,7 +260,8 @@ def warnings_block(warnings: Iterable[tuple[str, str, str]]) -> str:
     kinds = f" of {plural(len(groups), 'kind')}" if len(groups) < total else ""
     return (
         f'<div class="warnings"><b>{plural(total, "warning")}{kinds}: '
-        f"configured values not in effect as written</b><ul>{''.join(items)}</ul></div>"
+        "what is not in effect as written or not simulated as given</b>"
+        f"<ul>{''.join(items)}</ul></div>"
     )
 
 

@@ -246,7 +246,12 @@ impl Generator {
     /// Emit a frame at `now`; returns it and the next emission time.
     pub fn emit(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
         if let Some(r) = &mut self.replay {
-            let f = r.take().expect("emit follows a frame read ahead");
+            let (f, rel) = r.take().expect("emit follows a frame read ahead");
+            // Sent when the line was free, at or after its capture time.
+            r.note_sent(
+                now.as_ns()
+                    .saturating_sub(self.start.as_ns().saturating_add(rel)),
+            );
             let mut pkt =
                 Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
             pkt.selected = r.selects(&f);

@@ -44,7 +44,14 @@
 //! them keeps their latency in a second histogram.
 //!
 //! Sub-modules: `reader` (the file and each frame's headers), `select`
-//! (`only_to` and `latency_of`).
+//! (`only_to` and `latency_of`), `directions` (who sent and received the
+//! unicast frames read, without `only_to`).
+//!
+//! What the report is told besides the counts: the share of the file's
+//! bytes the run read (a run shorter than the capture reads only its
+//! start), and how late the busy wire made frames leave (a capture of a
+//! faster link cannot be sent at its times on a slower one; a frame leaves
+//! when the line is free, so its lateness is measured, not estimated).
 //!
 //! Errors name the file, the byte offset of the record and what was wrong.
 //!
@@ -52,8 +59,11 @@
 //! Sources: pcap: draft-ietf-opsawg-pcap; pcapng: draft-ietf-opsawg-pcapng
 //! (SHB, IDB with `if_tsresol`/`if_tsoffset`, EPB, SPB).
 
+mod directions;
 mod reader;
 mod select;
+
+pub use directions::{mac_text, Endpoint, Tally};
 
 pub use reader::*;
 pub use select::*;
@@ -100,6 +110,14 @@ pub struct CaptureStats {
     pub complete: bool,
     /// Frames read in the first pass that match `latency_of` (0 without one).
     pub selected: u64,
+    /// Bytes of the file read (through the last record read ahead), and
+    /// the file's size [bytes].
+    pub read_bytes: u64,
+    pub file_bytes: u64,
+    /// Frames that left later than their capture time (the wire still busy
+    /// with the ones before), and the latest of them [ns].
+    pub late_frames: u64,
+    pub max_late_ns: u64,
 }
 
 /// Replay settings (from a validated `GeneratorCfg`).
@@ -174,6 +192,9 @@ pub struct Replay {
     /// the payload bytes still to send and the MSS [bytes].
     cutting: Option<Cut>,
     pub stats: CaptureStats,
+    /// Who sent and received the unicast frames of the first pass (counted
+    /// without `only_to` only).
+    pub directions: Tally,
     /// A record error met mid-run; the run reports it.
     pub error: Option<CaptureError>,
 }
@@ -182,6 +203,11 @@ impl Replay {
     /// Open the capture (errors as at validation).
     pub fn open(set: ReplaySettings) -> Result<Replay, CaptureError> {
         let rd = CaptureReader::open(&set.path)?;
+        let stats = CaptureStats {
+            file_bytes: rd.file_bytes(),
+            read_bytes: rd.read_bytes(),
+            ..CaptureStats::default()
+        };
         Ok(Replay {
             set,
             rd,
@@ -192,7 +218,8 @@ impl Replay {
             pass_last: 0,
             ahead: None,
             cutting: None,
-            stats: CaptureStats::default(),
+            stats,
+            directions: Tally::default(),
             error: None,
         })
     }
@@ -211,6 +238,7 @@ impl Replay {
                 Ok(None) => {
                     if self.pass == 0 {
                         self.stats.complete = true;
+                        self.stats.read_bytes = self.rd.read_bytes();
                     }
                     self.note_reordering();
                     if self.pass + 1 >= self.set.loops || self.pass_frames == 0 {
@@ -244,6 +272,9 @@ impl Replay {
                     return None;
                 }
             };
+            if self.pass == 0 {
+                self.stats.read_bytes = self.rd.read_bytes();
+            }
             let t0 = *self.pass_first.get_or_insert(f.ts_ns) + self.set.skip_ns;
             let keep = f.ts_ns >= t0 && self.set.only_to.is_none_or(|o| o.keeps(&f));
             if !keep {
@@ -273,6 +304,9 @@ impl Replay {
                 self.count(&f);
             }
             if self.pass == 0 {
+                if self.set.only_to.is_none() {
+                    self.directions.count(&f);
+                }
                 let s = &mut self.stats;
                 s.first_ts_ns.get_or_insert(f.ts_ns);
                 s.last_ts_ns = Some(f.ts_ns);
@@ -325,6 +359,11 @@ impl Replay {
     }
 
     /// Capture time [ns] to simulated time at `speed`.
+    pub fn scaled(&self, capture_ns: u64) -> u64 {
+        self.scale(capture_ns)
+    }
+
+    /// Capture time [ns] to simulated time at `speed`.
     fn scale(&self, capture_ns: u64) -> u64 {
         let v = capture_ns as u128 * 1000 / self.set.speed_milli as u128;
         v.min(u64::MAX as u128) as u64
@@ -341,9 +380,17 @@ impl Replay {
         }
     }
 
-    /// The frame read ahead.
-    pub fn take(&mut self) -> Option<CapturedFrame> {
-        self.ahead.take().map(|(f, _)| f)
+    /// The frame read ahead, and its time relative to the start [ns].
+    pub fn take(&mut self) -> Option<(CapturedFrame, u64)> {
+        self.ahead.take()
+    }
+
+    /// A frame left `late_ns` after its capture time (0: on time).
+    pub fn note_sent(&mut self, late_ns: u64) {
+        if late_ns > 0 {
+            self.stats.late_frames += 1;
+            self.stats.max_late_ns = self.stats.max_late_ns.max(late_ns);
+        }
     }
 
     /// The capture's mean rate at the replay speed [bit/s] (frames with

@@ -61,6 +61,8 @@ pub struct CapturedFrame {
     /// without the RSS model.
     pub flow: u16,
     pub dst_mac: [u8; 6],
+    /// The source address; None when the record holds fewer than 12 bytes.
+    pub src_mac: Option<[u8; 6]>,
     pub dst_ip: Option<IpAddr>,
     pub src_ip: Option<IpAddr>,
     /// UDP or TCP (source, destination) ports; None for other protocols,
@@ -282,6 +284,15 @@ impl CaptureReader {
             reordered: 0,
             max_step_back_ns: 0,
         })
+    }
+
+    /// Bytes of the file read so far (the offset of the next record), and
+    /// the file's size [bytes].
+    pub fn read_bytes(&self) -> u64 {
+        self.pos
+    }
+    pub fn file_bytes(&self) -> u64 {
+        self.file_len
     }
 
     fn err(&self, offset: u64, what: impl Into<String>) -> CaptureError {
@@ -574,12 +585,18 @@ fn parse_frame(ts_ns: u64, orig_len: u32, d: &[u8], lt: Linktype) -> Result<Capt
         proto: 0,
         flow: 0,
         dst_mac: [0; 6],
+        src_mac: None,
         dst_ip: None,
         src_ip: None,
         ports: None,
         dscp: None,
         tcp_headers: None,
     };
+    if d.len() >= 12 {
+        let mut m = [0u8; 6];
+        m.copy_from_slice(&d[6..12]);
+        f.src_mac = Some(m);
+    }
     if d.len() < 14 {
         return Ok(f);
     }

@@ -202,6 +202,7 @@ mod tests {
             proto: 17,
             flow: 0,
             dst_mac: [0; 6],
+            src_mac: None,
             dst_ip: Some("10.0.0.2".parse().unwrap()),
             src_ip: Some("10.0.1.1".parse().unwrap()),
             ports: Some((40000, 5000)),

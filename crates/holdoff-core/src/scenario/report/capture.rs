@@ -53,6 +53,10 @@ pub(super) fn capture_out(w: &World, gi: usize, r: &crate::apps::replay::Replay)
         max_step_back_ns: st.max_step_back_ns,
         skipped: st.skipped,
         complete: st.complete,
+        read_bytes: st.read_bytes,
+        file_bytes: st.file_bytes,
+        late_frames: st.late_frames,
+        max_late_ns: st.max_late_ns,
         selected_frames: r.selector().map(|_| st.selected),
     }
 }

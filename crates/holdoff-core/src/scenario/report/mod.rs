@@ -19,6 +19,7 @@ use serde::Serialize;
 use warnings::warnings;
 
 mod capture;
+mod replay_checks;
 mod warnings;
 use std::collections::BTreeMap;
 
@@ -374,6 +375,13 @@ pub struct CaptureOut {
     pub skipped: u64,
     /// The run read the whole file (false: the run ended first).
     pub complete: bool,
+    /// Bytes of the file the run read, and the file's size [bytes].
+    pub read_bytes: u64,
+    pub file_bytes: u64,
+    /// Frames that left later than their capture time because the line was
+    /// still busy [count] (every pass), and the latest by how much [ns].
+    pub late_frames: u64,
+    pub max_late_ns: u64,
     /// Kept frames matching `latency_of` [count] (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected_frames: Option<u64>,

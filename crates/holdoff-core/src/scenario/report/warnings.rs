@@ -4,7 +4,8 @@
 //! settings in effect at the end, a link faster than its chip's port, an
 //! MSS over the MTU, and a replayed capture that is mostly TCP, holds
 //! frames over the MTU, or left its host's busiest core more CPU time than
-//! the capture lasts (a backlog the run drained after the last frame).
+//! the capture lasts (a backlog the run drained after the last frame);
+//! what a replay did not simulate as captured is `replay_checks`.
 //!
 //! Units: times [ns] (printed in us), sizes [bytes], rates [bit/s].
 
@@ -41,6 +42,7 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
     }
     for (gi, g) in w.generators().iter().enumerate() {
         let Some(r) = &g.replay else { continue };
+        out.extend(super::replay_checks::replay_checks(w, gi, r));
         let st = &r.stats;
         if st.frames > 0 && st.tcp_frames as f64 / st.frames as f64 > TCP_WARN_SHARE {
             out.push(WarningOut {
@@ -52,6 +54,9 @@ pub(super) fn warnings(w: &World) -> Vec<WarningOut> {
             });
         }
         if let (Some(span), Some(hi)) = (r.span_sim_ns(), w.generator_host(gi)) {
+            // The frames' arrival took longer than the capture's span when
+            // the line made them late (at most by the latest lateness).
+            let span = span + st.max_late_ns;
             let busiest = w.hosts()[hi].busiest_core_ns();
             // As `holdoff tune` judges it (`tune.space.overloaded`): a core
             // that needed more CPU time than the traffic lasted.
