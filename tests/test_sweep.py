@@ -262,6 +262,7 @@ def test_cli_sweep_results_and_dry_run(capsys: pytest.CaptureFixture[str], tmp_p
         "executor": "process",
         "wall_time_s": 0,
         "replicates": 1,
+        "warnings": [],
     }
     table = pd.read_parquet(out)
     assert table[RATE].tolist() == [1000, 3000]
@@ -317,3 +318,95 @@ def test_example_sweep_is_valid() -> None:
         expected = 64 if path.stem == "sweep-bench-64" else 16
         assert len(points) == expected, path
         assert os.path.basename(path).removesuffix(".toml") == load_sweep(path).name
+
+
+def test_each_runs_report_warnings_are_in_the_table_and_the_cli_groups_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A replay of a 100 ms capture of a server's requests and replies at
+    two durations: every run holds frames both ways (its report says so),
+    the 50 ms run also ends before the capture. The table's `warnings` cell
+    of each row is that run's report warnings, as a single run gives them;
+    the command line counts them by field."""
+    import capture_gen
+
+    cap = tmp_path / "both.pcap"
+    capture_gen.server_both_ways(cap, seconds=0.1)
+    (tmp_path / "base.toml").write_text(
+        f"""name = "both"
+duration_ms = 50
+[[hosts]]
+name = "dut"
+profile = "xeon-modern"
+nics = [{{ name = "eth0", chip = "82574" }}]
+[[generators]]
+name = "cap"
+pattern = "replay"
+capture = "{cap.name}"
+[[links]]
+a = "cap"
+b = "dut.eth0"
+[[apps]]
+kind = "udp_sink"
+name = "sink"
+host = "dut"
+""",
+        encoding="utf-8",
+    )
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('name = "w"\nbase = "base.toml"\n[grid]\nduration_ms = [50, 150]\n')
+    spec = load_sweep(sweep_file)
+    table = sweep(spec, store=None, executor="serial")
+    for p, row in zip(expand(spec), table.to_dict("records"), strict=True):
+        single = holdoff.run(p.scenario).warnings
+        assert row["warnings"] == "\n".join(f"{w['field']}: {w['message']}" for w in single)
+    # The capture's path as the point runs it (made absolute beside the base).
+    assert (
+        f"generators[0].only_to: the capture {cap} holds frames both ways" in (table["warnings"][1])
+    )
+    assert table["warnings"][0].startswith("duration_ms: the run ended before")
+    assert "duration_ms" not in table["warnings"][1]
+
+    out = tmp_path / "t.parquet"
+    code, stdout, err = cli(capsys, "sweep", sweep_file, "--no-store", "-o", out, "--json")
+    assert code == 0, err
+    by_field = {w["field"]: w["runs"] for w in json.loads(stdout)["warnings"]}
+    assert by_field == {"duration_ms": 1, "generators[0].only_to": 2}
+    code, stdout, err = cli(capsys, "sweep", sweep_file, "--no-store", "-o", out)
+    text = " ".join(stdout.split())
+    assert code == 0 and "2 of 2" in text and "1 of 2" in text, stdout
+
+
+def test_a_capture_is_found_beside_its_scenario_and_keyed_by_its_contents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base scenario names its capture relative to its own folder (as
+    `holdoff run FILE` finds it), whatever the working directory; and a
+    capture written again under the same name is run again, not read from
+    the store (the key covers the file's contents, as for profile files)."""
+    import capture_gen
+
+    folder = tmp_path / "study"
+    folder.mkdir()
+    capture_gen.server_both_ways(folder / "cap.pcap", seconds=0.02)
+    (folder / "base.toml").write_text(
+        inline_scenario(duration_ms=30).replace(
+            "rate_pps = 10000\nframe_bytes = 64", 'pattern = "replay"\ncapture = "cap.pcap"'
+        ),
+        encoding="utf-8",
+    )
+    (folder / "s.toml").write_text('name = "c"\nbase = "base.toml"\n', encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    store = tmp_path / "store"
+    first = run_sweep(load_sweep(folder / "s.toml"), store=store, executor="serial")
+    assert (first.computed, first.cached) == (1, 0)
+    again = run_sweep(load_sweep(folder / "s.toml"), store=store, executor="serial")
+    assert (again.computed, again.cached) == (0, 1)
+    # 0.02 s of requests and replies: 100 of each. Taken again for 0.01 s: 50.
+    assert first.table["ledger_injected"][0] == 200
+    capture_gen.server_both_ways(folder / "cap.pcap", seconds=0.01)
+    retaken = run_sweep(load_sweep(folder / "s.toml"), store=store, executor="serial")
+    assert (retaken.computed, retaken.cached) == (1, 0)
+    assert retaken.table["ledger_injected"][0] == 100

@@ -67,7 +67,7 @@ REQUIRED_COLUMNS = {
     "seed": "integer",
     "sim_time_ns": "integer",
 }
-_TEXT_COLUMNS = {"scenario_hash", "holdoff_version", "scenario", "scenario_toml"}
+_TEXT_COLUMNS = {"scenario_hash", "holdoff_version", "scenario", "scenario_toml", "warnings"}
 
 
 def canonical_json(value: Any) -> str:

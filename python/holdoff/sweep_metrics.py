@@ -1,7 +1,8 @@
 """One run's metrics as a flat row: the columns of a sweep table and a store entry.
 
 Totals first (interrupt rate, busiest host's CPU, throughput, worst p99,
-drops), then per port, host, application and generator, then the ledger.
+drops), then per port, host, application and generator, then the ledger; a
+sweep's row also has its wall time and its run's report warnings as text.
 Simplifies: a metric the run does not report is NaN (never 0). Units are in
 the column names (``_bps``, ``_us``, ``_per_s``); CPU is a fraction of one core.
 """
@@ -9,7 +10,7 @@ the column names (``_bps``, ``_us``, ``_per_s``); CPU is a fraction of one core.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from holdoff.api import run_text
@@ -129,11 +130,38 @@ def _port_rate(port: Mapping[str, Any]) -> float:
 
 
 def compute_point(text: str) -> dict[str, Scalar]:
-    """Runs one scenario (TOML text) and returns its :func:`metrics_record` plus wall time.
+    """Runs one scenario (TOML text) and returns its :func:`metrics_record`
+    plus wall time and the run's report warnings (:func:`warnings_text`).
 
     A plain module-level function so that process pools and Ray can ship it.
     """
     result = run_text(text)
     record = metrics_record(result.report)
     record["wall_time_s"] = float(result.perf.get("wall_time_s", math.nan))
+    record["warnings"] = warnings_text(result.warnings)
     return record
+
+
+def warnings_text(warnings: list[dict[str, str]]) -> str:
+    """A run's report warnings as one table cell: ``field: message`` lines
+    ("" without any)."""
+    return "\n".join(f"{w['field']}: {w['message']}" for w in warnings)
+
+
+def warnings_by_field(cells: Iterable[Any]) -> list[tuple[str, int, str]]:
+    """The warnings of a sweep table's ``warnings`` cells (one per run), by
+    field: ``(field, runs that gave one, the first message)``, in first-seen
+    order. Cells that are not text (runs stored before the column) count as
+    none."""
+    seen: dict[str, list[Any]] = {}
+    for cell in cells:
+        if not isinstance(cell, str) or not cell:
+            continue
+        fields_here: set[str] = set()
+        for line in cell.split("\n"):
+            field, _, message = line.partition(": ")
+            entry = seen.setdefault(field, [0, message])
+            if field not in fields_here:
+                entry[0] += 1
+                fields_here.add(field)
+    return [(f, int(n), str(m)) for f, (n, m) in seen.items()]

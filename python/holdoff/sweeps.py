@@ -24,10 +24,12 @@ Each point's seed is derived from (sweep seed, the point's parameters,
 replicate index) by a hash, so adding or removing points never changes the
 seeds of the others; a point that sets ``seed`` itself keeps it.
 
-A host profile file (``hosts[].profile = "my-host.toml"``) is found relative
-to the scenario file that names it (the base scenario's folder, or the sweep
-file's for values the sweep file sets); the store key covers the file's
-contents, so a recalibrated profile is run again, not read from the store.
+A host profile file (``hosts[].profile = "my-host.toml"``) and a replayed
+capture (``generators[].capture``) are found relative to the scenario file
+that names them (the base scenario's folder, or the sweep file's for values
+the sweep file sets); the store key covers the files' contents, so a
+recalibrated profile or a capture taken again under the same name is run
+again, not read from the store.
 
 Every point's scenario is validated by the core before any run starts. Runs
 go to a :class:`~holdoff.store.ResultStore` keyed by the scenario's hash, so a
@@ -402,22 +404,62 @@ def _is_profile_file(value: Any) -> bool:
 
 def _absolute_profile(path: str, value: Any, folder: Path) -> Any:
     """A sweep value for ``path``: a relative profile file set on a host's
-    ``profile`` made absolute against ``folder`` (the sweep file's)."""
-    if path.endswith(".profile") and _is_profile_file(value) and not Path(value).is_absolute():
+    ``profile``, or a relative capture set on a generator's ``capture``,
+    made absolute against ``folder`` (the sweep file's)."""
+    relative = isinstance(value, str) and value != "" and not Path(value).is_absolute()
+    if path.endswith(".profile") and _is_profile_file(value) and relative:
+        return str((folder / value).resolve())
+    if path.endswith(".capture") and relative:
         return str((folder / value).resolve())
     return value
 
 
 def _absolute_profiles(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """``scenario`` with each host's relative profile file made absolute
-    against ``folder`` (the scenario file's), in place: the points run from
-    TOML text, away from the file."""
+    """``scenario`` with each host's relative profile file and each
+    generator's relative capture made absolute against ``folder`` (the
+    scenario file's), in place: the points run from TOML text, away from the
+    file (as ``holdoff run FILE`` finds them)."""
     hosts = scenario.get("hosts")
     if isinstance(hosts, list):
         for host in hosts:
-            if isinstance(host, dict):
+            if isinstance(host, dict) and "profile" in host:
                 host["profile"] = _absolute_profile(".profile", host.get("profile"), folder)
+    gens = scenario.get("generators")
+    if isinstance(gens, list):
+        for gen in gens:
+            if isinstance(gen, dict) and "capture" in gen:
+                gen["capture"] = _absolute_profile(".capture", gen.get("capture"), folder)
     return scenario
+
+
+#: Digests of capture files already read: (path, size, mtime [ns]) -> sha256.
+_CAPTURE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _capture_file_digests(scenario: Mapping[str, Any]) -> dict[str, str]:
+    """sha256 of each capture file the scenario's replays read, by path
+    (empty without a replay): part of the store key, so that a capture taken
+    again under the same name is run again, not read from the store. Each
+    file is read once a process while its size and time stay the same."""
+    out: dict[str, str] = {}
+    for gen in scenario.get("generators") or []:
+        cap = gen.get("capture") if isinstance(gen, Mapping) else None
+        if not isinstance(cap, str) or not cap:
+            continue
+        try:
+            st = os.stat(cap)
+        except OSError:
+            out[cap] = ""  # the core names the missing file
+            continue
+        memo = (cap, st.st_size, st.st_mtime_ns)
+        if memo not in _CAPTURE_DIGESTS:
+            try:
+                with open(cap, "rb") as f:
+                    _CAPTURE_DIGESTS[memo] = hashlib.file_digest(f, "sha256").hexdigest()
+            except OSError:
+                _CAPTURE_DIGESTS[memo] = ""  # the core names what is wrong
+        out[cap] = _CAPTURE_DIGESTS[memo]
+    return out
 
 
 def _profile_file_digests(scenario: Mapping[str, Any]) -> dict[str, str]:
@@ -498,6 +540,9 @@ def expand(spec: SweepSpec) -> list[SweepPoint]:
         digests = _profile_file_digests(scenario)
         if digests:
             normalized = {**normalized, "profile_files": digests}
+        captures = _capture_file_digests(scenario)
+        if captures:
+            normalized = {**normalized, "capture_files": captures}
         for replicate in range(spec.replicates):
             if "seed" in params and spec.replicates == 1:
                 seed = int(params["seed"])

@@ -32,6 +32,7 @@ from holdoff.cli.common import (
 )
 from holdoff.inputs import printable
 from holdoff.stats import parse_seeds
+from holdoff.sweep_metrics import warnings_by_field
 from holdoff.sweep_table import replicate_records
 
 
@@ -210,11 +211,16 @@ def sweep_command(
     if result.summary is not None:
         summary["replicates_table"] = str(per_run)
         summary["point_means"] = replicate_records(result.summary)
+    cells: Any = result.table["warnings"] if "warnings" in result.table.columns else []
+    warned = warnings_by_field(cells)
+    summary["warnings"] = [{"field": f, "runs": n, "first_message": m} for f, n, m in warned]
     if json_output:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
     _print_wide(_sweep_rich_table(result.summary if result.summary is not None else result.table))
     console = _stdout()
+    if warned:
+        console.print(_warnings_table(warned, len(result.table)))
     console.print(
         Text(
             f"{summary['points']} runs: {result.computed} computed, {result.cached} from the "
@@ -222,6 +228,24 @@ def sweep_command(
             + (f" (per-replicate rows: {per_run})" if per_run is not None else "")
         )
     )
+
+
+def _warnings_table(warned: list[tuple[str, int, str]], runs: int) -> Table:
+    """The runs' report warnings by field: in how many runs, and the first
+    run's message (the table's ``warnings`` column has every run's)."""
+    t = Table(
+        title="WARNINGS: what is not in effect as written or not simulated as given "
+        "(by field; the table's warnings column has each run's)",
+        title_justify="left",
+        title_style="bold yellow",
+        border_style="yellow",
+    )
+    t.add_column("field", style="bold yellow")
+    t.add_column("runs", justify="right")
+    t.add_column("first message", style="yellow", overflow="fold")
+    for field, n, message in warned:
+        t.add_row(Text(printable(field)), f"{n} of {runs}", Text(printable(message)))
+    return t
 
 
 def _check_outputs(store: Path | None, table: Path) -> None:
