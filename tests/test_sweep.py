@@ -376,6 +376,15 @@ host = "dut"
     text = " ".join(stdout.split())
     assert code == 0 and "2 of 2" in text and "1 of 2" in text, stdout
 
+    # The HTML report of the table lists them with the points that gave them.
+    from holdoff.report import load_inputs, write_report
+
+    page = tmp_path / "r.html"
+    write_report(page, load_inputs([out]))
+    html = page.read_text(encoding="utf-8")
+    assert "3 warnings of 2 kinds" in html
+    assert "holds frames both ways" in html and "2 runs: point 0, point 1" in html
+
 
 def test_a_capture_is_found_beside_its_scenario_and_keyed_by_its_contents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -148,20 +148,14 @@ def warnings_text(warnings: list[dict[str, str]]) -> str:
     return "\n".join(f"{w['field']}: {w['message']}" for w in warnings)
 
 
-def warnings_by_field(cells: Iterable[Any]) -> list[tuple[str, int, str]]:
-    """The warnings of a sweep table's ``warnings`` cells (one per run), by
-    field: ``(field, runs that gave one, the first message)``, in first-seen
-    order. Cells that are not text (runs stored before the column) count as
-    none."""
-    seen: dict[str, list[Any]] = {}
-    for cell in cells:
-        if not isinstance(cell, str) or not cell:
-            continue
-        fields_here: set[str] = set()
-        for line in cell.split("\n"):
-            field, _, message = line.partition(": ")
-            entry = seen.setdefault(field, [0, message])
-            if field not in fields_here:
-                entry[0] += 1
-                fields_here.add(field)
-    return [(f, int(n), str(m)) for f, (n, m) in seen.items()]
+def warnings_of_runs(points: Iterable[Any], cells: Iterable[Any]) -> list[tuple[str, str, str]]:
+    """Every line of a sweep table's ``warnings`` cells (one cell per run)
+    as ``("point N", field, message)``, in table order. Cells that are not
+    text (runs stored before the column) hold none."""
+    out: list[tuple[str, str, str]] = []
+    for point, cell in zip(points, cells, strict=True):
+        if isinstance(cell, str) and cell:
+            for line in cell.split("\n"):
+                field, _, message = line.partition(": ")
+                out.append((f"point {point}", field, message))
+    return out

@@ -31,8 +31,9 @@ from holdoff.cli.common import (
     app,
 )
 from holdoff.inputs import printable
+from holdoff.report.page import fold_warnings
 from holdoff.stats import parse_seeds
-from holdoff.sweep_metrics import warnings_by_field
+from holdoff.sweep_metrics import warnings_of_runs
 from holdoff.sweep_table import replicate_records
 
 
@@ -211,9 +212,16 @@ def sweep_command(
     if result.summary is not None:
         summary["replicates_table"] = str(per_run)
         summary["point_means"] = replicate_records(result.summary)
-    cells: Any = result.table["warnings"] if "warnings" in result.table.columns else []
-    warned = warnings_by_field(cells)
-    summary["warnings"] = [{"field": f, "runs": n, "first_message": m} for f, n, m in warned]
+    table = result.table
+    warned = (
+        fold_warnings(warnings_of_runs(table["point"], table["warnings"]))
+        if "warnings" in table.columns
+        else []
+    )
+    summary["warnings"] = [
+        {"field": f, "runs": len(w), "first_message": m, "numbers_differ": v}
+        for _, w, f, m, v in warned
+    ]
     if json_output:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
@@ -230,12 +238,14 @@ def sweep_command(
     )
 
 
-def _warnings_table(warned: list[tuple[str, int, str]], runs: int) -> Table:
-    """The runs' report warnings by field: in how many runs, and the first
-    run's message (the table's ``warnings`` column has every run's)."""
+def _warnings_table(warned: list[tuple[int, list[str], str, str, bool]], runs: int) -> Table:
+    """The runs' report warnings, folded as the HTML report folds them (the
+    same field and message but for list indices and numbers): in how many
+    runs, and the first run's message (the table's ``warnings`` column has
+    every run's)."""
     t = Table(
         title="WARNINGS: what is not in effect as written or not simulated as given "
-        "(by field; the table's warnings column has each run's)",
+        "(the table's warnings column has each run's)",
         title_justify="left",
         title_style="bold yellow",
         border_style="yellow",
@@ -243,8 +253,11 @@ def _warnings_table(warned: list[tuple[str, int, str]], runs: int) -> Table:
     t.add_column("field", style="bold yellow")
     t.add_column("runs", justify="right")
     t.add_column("first message", style="yellow", overflow="fold")
-    for field, n, message in warned:
-        t.add_row(Text(printable(field)), f"{n} of {runs}", Text(printable(message)))
+    for _, wheres, field, message, varies in warned:
+        note = " (numbers differ between runs; the first shown)" if varies else ""
+        t.add_row(
+            Text(printable(field)), f"{len(wheres)} of {runs}", Text(printable(message) + note)
+        )
     return t
 
 

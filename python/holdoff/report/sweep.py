@@ -34,8 +34,10 @@ from holdoff.report.page import (
     is_numeric,
     num,
     table_html,
+    warnings_block,
     y_axis,
 )
+from holdoff.sweep_metrics import warnings_of_runs
 
 # -- sweeps -------------------------------------------------------------------------
 
@@ -103,6 +105,14 @@ def _wrapped(label: str) -> str:
     return "<br>".join(label.split(", "))
 
 
+def _runs_warnings(table: pd.DataFrame) -> str:
+    """The runs' report warnings (the table's ``warnings`` column), repeats
+    folded with the points that gave them; nothing without any."""
+    if "warnings" not in table.columns:
+        return ""
+    return warnings_block(warnings_of_runs(table["point"], table["warnings"]))
+
+
 def sweep_section(doc: Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
     from holdoff.sweeps import param_columns, short_names
 
@@ -126,6 +136,7 @@ def sweep_section(doc: Doc, anchor: str, name: str, table: pd.DataFrame) -> str:
         + ("" if not categorical else " (categories)")
         + ("; " + per + " × ".join(code(g) for g in groups) if groups else "")
         + "; error bars: 95 % interval over each point's seeds (none for one seed)</p>",
+        _runs_warnings(table),
         '<div class="grid">',
     ]
     bars = _percentile_bars(table, [x_col, *groups])
