@@ -243,3 +243,32 @@ def test_cli_seeds_writes_means_and_the_per_replicate_rows(
     for i, rate in enumerate((1000, 2000)):
         runs = per_run.loc[per_run[RATE] == rate, "sink/received"].astype(float)
         assert means["sink/received"][i] == pytest.approx(runs.mean())
+
+
+def test_a_capture_that_is_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
+    """The store key covers a capture's contents, but a FIFO would block a
+    read until a writer came and a device never ends. The core's validation
+    refuses them by name before any key is taken (and the key's digest
+    opens regular files only). Run in a child process with a time limit, so
+    that a hang fails the test instead of the suite."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "cap.pcap"
+    os.mkfifo(fifo)
+    for capture in (str(fifo), "/dev/zero"):
+        base = inline_scenario(duration_ms=5).replace(
+            "rate_pps = 10000\nframe_bytes = 64", f'pattern = "replay"\ncapture = "{capture}"'
+        )
+        (tmp_path / "base.toml").write_text(base, encoding="utf-8")
+        (tmp_path / "s.toml").write_text('name = "f"\nbase = "base.toml"\n', encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "holdoff", "sweep", str(tmp_path / "s.toml"), "--dry-run"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        text = " ".join(done.stderr.split())
+        assert done.returncode == 2, text
+        assert "generators[0].capture" in text and "regular file" in text, text

@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import stat
 import time
 import tomllib
 from collections.abc import Callable, Mapping
@@ -450,6 +451,11 @@ def _capture_file_digests(scenario: Mapping[str, Any]) -> dict[str, str]:
             st = os.stat(cap)
         except OSError:
             out[cap] = ""  # the core names the missing file
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO would block the read, a device never end: never opened
+            # here; the core refuses them by name.
+            out[cap] = ""
             continue
         memo = (cap, st.st_size, st.st_mtime_ns)
         if memo not in _CAPTURE_DIGESTS:
