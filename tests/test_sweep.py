@@ -387,7 +387,7 @@ host = "dut"
 
 
 def test_a_capture_is_found_beside_its_scenario_and_keyed_by_its_contents(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The base scenario names its capture relative to its own folder (as
     `holdoff run FILE` finds it), whatever the working directory; and a
@@ -419,3 +419,11 @@ def test_a_capture_is_found_beside_its_scenario_and_keyed_by_its_contents(
     retaken = run_sweep(load_sweep(folder / "s.toml"), store=store, executor="serial")
     assert (retaken.computed, retaken.cached) == (1, 0)
     assert retaken.table["ledger_injected"][0] == 100
+    # The store lists the two runs apart by the capture's contents (the
+    # scenario text is the same), not as two identical rows.
+    code, stdout, err = cli(capsys, "results", "--store", store, "--json")
+    assert code == 0, err
+    rows = json.loads(stdout)
+    column = f"contents of {(folder / 'cap.pcap').resolve()}"
+    assert len(rows) == 2 and len({r[column] for r in rows}) == 2, rows[0].keys()
+    assert "input_files" not in retaken.table.columns

@@ -67,7 +67,14 @@ REQUIRED_COLUMNS = {
     "seed": "integer",
     "sim_time_ns": "integer",
 }
-_TEXT_COLUMNS = {"scenario_hash", "holdoff_version", "scenario", "scenario_toml", "warnings"}
+_TEXT_COLUMNS = {
+    "scenario_hash",
+    "holdoff_version",
+    "scenario",
+    "scenario_toml",
+    "warnings",
+    "input_files",
+}
 
 
 def canonical_json(value: Any) -> str:

@@ -15,6 +15,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Literal
 
 import tomli_w
@@ -255,7 +256,9 @@ def _label_part(value: Any) -> str:
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One run of a sweep: parameters, seed, the full scenario and its store key."""
+    """One run of a sweep: parameters, seed, the full scenario and its store
+    key, and the sha256 of each file the scenario reads (profile files and
+    captures, by path; part of the key)."""
 
     index: int
     replicate: int
@@ -263,6 +266,12 @@ class SweepPoint:
     seed: int
     scenario: dict[str, Any]
     key: str
+    files: dict[str, str] = dc_field(default_factory=dict)
+
+    @property
+    def files_text(self) -> str:
+        """``files`` as ``sha256  path`` lines (the store's ``input_files``)."""
+        return "\n".join(f"{d}  {p}" for p, d in sorted(self.files.items()))
 
     @property
     def text(self) -> str:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 ID_COLUMNS = ["point", "replicate"]
 KEY_COLUMNS = ["seed", "scenario_hash"]
 #: Columns of a stored run that are not part of a sweep table (wall clock, provenance).
-STORE_ONLY_COLUMNS = ("wall_time_s", "scenario_toml")
+STORE_ONLY_COLUMNS = ("wall_time_s", "scenario_toml", "input_files")
 
 
 def sweep_table(

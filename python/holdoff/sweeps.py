@@ -564,6 +564,7 @@ def expand(spec: SweepSpec) -> list[SweepPoint]:
                     seed=seed,
                     scenario=point_scenario,
                     key=key,
+                    files={**digests, **captures},
                 )
             )
     return points
@@ -661,6 +662,8 @@ def run_sweep(
         for point, record in results:
             full: dict[str, Scalar] = {"scenario_hash": point.key, **record}
             full["scenario_toml"] = point.text
+            if point.files:
+                full["input_files"] = point.files_text
             if result_store is not None:
                 result_store.put(point.key, full)
                 full = result_store.get(point.key)

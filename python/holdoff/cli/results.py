@@ -24,6 +24,32 @@ from holdoff.cli.common import (
 )
 from holdoff.inputs import printable
 
+#: The prefix of a pseudo-parameter: the contents of a file the runs read.
+_CONTENTS = "contents of "
+
+
+def _differing_files(cells: Any) -> dict[str, list[Any]]:
+    """The files (profile files, captures) whose contents differ between
+    the listed runs, from the store's ``input_files`` cells (``sha256  path``
+    lines): ``"contents of PATH"`` -> each run's digest (12 hex digits; None
+    when the run did not read it). Two runs of one scenario whose capture
+    was taken again show here, not as identical rows."""
+    per_run: list[dict[str, str]] = []
+    for cell in cells:
+        files: dict[str, str] = {}
+        if isinstance(cell, str):
+            for line in cell.splitlines():
+                digest, _, path = line.partition("  ")
+                if path:
+                    files[path] = digest[:12]
+        per_run.append(files)
+    paths = sorted({p for f in per_run for p in f})
+    return {
+        _CONTENTS + p: [f.get(p) for f in per_run]
+        for p in paths
+        if len({f.get(p) for f in per_run}) > 1
+    }
+
 
 @app.command("results", cls=_Command)
 def results_command(
@@ -77,6 +103,8 @@ def results_command(
             params = differing_parameters(
                 [_toml_or_none(str(s)) or {} for s in shown["scenario_toml"]]
             )
+        if "input_files" in shown.columns:
+            params.update(_differing_files(shown["input_files"]))
         cols = ["scenario_hash", "scenario", "seed", "holdoff_version", "sim_time_ns"]
         cols += [c for c, _, _ in _LIST_TOTALS]
         frame = frame[[c for c in cols if c in frame.columns]]
@@ -112,7 +140,10 @@ def results_command(
     )
     formats = {c: f for c, _, f in _LIST_TOTALS}
     labels = {c: lbl for c, lbl, _ in _LIST_TOTALS}
-    labels.update(short_names(list(params)))
+    labels.update(short_names([p for p in params if not p.startswith(_CONTENTS)]))
+    labels.update(
+        {p: f"{Path(p[len(_CONTENTS) :]).name} (sha256)" for p in params if p.startswith(_CONTENTS)}
+    )
     if query is None:
         labels.update(scenario_hash="hash", holdoff_version="version", sim_time_ns="simulated")
     for col in frame.columns:
