@@ -369,3 +369,22 @@ def test_slightly_reordered_records_are_read_at_the_previous_time(tmp_path: Path
     info = capture.scan(path)
     assert (info.frames, info.reordered, info.max_step_back_ns) == (4, 1, 3_000)
     assert info.span_ns == 20_000
+
+
+def test_the_suggested_only_to_is_the_host_the_capture_was_taken_on() -> None:
+    """A server's capture with three clients: the server took part in every
+    frame (600), each client in 200; `only_to` should keep the server's
+    received frames. Two hosts tied (one client, one server) keep the
+    earlier choice, the second in address order."""
+    server, clients = (
+        b"\x00\x1b\x21\xaa\xbb\x02",
+        [bytes([0, 0x1B, 0x21, 0, 0, c]) for c in (1, 3, 4)],
+    )
+    received = {server: 300, **{c: 100 for c in clients}}
+    sent = {server: 300, **{c: 100 for c in clients}}
+    ip_to = {server: bytes([10, 0, 0, 2]), **{c: bytes([10, 0, 0, c[-1]]) for c in clients}}
+    dirs = capture.directions_of(received, sent, ip_to, 600)
+    assert dirs.two_way and dirs.capture_host is not None
+    assert dirs.capture_host.ip == "10.0.0.2"
+    tied = capture.directions_of({server: 5, clients[0]: 5}, {server: 5, clients[0]: 5}, ip_to, 10)
+    assert tied.capture_host is not None and tied.capture_host.ip == "10.0.0.2"

@@ -178,6 +178,21 @@ class Directions:
         h = self.hosts[0]
         return min(h.sent, h.received) >= TWO_WAY_MIN_SHARE * (h.sent + h.received)
 
+    @property
+    def capture_host(self) -> Endpoint | None:
+        """The host the capture was most likely taken on, whose received
+        frames ``only_to`` should keep: the one address that took part in
+        more frames than any other (a server's capture: the server, not one
+        of its clients); with two tied at the top, the second of them in
+        address order. None without such hosts."""
+        if not self.hosts:
+            return None
+        if len(self.hosts) > 1:
+            a, b = self.hosts[0], self.hosts[1]
+            if a.received + a.sent == b.received + b.sent:
+                return b
+        return self.hosts[0]
+
     def text(self) -> str:
         """Each such host's received and sent frames, in one sentence."""
         return "; ".join(
@@ -994,7 +1009,7 @@ def replay_warnings(
                 "keeps one host's"
             )
         if only_to is None and dirs is not None and dirs.two_way:
-            pick = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
+            pick = dirs.capture_host or dirs.hosts[0]
             out.append(
                 f"{name}: the capture {path.name} holds frames both ways ({dirs.text()}); "
                 "every frame is replayed into the port as received traffic, the hosts' sent "

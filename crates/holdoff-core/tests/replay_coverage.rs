@@ -191,3 +191,33 @@ fn a_capture_of_several_hosts_is_warned() {
         w[0]
     );
 }
+
+/// A server's capture with three clients: each client sent 100 requests
+/// and got 100 replies, so the server took part in all 600 frames and each
+/// client in 200. The value to keep is the server's (the frames it
+/// received), not one client's.
+#[test]
+fn a_servers_two_way_capture_names_the_server() {
+    let mut recs = Vec::new();
+    for i in 0..300u64 {
+        let c = (i % 3) as u8;
+        let mut req = frame(200, false);
+        req[11] = 0x10 + c; // client MAC
+        req[29] = 10 + c; // client IP
+        let mut rep = frame(1400, true);
+        rep[5] = 0x10 + c;
+        rep[33] = 10 + c;
+        recs.push((i * 200_000, req));
+        recs.push((i * 200_000 + 50_000, rep));
+    }
+    let (cap, _) = write("server.pcap", &recs);
+    let s = run(&cap, 70, "", "1G");
+    let w = warnings(&s, "generators[0].only_to");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("00:1b:21:aa:bb:02 (10.0.0.2) received 300 and sent 300"),
+        "{}",
+        w[0]
+    );
+    assert!(w[0].contains("only_to = \"10.0.0.2\""), "{}", w[0]);
+}

@@ -322,7 +322,7 @@ def capture_workload(
             "give --only-to all to replay every frame",
         )
     if only_to is None and dirs is not None and dirs.two_way:
-        example = dirs.hosts[-1] if len(dirs.hosts) > 1 else dirs.hosts[0]
+        example = dirs.capture_host or dirs.hosts[0]
         hosts = "".join(
             f"\n  {h.name}: received {h.received:,}, sent {h.sent:,}" for h in dirs.hosts
         )

@@ -10,7 +10,7 @@
 //! Units: times [ns] (printed in ms), sizes [bytes].
 
 use super::WarningOut;
-use crate::apps::replay::Replay;
+use crate::apps::replay::{Endpoint, Replay};
 use crate::scenario::world::World;
 
 /// A replay whose frames left this much later than captured is warned
@@ -66,12 +66,8 @@ pub(super) fn replay_checks(w: &World, gi: usize, r: &Replay) -> Vec<WarningOut>
             .map(|h| format!("{} received {} and sent {}", h.name(), h.received, h.sent))
             .collect::<Vec<_>>()
             .join("; ");
-        // The second busiest such host (the server of a client's capture).
-        let pick = if hosts.len() > 1 {
-            &hosts[1]
-        } else {
-            &hosts[0]
-        };
+        // The host the capture was most likely taken on.
+        let pick = capture_host(&hosts);
         out.push(WarningOut {
             field: field("only_to"),
             message: format!(
@@ -104,4 +100,16 @@ pub(super) fn replay_checks(w: &World, gi: usize, r: &Replay) -> Vec<WarningOut>
         });
     }
     out
+}
+
+/// The host a two-way capture was most likely taken on, whose received
+/// frames `only_to` should keep: the one address that took part in more
+/// frames than any other (a server's capture: the server, not one of its
+/// clients); with two tied at the top, the second of them in address order
+/// (as `holdoff.capture.Directions.capture_host`). `hosts` is not empty.
+fn capture_host(hosts: &[Endpoint]) -> &Endpoint {
+    match hosts {
+        [a, b, ..] if a.received + a.sent == b.received + b.sent => b,
+        _ => &hosts[0],
+    }
 }
