@@ -334,8 +334,10 @@ def test_emit_one_persistent_form(capsys: pytest.CaptureFixture[str], tmp_path: 
     link = configparser.ConfigParser()
     link.optionxform = str  # type: ignore[assignment,method-assign]
     link.read_string(out)
-    assert dict(link["Match"]) == {"OriginalName": "enp3s0"}
-    assert dict(link["Link"]) == {"RxCoalesceSec": "50us"}
+    assert dict(link["Match"]) == {"Property": "ID_NET_NAME_PATH=enp3s0"}
+    assert link["Link"]["RxCoalesceSec"] == "50us"
+    # What the file matches on and what it replaces, on stderr (stdout is the file).
+    assert "99-default.link" in err
     target = tmp_path / "50-enp3s0.link"
     code, out, err = run(
         capsys, "explain", "-d", "linux-igb", source, "--emit", "nm", "--emit-to", target
@@ -471,3 +473,28 @@ def test_interface_names_that_cannot_be_pasted_are_refused(
         capsys, "explain", "-d", "linux-igb", "-s", "rx-usecs=50", "--iface", "a b"
     )
     assert code == 2 and "--iface" in err
+
+
+def test_forms_say_what_they_leave_out(capsys: pytest.CaptureFixture[str]) -> None:
+    # systemd.link and NetworkManager have no CQE-mode key: the listing names
+    # the knob each form drops and prints the rule that keeps it.
+    code, out, err = run(
+        capsys,
+        "explain",
+        "-d",
+        "linux-mlx5",
+        "--set",
+        "adaptive-rx=0",
+        "--set",
+        "cqe-mode-rx=0",
+        "--iface",
+        "enp65s0f0np0",
+    )
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert (
+        "networkd: /etc/systemd/network/50-holdoff-enp65s0f0np0.link; needs: interface reset; "
+        "leaves out: cqe-mode-rx" in flat
+    )
+    assert "nm: a command; needs: connection re-activation; leaves out: cqe-mode-rx" in flat
+    assert 'NAME=="enp65s0f0np0", RUN+="/sbin/ethtool -C $name cqe-mode-rx off"' in flat

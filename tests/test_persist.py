@@ -11,7 +11,16 @@ module under test:
 - ethtool(8), -C: the coalescing parameter names a TuneD coalesce= line takes;
 - sysctl.conf(5): "name=value" lines; loader.conf(5): 'variable="value"' lines;
 - modprobe.d(5): "options module parameter=value ..."; udev(7): comma-separated
-  KEY=="value" matches and ATTR{file}="value" assignments.
+  KEY=="value" matches and ATTR{file}="value" assignments;
+- systemd.link(5): OriginalName= matches "the device name, as exposed by the
+  udev property INTERFACE" and "cannot be used to match on names that have
+  already been changed from userspace"; the first matching .link file in
+  lexical order is the one applied, and 99-default.link carries the naming
+  policy; systemd.net-naming-scheme(7): the prefixes of udev-given names (en +
+  o onboard, s hotplug slot, p/P PCI path, x MAC) and the ID_NET_NAME_*
+  properties that hold them;
+- TuneD's net plugin, coalesce= keys: cqe-mode-rx known from 2.25.0, no
+  cqe-mode-tx in any release.
 """
 
 from __future__ import annotations
@@ -90,11 +99,55 @@ def test_linux_igb_networkd_link_file_parses_with_documented_keys() -> None:
     assert link.path.startswith("/etc/systemd/network/") and link.path.endswith(".link")
     parsed = ini(link.text)
     assert parsed.sections() == ["Match", "Link"]
-    assert dict(parsed["Match"]) == {"OriginalName": "enp3s0"}
-    assert set(parsed["Link"]) <= SYSTEMD_LINK_COALESCE_KEYS
+    # enp3s0 is a name udev gave: the kernel called the device ethN, and
+    # OriginalName= (the kernel's name) would never match it.
+    assert dict(parsed["Match"]) == {"Property": "ID_NET_NAME_PATH=enp3s0"}
+    coalescing = {k: v for k, v in parsed["Link"].items() if k not in NAMING}
+    assert set(coalescing) <= SYSTEMD_LINK_COALESCE_KEYS
     # 50 us, written with its unit: a bare "50" would be 50 seconds.
-    assert dict(parsed["Link"]) == {"RxCoalesceSec": "50us"}
+    assert coalescing == {"RxCoalesceSec": "50us"}
+    # The file replaces 99-default.link for the interface: without its naming
+    # policy the interface would come back as ethN after a reboot.
+    assert {k: parsed["Link"][k] for k in NAMING} == NAMING
     assert link.needs == "interface reset"
+
+
+# systemd 250's network/99-default.link, [Link] naming lines.
+NAMING = {
+    "NamePolicy": "keep kernel database onboard slot path",
+    "AlternativeNamesPolicy": "database onboard slot path",
+    "MACAddressPolicy": "persistent",
+}
+
+
+@pytest.mark.parametrize(
+    ("iface", "match"),
+    [
+        ("eno1", {"Property": "ID_NET_NAME_ONBOARD=eno1"}),
+        ("ens1f0", {"Property": "ID_NET_NAME_SLOT=ens1f0"}),
+        ("enp65s0f0np0", {"Property": "ID_NET_NAME_PATH=enp65s0f0np0"}),
+        ("enP2p1s0", {"Property": "ID_NET_NAME_PATH=enP2p1s0"}),
+        ("enx001b21aabb02", {"Property": "ID_NET_NAME_MAC=enx001b21aabb02"}),
+        ("wlp2s0", {"Property": "ID_NET_NAME_PATH=wlp2s0"}),
+        ("eth0", {"OriginalName": "eth0"}),
+        ("lan0", {"OriginalName": "lan0"}),
+    ],
+)
+def test_link_file_matches_the_name_where_it_was_given(iface: str, match: dict[str, str]) -> None:
+    link = {f.kind: f for f in persistent_forms("linux-igb", iface, {"rx-usecs": 50})}["networkd"]
+    parsed = ini(link.text)
+    assert dict(parsed["Match"]) == match
+    # Naming lines only where udev gave the name (they keep it); a kernel name
+    # is matched as it is and nothing renames it.
+    assert ("NamePolicy" in parsed["Link"]) == ("Property" in match)
+    rule = {
+        f.kind: f
+        for f in persistent_forms("linux-igb", iface, {"rx-usecs": 50, "gro_flush_timeout": 1})
+    }["udev"]
+    key = "NAME" if "Property" in match else "KERNEL"
+    assert f'{key}=="{iface}"' in rule.text
+    # After 80-net-setup-link.rules, where NAME is set.
+    assert rule.path == f"/etc/udev/rules.d/90-holdoff-{iface}.rules"
 
 
 def test_linux_igb_nmcli_line_uses_documented_properties() -> None:
@@ -112,14 +165,18 @@ def test_linux_igb_nmcli_line_uses_documented_properties() -> None:
 
 def test_dim_forms_booleans_and_frames() -> None:
     got = forms("linux-dim", {"adaptive-rx": 0, "rx-usecs": 8, "rx-frames": 32, "cqe-mode-rx": 1})
-    link = dict(ini(got["networkd"].text)["Link"])
+    link = {k: v for k, v in ini(got["networkd"].text)["Link"].items() if k not in NAMING}
     assert link == {
         "UseAdaptiveRxCoalesce": "no",
         "RxCoalesceSec": "8us",
         "RxMaxCoalescedFrames": "32",
     }
-    # systemd.link has no CQE key: the form says so rather than dropping it silently.
-    assert "cqe-mode-rx" in got["networkd"].note
+    # systemd.link has no CQE key: the form says so rather than dropping it
+    # silently, and gives the rule that keeps it.
+    assert got["networkd"].left_out == ("cqe-mode-rx",)
+    assert 'NAME=="enp3s0", RUN+="/sbin/ethtool -C $name cqe-mode-rx on"' in got["networkd"].note
+    assert got["nm"].left_out == ("cqe-mode-rx",)
+    assert got["tuned"].left_out == ()
     tuned = ini(got["tuned"].text)
     assert tuned["net"]["devices"] == "enp3s0"
     words = tuned["net"]["coalesce"].split()
@@ -128,6 +185,26 @@ def test_dim_forms_booleans_and_frames() -> None:
     nm_keys = shlex.split(got["nm"].text)[4::2]
     assert set(nm_keys) <= NM_COALESCE_PROPERTIES
     assert "ethtool.coalesce-cqe-mode-rx" not in nm_keys
+
+
+def test_tuned_never_writes_cqe_mode_tx() -> None:
+    # TuneD knows no cqe-mode-tx: before 2.28 one unknown key made it set no
+    # coalesce= value at all, from 2.28 it drops the key. Either way the
+    # interface would not get it, so the form leaves it out and says how to
+    # keep it.
+    got = forms("linux-mlx5", {"adaptive-rx": 0, "cqe-mode-rx": 0, "cqe-mode-tx": 1})
+    tuned = got["tuned"]
+    words = ini(tuned.text)["net"]["coalesce"].split()
+    assert "cqe-mode-tx" not in words and words[words.index("cqe-mode-rx") + 1] == "off"
+    assert tuned.left_out == ("cqe-mode-tx",)
+    assert "/sbin/ethtool -C $name cqe-mode-tx on" in tuned.note
+    # systemd.link and NetworkManager have neither CQE key.
+    assert got["networkd"].left_out == ("cqe-mode-rx", "cqe-mode-tx")
+    assert got["nm"].left_out == ("cqe-mode-rx", "cqe-mode-tx")
+    assert "-C $name cqe-mode-rx off cqe-mode-tx on" in got["nm"].note
+    # tuned cannot carry cqe-mode-tx, so it is not offered as the way to keep it.
+    assert "tuned form" not in got["nm"].note
+    assert got["nm"].to_dict()["left_out"] == ["cqe-mode-rx", "cqe-mode-tx"]
 
 
 def test_freebsd_em_sysctl_conf_and_loader_conf_lines() -> None:
@@ -163,7 +240,7 @@ def test_module_parameters_go_to_modprobe_d_only() -> None:
 def test_udev_rule_for_napi_sysfs_attributes() -> None:
     rule = forms("linux-igb", {"gro_flush_timeout": 20000, "napi_defer_hard_irqs": 2})["udev"]
     parts = [p.strip() for p in rule.text.strip().split(",")]
-    assert parts[:3] == ['ACTION=="add"', 'SUBSYSTEM=="net"', 'KERNEL=="enp3s0"']
+    assert parts[:3] == ['ACTION=="add"', 'SUBSYSTEM=="net"', 'NAME=="enp3s0"']
     assert parts[3:] == ['ATTR{gro_flush_timeout}="20000"', 'ATTR{napi_defer_hard_irqs}="2"']
 
 
@@ -183,3 +260,65 @@ def test_emit_one_kind_and_refuse_others() -> None:
         emit("loader", "linux-igb", "enp3s0", {"rx-usecs": 50})
     assert err.value.key == "--emit" and "the forms that do: networkd, nm, tuned" in str(err.value)
     assert set(KINDS) >= {"networkd", "nm", "tuned", "modprobe", "sysctl", "loader"}
+
+
+def test_tune_prints_what_each_form_leaves_out() -> None:
+    # The forms' notes were in the JSON only: a networkd user of a CQE-mode
+    # recommendation lost cqe-mode-rx at the next boot without being told.
+    # (explain's view: tests/test_explain.py.)
+    from holdoff.tune.view import footer_lines
+
+    settings = {"adaptive-rx": 0, "cqe-mode-rx": 0}
+    persistent = [f.to_dict() for f in persistent_forms("linux-mlx5", "enp65s0f0np0", settings)]
+    rec = {"settings": {"rx-usecs": 8}, "changed": {"adaptive-rx": 0}}
+    data = {
+        "reason": "why",
+        "recommended": rec,
+        "default": {"settings": {"rx-usecs": 0}},
+        "paste": ["ethtool -C enp65s0f0np0 adaptive-rx off cqe-mode-rx off"],
+        "persistent": persistent,
+    }
+    lines = footer_lines(data)
+    head = next(line for line in lines if line.startswith("  [networkd"))
+    assert head.endswith("; needs interface reset; leaves out cqe-mode-rx]")
+    rule = 'NAME=="enp65s0f0np0", RUN+="/sbin/ethtool -C $name cqe-mode-rx off"'
+    assert any(rule in line for line in lines[lines.index(head) :])
+
+
+def test_tune_says_when_eth0_stands_for_the_interface() -> None:
+    # Without --iface the lines name eth0; the view says so before them.
+    from holdoff.tune.view import footer_lines
+
+    data = {
+        "reason": "why",
+        "recommended": {"settings": {"rx-usecs": 50}, "changed": {"rx-usecs": 50}},
+        "default": {"settings": {"rx-usecs": 3}},
+        "paste": ["ethtool -C eth0 rx-usecs 50"],
+        "iface_note": "no interface named (--iface NAME ...): the lines below use eth0",
+    }
+    lines = footer_lines(data)
+    assert lines.index("Paste (only what changes from the current setting):") == (
+        lines.index("Note: no interface named (--iface NAME ...): the lines below use eth0.") + 1
+    )
+    assert not any(line.startswith("Note:") for line in footer_lines({**data, "iface_note": ""}))
+
+
+def test_tune_report_lists_the_forms_with_their_notes() -> None:
+    # The HTML report had the paste lines only: the forms and their notes are
+    # there now, escaped (a udev rule is full of quotes and $).
+    from holdoff.report.tune import _forms_html
+
+    got = [
+        f.to_dict()
+        for f in persistent_forms(
+            "linux-mlx5", "enp65s0f0np0", {"adaptive-rx": 0, "cqe-mode-rx": 0}
+        )
+    ]
+    page = _forms_html(got)
+    assert "<b>leaves out cqe-mode-rx</b>" in page
+    assert (
+        "NAME==&quot;enp65s0f0np0&quot;, RUN+=&quot;/sbin/ethtool -C $name cqe-mode-rx off" in page
+    )
+    assert page.count('<pre class="commands">') == len(got) == 3
+    assert "Property=ID_NET_NAME_PATH=enp65s0f0np0" in page
+    assert _forms_html([]) == ""

@@ -285,6 +285,13 @@ def test_tune_report_renders_with_default_and_choice_marked(
     else:
         assert "recommended" in compare
         assert commands.splitlines() == data["paste"]
+        # The forms that survive a reboot, each with its note, as on the terminal.
+        flat = " ".join(section.split())
+        assert data["persistent"] and "To keep it after a reboot" in flat
+        for form in data["persistent"]:
+            assert " ".join(form["note"].split()) in flat
+        if data.get("iface_note"):
+            assert f"Note: {data['iface_note']}." in flat
 
 
 def test_knobs_the_driver_ignores_are_put_back_to_their_defaults() -> None:

@@ -33,6 +33,7 @@ from holdoff.knobs.channels import split_sections
 from holdoff.knobs.ixgbe_warnings import itr_setting, rsc_on, wthresh_one
 from holdoff.tune import ports
 from holdoff.tune.choose import Point
+from holdoff.tune.search import merge_link
 from holdoff.tune.space import Candidate, PointMetrics
 from scenarios import MANY_FLOWS, REPO, tune_fewest_cores_on_many_flows
 
@@ -415,6 +416,18 @@ def test_port_lines_and_persistent_forms() -> None:
     exec_start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
     assert exec_start.count("'") == 2
     assert "irqbalance" in forms["systemd-unit"].note
+    # One .link file with the coalescing keys and the port's, matched once on
+    # the udev-given name, its naming lines once.
+    coalescing = knobs.persistent_forms("linux-ixgbe", "enp1s0f0", {"rx-usecs": 50})[0]
+    merged = merge_link(coalescing, forms["networkd"]).text.splitlines()
+    assert merged.count("Property=ID_NET_NAME_PATH=enp1s0f0") == 1
+    assert merged.count("NamePolicy=keep kernel database onboard slot path") == 1
+    assert merged[-4:] == [
+        "RxCoalesceSec=50us",
+        "CombinedChannels=4",
+        "RxBufferSize=4096",
+        "TxBufferSize=4096",
+    ]
 
 
 def _point(cores: int, cpu: float, drops: int = 0, thr: float = 1e9) -> Point:

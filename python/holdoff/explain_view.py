@@ -175,7 +175,11 @@ def render_explain(report: dict[str, Any]) -> Group:
         parts.append(Text("to keep it after a reboot (--emit KIND prints one):", style="bold"))
         for form in report["persistent"]:
             where = form["path"] or "a command"
-            parts.append(Text(f"  {form['kind']}: {where}; needs: {form['needs']}"))
+            left = form.get("left_out") or []
+            without = f"; leaves out: {', '.join(left)}" if left else ""
+            parts.append(Text(f"  {form['kind']}: {where}; needs: {form['needs']}{without}"))
+            if form.get("note"):
+                parts.append(Text(f"    {form['note']}", style="dim"))
     if report["scenario"] is not None:
         mod = report["scenario"]["moderation"]
         body = ", ".join(

@@ -139,11 +139,17 @@ def explain_command(
 
 def _write_form(form: object, emit_to: Path | None) -> None:
     """One persistent form to stdout, or to ``--emit-to`` with where it belongs on stderr."""
+    from rich.text import Text
+
     from holdoff.knobs import Form
 
     assert isinstance(form, Form)
     if emit_to is None:
         sys.stdout.write(form.text)
+        sys.stdout.flush()
+        if form.note:
+            # On stderr: stdout stays the file's text alone, to redirect.
+            _stderr().print(Text(f"note: {form.note}"), soft_wrap=True)
         return
     if emit_to.exists() and not emit_to.is_file():
         _fail(f"--emit-to {emit_to}: not a regular file; give a file name", 2)
@@ -152,4 +158,8 @@ def _write_form(form: object, emit_to: Path | None) -> None:
     except OSError as err:
         _fail(f"--emit-to {emit_to}: {err.strerror or err}", 2)
     target = f"; it belongs in {form.path}" if form.path else ""
-    _stderr().print(f"wrote {emit_to} ({form.kind}{target}; needs: {form.needs})")
+    _stderr().print(
+        Text(f"wrote {emit_to} ({form.kind}{target}; needs: {form.needs})"), soft_wrap=True
+    )
+    if form.note:
+        _stderr().print(Text(f"note: {form.note}"), soft_wrap=True)

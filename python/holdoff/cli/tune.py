@@ -200,6 +200,7 @@ def tune_command(
         # What the host file could not read, and is assumed instead.
         for message in host.messages:
             _stderr().print(Text(f"host file: {message}", style="yellow"), soft_wrap=True)
+    iface_named = bool(iface)
     iface = iface or "eth0"
     if not driver:
         why = f"\nhost file: {host.why_no_driver()}" if host and host.messages else ""
@@ -349,7 +350,16 @@ def tune_command(
     except _core.SimulationError as err:
         _fail(str(err), 1)
     data = result.to_dict()
+    if not iface_named:
+        # The lines name eth0, a placeholder; matched as a kernel name it
+        # would not find a udev-named interface (enp3s0) after a reboot.
+        data["iface_note"] = (
+            "no interface named (--iface NAME, or --from a host file): the lines below "
+            "use eth0; give your interface's name to have them name it"
+        )
     if emit_kind is not None:
+        if not iface_named:
+            _stderr().print(Text(f"note: {data['iface_note']}"), soft_wrap=True)
         _emit(result, emit_kind, emit_to)
         return
     if report_file is not None:

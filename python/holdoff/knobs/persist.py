@@ -7,7 +7,9 @@ boot. For a driver, an interface and knob values (the same values
 returns every form that applies, each a :class:`Form` (kind, target file,
 text, what it needs before it takes effect):
 
-- ``networkd``: a systemd ``.link`` file (``[Match] OriginalName=``, ``[Link]``
+- ``networkd``: a systemd ``.link`` file (``[Match]`` on the udev property that
+  holds a udev-given name, with 99-default.link's naming lines so the name
+  stays, or ``OriginalName=`` for a kernel-given one; ``[Link]``
   coalescing keys of systemd 250 and later: ``UseAdaptiveRxCoalesce=``,
   ``RxCoalesceSec=`` ... as systemd.link(5) names them; times carry ``us``,
   since a bare number there means seconds);
@@ -23,21 +25,29 @@ text, what it needs before it takes effect):
 - ``loader``: FreeBSD ``/boot/loader.conf`` tunables (read at boot only);
 - ``openbsd-kernel``: OpenBSD's ``#define`` values, which need a kernel rebuild.
 
-Simplifies: one interface per form (a ``.link`` file matches it by its current
-name); only the knobs that differ from the driver's default, plus the main
+Simplifies: one interface per form, matched by its name (a name set by hand
+is taken for a kernel-given one: the note says to use the file that sets
+it); only the knobs that differ from the driver's default, plus the main
 throttle knob, are written, as :func:`holdoff.knobs.commands` does.
 
-Sources: systemd.link(5) (systemd 250); NetworkManager ``nm-setting-ethtool``
-option names (``NM_ETHTOOL_OPTNAME_COALESCE_*``); TuneD ``plugin_net``
-(``coalesce`` option); FreeBSD loader.conf(5), sysctl.conf(5), em(4);
+Sources: systemd.link(5) (systemd 250; ``OriginalName=`` matches the kernel's
+name only; the first matching file applies); systemd.net-naming-scheme(7)
+(the prefixes and ``ID_NET_NAME_*`` properties); NetworkManager
+``nm-setting-ethtool`` option names (``NM_ETHTOOL_OPTNAME_COALESCE_*``);
+TuneD ``plugin_net`` (``coalesce`` option; its known keys and the releases
+that changed them: 2.25.0 added ``cqe-mode-rx``, 2.28.0-rc.1 ignores unknown
+keys instead of setting none); udev(7) (``RUN`` after the rules, ``$name``,
+``NAME==`` once a rule set it); FreeBSD loader.conf(5), sysctl.conf(5), em(4);
 OpenBSD ``sys/dev/pci/if_em.h`` and the kernel build steps of config(8).
 Units: as the knobs (us, frames, int/s); networkd times are written in us.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from holdoff.knobs.base import Decoded, KnobError
 from holdoff.knobs.decode import decode
@@ -107,6 +117,11 @@ NM_KEYS = frozenset(
     }
 )
 
+#: The ``coalesce=`` keys TuneD's net plugin knows (``_get_config_options_coalesce``
+#: of 2.28, less the ``tx-aggr-*`` keys no driver here has): NetworkManager's
+#: and ``cqe-mode-rx`` (since 2.25); no ``cqe-mode-tx`` in any release.
+TUNED_KEYS = NM_KEYS | {"cqe-mode-rx"}
+
 _BOOLEAN = frozenset({"adaptive-rx", "adaptive-tx", "cqe-mode-rx", "cqe-mode-tx"})
 _SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs")
 _FREEBSD_DELAYS = ("rx_int_delay", "rx_abs_int_delay", "tx_int_delay", "tx_abs_int_delay")
@@ -129,8 +144,10 @@ class Form:
     apply: str
     #: What it leaves out, or what else to know.
     note: str = ""
+    #: Knobs of the setting this form cannot carry (the note says how to keep them).
+    left_out: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "kind": self.kind,
@@ -139,6 +156,7 @@ class Form:
             "needs": self.needs,
             "apply": self.apply,
             "note": self.note,
+            "left_out": list(self.left_out),
         }
 
 
@@ -242,16 +260,113 @@ def _form(kind: str, d: Decoded, iface: str, unit: int) -> Form | None:
     return None
 
 
+#: A name udev gave (systemd.net-naming-scheme(7)): two letters of type, then
+#: the letter of its scheme -> the udev property ``net_id`` sets to the name
+#: before a ``.link`` file is matched (75-net-description.rules runs before
+#: 80-net-setup-link.rules).
+_NAME_PROPERTY = {
+    "o": "ID_NET_NAME_ONBOARD",
+    "s": "ID_NET_NAME_SLOT",
+    "p": "ID_NET_NAME_PATH",
+    "P": "ID_NET_NAME_PATH",
+    "x": "ID_NET_NAME_MAC",
+}
+_PREDICTABLE = re.compile(r"^(en|wl|ww|ib)([ospPx])[0-9a-f]")
+
+#: The [Link] naming lines of systemd's 99-default.link (systemd 250 and later),
+#: which a .link file matching the interface replaces.
+DEFAULT_LINK_NAMING = (
+    "NamePolicy=keep kernel database onboard slot path",
+    "AlternativeNamesPolicy=database onboard slot path",
+    "MACAddressPolicy=persistent",
+)
+
+
+def name_property(iface: str) -> str | None:
+    """The udev property that holds ``iface`` when udev gave the name (``enp3s0``,
+    ``eno1``, ``ens1f0``, ``enx001b21aabb02``); None for a name the kernel gave
+    (``eth0``) or one set by hand. ``OriginalName=`` and ``KERNEL==`` match the
+    kernel's name (the udev property ``INTERFACE`` before renaming), so a file
+    matching a udev-given name that way never applies."""
+    m = _PREDICTABLE.match(iface)
+    return _NAME_PROPERTY[m.group(2)] if m else None
+
+
+def link_match(iface: str) -> list[str]:
+    """The [Match] and naming lines of a ``.link`` file for ``iface``: by its
+    naming property, keeping the name (this file replaces 99-default.link for
+    the interface), or by ``OriginalName=`` for a kernel-given name."""
+    prop = name_property(iface)
+    if prop is None:
+        return ["[Match]", f"OriginalName={iface}", "", "[Link]"]
+    return ["[Match]", f"Property={prop}={iface}", "", "[Link]", *DEFAULT_LINK_NAMING]
+
+
+def udev_match(iface: str) -> str:
+    """A udev rule's match of ``iface`` at ``add``: ``NAME==`` for a name udev
+    gives (set by 80-net-setup-link.rules, so the rule file sorts after it),
+    ``KERNEL==`` for the kernel's own name."""
+    key = "NAME" if name_property(iface) else "KERNEL"
+    return f'ACTION=="add", SUBSYSTEM=="net", {key}=="{iface}"'
+
+
+def udev_rules_path(iface: str, what: str) -> str:
+    """Where such a rule goes: after 80-net-setup-link.rules, which names the interface."""
+    return f"/etc/udev/rules.d/90-holdoff-{iface}{what}.rules"
+
+
+def _link_naming_note(iface: str) -> str:
+    """What a .link file for ``iface`` matches on and what it replaces."""
+    prop = name_property(iface)
+    if prop is None:
+        return (
+            f"It matches the kernel's name {iface} (OriginalName=): if udev renamed the "
+            "interface, give its current name. It replaces 99-default.link for the "
+            "interface: add that file's NamePolicy= and MACAddressPolicy= lines if you rely "
+            "on them. If a .link file of yours names the interface, put these [Link] keys "
+            "there instead."
+        )
+    return (
+        f"It matches the name udev gave ({prop}; OriginalName= would match only the "
+        f"kernel's ethN name and never apply) and replaces 99-default.link for the "
+        "interface, so it repeats that file's naming lines to keep the name: compare them "
+        "with /usr/lib/systemd/network/99-default.link on your system. If a .link file of "
+        "yours names the interface, put the coalescing keys there instead."
+    )
+
+
+def _ethtool_args(keys: Mapping[str, int]) -> str:
+    """``ethtool -C`` arguments: booleans as on/off, the rest as numbers."""
+    return " ".join(
+        f"{k} {('on' if v else 'off') if k in _BOOLEAN else v}" for k, v in keys.items()
+    )
+
+
+def _keep_otherwise(what: str, left: Mapping[str, int], iface: str) -> str:
+    """The note for knobs a form cannot carry: the udev rule that sets them
+    each time the interface appears (``RUN`` runs after the rules, so after a
+    ``.link`` file's coalescing keys; ``$name`` is the interface's name then),
+    and the tuned form when it carries them all."""
+    args = _ethtool_args(left)
+    rule = f'{udev_match(iface)}, RUN+="/sbin/ethtool -C $name {args}"'
+    tuned = "the tuned form, or " if what != "TuneD" and set(left) <= TUNED_KEYS else ""
+    return (
+        f" {what} has no key for {', '.join(left)}: without it the interface comes back "
+        f"with the driver's value. Keep it with {tuned}this udev rule in "
+        f"{udev_rules_path(iface, '-ethtool')}: {rule}"
+    )
+
+
 def _networkd(d: Decoded, iface: str) -> Form | None:
     keys = _ethtool_keys(d)
     if not keys:
         return None
-    lines = ["[Match]", f"OriginalName={iface}", "", "[Link]"]
-    left_out = []
+    lines = link_match(iface)
+    left: dict[str, int] = {}
     for key, value in keys.items():
         name = NETWORKD_KEYS.get(key)
         if name is None:
-            left_out.append(key)
+            left[key] = value
         elif key in _BOOLEAN:
             lines.append(f"{name}={'yes' if value else 'no'}")
         elif key.endswith(("-usecs", "-usecs-irq", "-usecs-low", "-usecs-high")):
@@ -259,11 +374,9 @@ def _networkd(d: Decoded, iface: str) -> Form | None:
         else:
             lines.append(f"{name}={value}")
     note = "A .link file sets these when the interface appears (boot, hotplug, driver reload). "
-    note += "A .link file also needs the other [Link] settings of the file it replaces: "
-    note += "with the default 99-default.link, add NamePolicy= and MACAddressPolicy= lines "
-    note += "if you rely on them."
-    if left_out:
-        note += f" systemd.link has no key for {', '.join(left_out)}: keep it with the udev form."
+    note += _link_naming_note(iface)
+    if left:
+        note += _keep_otherwise("systemd.link", left, iface)
     return Form(
         "networkd",
         f"/etc/systemd/network/50-holdoff-{iface}.link",
@@ -271,20 +384,22 @@ def _networkd(d: Decoded, iface: str) -> Form | None:
         "interface reset",
         f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",
         note,
+        tuple(left),
     )
 
 
 def _nm(d: Decoded, iface: str) -> Form | None:
-    keys = {k: v for k, v in _ethtool_keys(d).items() if k in NM_KEYS}
+    every = _ethtool_keys(d)
+    keys = {k: v for k, v in every.items() if k in NM_KEYS}
     if not keys:
         return None
     conn = f'"$(nmcli -g GENERAL.CONNECTION device show {iface})"'
     props = " ".join(f"ethtool.coalesce-{k} {v}" for k, v in keys.items())
     text = f"nmcli connection modify {conn} {props}\n"
-    left = [k for k in _ethtool_keys(d) if k not in NM_KEYS]
+    left = {k: v for k, v in every.items() if k not in NM_KEYS}
     note = "NetworkManager 1.26 or later keeps these in the connection profile."
     if left:
-        note += f" NetworkManager has no property for {', '.join(left)}."
+        note += _keep_otherwise("NetworkManager", left, iface)
     return Form(
         "nm",
         "",
@@ -292,24 +407,33 @@ def _nm(d: Decoded, iface: str) -> Form | None:
         "connection re-activation",
         f"nmcli device reapply {iface}",
         note,
+        tuple(left),
     )
 
 
 def _tuned(d: Decoded, iface: str) -> Form | None:
-    keys = _ethtool_keys(d)
+    every = _ethtool_keys(d)
+    keys = {k: v for k, v in every.items() if k in TUNED_KEYS}
     if not keys:
         return None
-    args = " ".join(
-        f"{k} {('on' if v else 'off') if k in _BOOLEAN else v}" for k, v in keys.items()
-    )
     text = (
         "[main]\n"
         f"summary=interrupt moderation of {iface} (holdoff)\n"
         "\n"
         "[net]\n"
         f"devices={iface}\n"
-        f"coalesce={args}\n"
+        f"coalesce={_ethtool_args(keys)}\n"
     )
+    note = (
+        "tuned-adm merges the listed profiles: the current one keeps its other settings. "
+        "Needs TuneD 2.28 or later (2.28.0-rc.1): earlier releases set no coalesce= value at "
+        "all on a device whose ethtool -c prints a field they do not know (before 2.25 the "
+        "'CQE mode' line of ethtool 5.15 and later, before 2.28 the tx-aggr-* lines of ethtool "
+        f"6.4 and later); check with ethtool -c {iface} after applying."
+    )
+    left = {k: v for k, v in every.items() if k not in TUNED_KEYS}
+    if left:
+        note += _keep_otherwise("TuneD", left, iface)
     return Form(
         "tuned",
         f"/etc/tuned/holdoff-{iface}/tuned.conf",
@@ -317,7 +441,8 @@ def _tuned(d: Decoded, iface: str) -> Form | None:
         "nothing",
         f"tuned-adm profile $(tuned-adm active | sed -n 's/^Current active profile: //p') "
         f"holdoff-{iface}",
-        "tuned-adm merges the listed profiles: the current one keeps its other settings.",
+        note,
+        tuple(left),
     )
 
 
@@ -326,7 +451,7 @@ def _udev(d: Decoded, iface: str) -> Form | None:
     attrs = [f'ATTR{{{k}}}="{written[k]}"' for k in _SYSFS if k in written]
     if not attrs:
         return None
-    text = f'ACTION=="add", SUBSYSTEM=="net", KERNEL=="{iface}", {", ".join(attrs)}\n'
+    text = f"{udev_match(iface)}, {', '.join(attrs)}\n"
     note = ""
     if "irq_suspend_timeout" in written:
         note = (
@@ -335,7 +460,7 @@ def _udev(d: Decoded, iface: str) -> Form | None:
         )
     return Form(
         "udev",
-        f"/etc/udev/rules.d/60-holdoff-{iface}.rules",
+        udev_rules_path(iface, ""),
         text,
         "interface reset",
         f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",

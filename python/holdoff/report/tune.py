@@ -183,10 +183,12 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
                 else ""
             )
             + (f"<p>Applying it needs {esc(tune['needs'])}.</p>" if tune.get("needs") else "")
+            + (f"<p>Note: {esc(tune['iface_note'])}.</p>" if tune.get("iface_note") else "")
             + "<p>Paste (only what changes from the current setting):</p>"
             + '<pre class="commands">'
             + esc("\n".join(lines))
             + "</pre>"
+            + _forms_html(tune.get("persistent") or [])
         )
     try:
         head = view.header_lines(tune)[1:]
@@ -215,3 +217,22 @@ def tune_section(doc: Doc, anchor: str, tune: Mapping[str, Any]) -> str:
         + fold(f"tune: {tune.get('driver')} on {tune.get('workload')}", body)
         + "</section>"
     )
+
+
+def _forms_html(forms: list[dict[str, Any]]) -> str:
+    """The persistent forms: where each goes, what it needs and leaves out, its
+    text and its note (what it matches on, what else to know)."""
+    if not forms:
+        return ""
+    out = ["<p>To keep it after a reboot (one of these, for your system):</p>"]
+    for f in forms:
+        where = f" &rarr; <code>{esc(f['path'])}</code>" if f.get("path") else ""
+        left = f.get("left_out") or []
+        without = f"; <b>leaves out {esc(', '.join(left))}</b>" if left else ""
+        out.append(
+            f'<p class="form">{esc(f["kind"])}{where}; needs {esc(f["needs"])}{without}</p>'
+            f'<pre class="commands">{esc(str(f["text"]).rstrip())}</pre>'
+        )
+        if f.get("note"):
+            out.append(f'<p class="note">{esc(f["note"])}</p>')
+    return "".join(out)

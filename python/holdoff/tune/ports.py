@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from holdoff.knobs.persist import Form
+from holdoff.knobs.persist import Form, link_match
 
 #: Drivers whose tune searches the port knobs.
 PORT_DRIVERS = ("linux-ixgbe", "linux-ice", "linux-i40e", "linux-mlx5")
@@ -236,7 +236,7 @@ def forms(
             Form(
                 "networkd",
                 f"/etc/systemd/network/50-holdoff-{iface}.link",
-                "[Match]\n" + f"OriginalName={iface}\n\n[Link]\n" + "\n".join(link) + "\n",
+                "\n".join(link_match(iface) + link) + "\n",
                 "interface reset",
                 f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",
                 "The same file as the coalescing keys: put these [Link] lines beside them.",

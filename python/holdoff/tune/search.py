@@ -128,7 +128,7 @@ class TuneResult:
             "alternative_paste": (dec.alternative_paste or []) if dec else [],
         }
 
-    def _persistent(self) -> list[dict[str, str]]:
+    def _persistent(self) -> list[dict[str, Any]]:
         """The recommendation's forms that survive a reboot (none without a change)."""
         rec, cur = self.recommended, self.current or self.default
         if rec is None or rec.key == cur.key:
@@ -151,13 +151,21 @@ class TuneResult:
             if same is None:
                 forms.append(extra)
                 continue
-            f = forms[same]
-            link = extra.text.split("[Link]\n", 1)[1]
-            forms[same] = dataclasses.replace(f, text=f.text + link)
+            forms[same] = merge_link(forms[same], extra)
         return forms
 
     def _point(self, p: Point) -> dict[str, Any]:
         return {**p.to_dict(self.iface), "needs": disruption(p)}
+
+
+def merge_link(base: knobs.Form, extra: knobs.Form) -> knobs.Form:
+    """One ``.link`` file of two for the same interface: ``extra``'s [Link]
+    lines added to ``base``'s, each line once (both carry the naming lines of a
+    udev-given name)."""
+    have = set(base.text.splitlines())
+    link = extra.text.split("[Link]\n", 1)[1].splitlines()
+    more = "".join(line + "\n" for line in link if line not in have)
+    return dataclasses.replace(base, text=base.text + more)
 
 
 #: (points done, points planned, best so far as text) -> None.

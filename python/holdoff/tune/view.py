@@ -225,6 +225,8 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
             )
             lines = data.get("alternative_paste") or []
             if lines:
+                if data.get("iface_note"):
+                    out.append(f"Note: {data['iface_note']}.")
                 out.append("To take that trade instead:")
                 out.extend("  " + line for line in lines)
         return out
@@ -232,6 +234,8 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
         out.append(f"Against {_current_name(data)} it {data['difference']}.")
     if data.get("needs"):
         out.append(f"Applying it needs {data['needs']}.")
+    if data.get("iface_note"):
+        out.append(f"Note: {data['iface_note']}.")
     out.append("Paste (only what changes from the current setting):")
     out.extend("  " + line for line in data.get("paste") or [])
     forms = data.get("persistent") or []
@@ -239,8 +243,12 @@ def footer_lines(data: Mapping[str, Any]) -> list[str]:
         out.append("To keep it after a reboot (one of these, for your system; --emit KIND):")
         for f in forms:
             where = f" -> {f['path']}" if f.get("path") else ""
-            out.append(f"  [{f['kind']}{where}; needs {f['needs']}]")
+            left = f.get("left_out") or []
+            without = f"; leaves out {', '.join(left)}" if left else ""
+            out.append(f"  [{f['kind']}{where}; needs {f['needs']}{without}]")
             out.extend("    " + line for line in str(f["text"]).rstrip("\n").splitlines())
+            if f.get("note"):
+                out.append(f"    ({f['note']})")
     return out
 
 
