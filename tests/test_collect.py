@@ -36,7 +36,7 @@ def test_tg3_fixture_a_driver_holdoff_does_not_model() -> None:
     host = read_host(DATA / "tg3-eth0.json")
     assert (host.iface, host.ethtool_driver, host.driver, host.chip) == ("eth0", "tg3", None, None)
     assert any("driver tg3" in m and "--driver" in m for m in host.messages)
-    assert any("not an Intel controller" in m for m in host.messages)
+    assert any("not a controller holdoff models" in m for m in host.messages)
     assert (host.rx_ring, host.tx_ring, host.rx_ring_max) == (200, 511, 511)
     assert host.queues == 4  # "Current hardware settings: RX: 4" (no combined channels)
     assert host.seconds == 10.0
@@ -63,6 +63,46 @@ def test_a_virtio_guest_is_not_taken_for_a_dim_nic() -> None:
     (why,) = [m for m in host.messages if m.startswith("driver virtio_net")]
     assert "paravirtual" in why and "--driver" in why
     assert host.why_no_driver() == why  # what explain and tune print with "--driver is required"
+
+
+@pytest.mark.parametrize(
+    ("driver", "vendor", "device", "speed", "chip", "said"),
+    [
+        # ice_devids.h: E810-C 0x1591-0x1593, E810-XXV 0x1599-0x159B.
+        ("ice", "0x8086", "0x1592", 100000, "e810-c", ""),
+        ("ice", "0x8086", "0x159b", 25000, "e810-xxv", ""),
+        # i40e_devids.h: i40e_is_40G_device() is 0x1583-0x1585; 0x1572 is a 10 Gb/s X710.
+        ("i40e", "0x8086", "0x1583", 40000, "xl710", ""),
+        ("i40e", "0x8086", "0x1572", 10000, "x710", ""),
+        # A 25 Gb/s XXV710 (I40E_DEV_ID_25G_SFP28): no preset, so --chip.
+        ("i40e", "0x8086", "0x158b", 25000, None, "0x158b is not one holdoff models"),
+        # mlx5_core_pci_table: 0x1017 ConnectX-5, 0x101d ConnectX-6 Dx; the
+        # preset is the one of the port's rate.
+        ("mlx5_core", "0x15b3", "0x1017", 25000, "cx5", ""),
+        ("mlx5_core", "0x15b3", "0x101d", 100000, "cx6", ""),
+        ("mlx5_core", "0x15b3", "0x101f", 25000, "cx5", ""),
+        ("mlx5_core", "0x15b3", "0x1019", 100000, "cx6", ""),
+        ("mlx5_core", "0x15b3", "0x101d", 50000, "cx6", "its link rate is not the port's"),
+        ("mlx5_core", "0x15b3", "0x101b", None, "cx6", "no link speed read"),
+        # ConnectX-4 Lx (0x1015): no preset.
+        ("mlx5_core", "0x15b3", "0x1015", 25000, None, "give --chip"),
+        # ena_pci_id_tbl.h: 0xec20 is ENA_VF.
+        ("ena", "0x1d0f", "0xec20", None, "ena", ""),
+    ],
+)
+def test_chips_of_the_faster_drivers_from_their_pci_ids(
+    driver: str, vendor: str, device: str, speed: int | None, chip: str | None, said: str
+) -> None:
+    doc = json.loads((DATA / "tg3-eth0.json").read_text())
+    doc["device"].update(driver=driver, vendor=vendor, device=device, speed_mbps=speed)
+    doc["ethtool"] = {}
+    host = host_from_dict(doc)
+    assert host.chip == chip
+    chip_lines = [m for m in host.messages if m.startswith("chip:")]
+    if said:
+        assert any(said in m for m in chip_lines), chip_lines
+    else:
+        assert chip_lines == []
 
 
 def test_ixgbe_fixture_maps_driver_chip_and_settings() -> None:

@@ -17,7 +17,9 @@ their own; a driver holdoff has no model of maps to None, and virtio_net
 (a paravirtual NIC, :data:`UNMODELLED`) to None with its reason.
 
 Sources: PCI device ids from the Linux drivers' id tables (``e1000_hw.h``,
-``igb/e1000_hw.h``, ``ixgbe_type.h``: ``E1000_DEV_ID_*``, ``IXGBE_DEV_ID_*``).
+``igb/e1000_hw.h``, ``ixgbe_type.h``: ``E1000_DEV_ID_*``, ``IXGBE_DEV_ID_*``;
+``ice_devids.h``, ``i40e_devids.h``; mlx5_core's ``mlx5_core_pci_table``;
+``ena_pci_id_tbl.h``). A ConnectX port's preset is chosen by its link speed.
 Units: rates per second, bits per second (``_bps``), sizes in bytes,
 shares in percent (``_pct``), rings in descriptors.
 """
@@ -95,7 +97,30 @@ PCI_CHIPS: dict[int, str] = {
     # ixgbe_type.h: IXGBE_DEV_ID_X540T 0x1528, X540T1 0x1560; X550T 0x1563, X550T1 0x15D1.
     **dict.fromkeys((0x1528, 0x1560), "x540"),
     **dict.fromkeys((0x1563, 0x15D1), "x550"),
+    # ice_devids.h: ICE_DEV_ID_E810C_BACKPLANE/QSFP/SFP 0x1591-0x1593 (100 Gb/s);
+    # ICE_DEV_ID_E810_XXV_BACKPLANE/QSFP/SFP 0x1599-0x159B (25 Gb/s).
+    **dict.fromkeys((0x1591, 0x1592, 0x1593), "e810-c"),
+    **dict.fromkeys((0x1599, 0x159A, 0x159B), "e810-xxv"),
+    # i40e_devids.h: i40e_is_40G_device() is QSFP_A/B/C 0x1583-0x1585 (XL710);
+    # the 10 Gb/s X710 parts: SFP_XL710 0x1572, KX_C 0x1581, 10G_BASE_T 0x1586,
+    # 10G_BASE_T4 0x1589, 10G_BASE_T_BC 0x15FF, 10G_SFP 0x104E, 10G_B 0x104F.
+    # Not mapped: KX_B 0x1580 and the 20 and 25 Gb/s parts (no preset).
+    **dict.fromkeys((0x1583, 0x1584, 0x1585), "xl710"),
+    **dict.fromkeys((0x1572, 0x1581, 0x1586, 0x1589, 0x15FF, 0x104E, 0x104F), "x710"),
 }
+
+#: mlx5_core's PCI table (vendor 0x15B3): ConnectX-5 (0x1017, Ex 0x1019, their
+#: VFs 0x1018, 0x101A) and ConnectX-6 (0x101B, Dx 0x101D, Lx 0x101F, VFs 0x101C,
+#: 0x101E), by family. holdoff's two mlx5 presets differ in their link rate
+#: (cx5 25 Gb/s, cx6 100 Gb/s), so the port's speed chooses between them.
+MELLANOX_FAMILIES: dict[int, str] = {
+    **dict.fromkeys((0x1017, 0x1018, 0x1019, 0x101A), "ConnectX-5"),
+    **dict.fromkeys((0x101B, 0x101C, 0x101D, 0x101E, 0x101F), "ConnectX-6"),
+}
+
+#: ena_pci_id_tbl.h (vendor 0x1D0F): ENA_PF 0x0EC2, LLQ_PF 0x1EC2, VF 0xEC20,
+#: LLQ_VF 0xEC21, RESRV0 0x0051: holdoff's one ENA preset.
+ENA_DEVICES = frozenset((0x0EC2, 0x1EC2, 0xEC20, 0xEC21, 0x0051))
 
 
 class HostInfoError(ValueError):
@@ -228,7 +253,9 @@ def _host(data: dict[str, Any]) -> HostInfo:
             f"driver {ethtool_driver or 'unknown'}: holdoff has no model of it "
             f"(models: {', '.join(sorted(set(DRIVER_MAP)))}); give --driver"
         )
-    chip = _chip(device, driver, messages)
+    speed = _int(device.get("speed_mbps"))
+    speed = speed if speed is not None and speed > 0 else None
+    chip = _chip(device, driver, messages, speed)
     parsed = _coalesce(commands, driver, messages)
     rings = Parsed()
     ring_text = _stdout(commands, "rings")
@@ -242,7 +269,6 @@ def _host(data: dict[str, Any]) -> HostInfo:
     rates = _rates(_obj(before, "counters"), _obj(after, "counters"), seconds)
     if seconds <= 0:
         messages.append("the window is 0 s: no rates")
-    speed = _int(device.get("speed_mbps"))
     return HostInfo(
         iface=iface,
         ethtool_driver=None if ethtool_driver is None else str(ethtool_driver),
@@ -255,7 +281,7 @@ def _host(data: dict[str, Any]) -> HostInfo:
         rx_ring_max=rings.rx_ring_max,
         tx_ring_max=rings.tx_ring_max,
         queues=_queues(_stdout(commands, "channels")),
-        speed_mbps=speed if speed is not None and speed > 0 else None,
+        speed_mbps=speed,
         seconds=seconds,
         interrupts_per_s=_irq_rates(_obj(before, "interrupts"), _obj(after, "interrupts"), seconds),
         cpu_busy_pct=_cpu(before, after, busy=True),
@@ -283,15 +309,43 @@ def _mac(text: Any) -> str | None:
     return None if first & 1 else ":".join(parts)
 
 
-def _chip(device: dict[str, Any], driver: str | None, messages: list[str]) -> str | None:
-    vendor, dev = _int(device.get("vendor")), _int(device.get("device"))
-    if vendor != 0x8086 or dev is None:
+def _mellanox_chip(family: str, speed: int | None, messages: list[str]) -> str:
+    """The mlx5 preset for a ConnectX port: by its link speed, the preset of
+    that rate (25 Gb/s and below cx5, above cx6); without one, the family's."""
+    if speed is None:
+        chip = "cx5" if family == "ConnectX-5" else "cx6"
+        rate = "25 Gb/s" if chip == "cx5" else "100 Gb/s"
         messages.append(
-            f"chip: PCI id {device.get('vendor')}:{device.get('device')} is not an Intel "
+            f"chip: {family} with no link speed read: taken as the {chip} preset ({rate}); "
+            "give --chip cx5 (25 Gb/s) or cx6 (100 Gb/s) for the port's rate"
+        )
+        return chip
+    chip = "cx5" if speed <= 25000 else "cx6"
+    mbps = 25000 if chip == "cx5" else 100000
+    if speed != mbps:
+        messages.append(
+            f"chip: {family} at {speed} Mb/s: the nearest preset is {chip} "
+            f"({mbps // 1000} Gb/s); its link rate is not the port's"
+        )
+    return chip
+
+
+def _chip(
+    device: dict[str, Any], driver: str | None, messages: list[str], speed: int | None = None
+) -> str | None:
+    vendor, dev = _int(device.get("vendor")), _int(device.get("device"))
+    if vendor == 0x15B3 and dev in MELLANOX_FAMILIES:
+        chip: str | None = _mellanox_chip(MELLANOX_FAMILIES[dev], speed, messages)
+    elif vendor == 0x1D0F and dev in ENA_DEVICES:
+        chip = "ena"
+    elif vendor != 0x8086 or dev is None:
+        messages.append(
+            f"chip: PCI id {device.get('vendor')}:{device.get('device')} is not a "
             "controller holdoff models; give --chip"
         )
         return None
-    chip = PCI_CHIPS.get(dev)
+    else:
+        chip = PCI_CHIPS.get(dev)
     if chip is None:
         messages.append(f"chip: Intel device id {dev:#06x} is not one holdoff models; give --chip")
         return None
