@@ -209,3 +209,43 @@ def test_a_missing_module_names_the_field_and_where_it_looked(
     assert info.value.field == "hosts[0].nics[0].moderation.class"
     assert "hosts[0].nics[0].moderation.class" in message and "'pkg_nowhere_at_all'" in message
     assert str(tmp_path) in message and "working directory /" in message
+
+
+class EveryInterrupt(Moderator):
+    """Returns the same 50 us interval at every interrupt (written each time)."""
+
+    name = "every-interrupt"
+    invocation = "per_interrupt"
+
+    def initial(self) -> dict[str, int]:
+        return {"eitr_us": 50}
+
+    def on_sample(self, sample: Sample) -> dict[str, int]:
+        return {"eitr_us": 50}
+
+
+@pytest.mark.parametrize(("cnt_ignr", "throttled"), [(True, True), (False, False)])
+def test_an_eitr_written_at_every_interrupt_keeps_its_throttle(
+    cnt_ignr: bool, throttled: bool
+) -> None:
+    # An I210 receiving 100 000 frames/s (one every 10 us) for 100 ms under a
+    # moderator that writes EITR = 50 us at every interrupt. The drivers write
+    # EITR with CNT_IGNR (Linux igb_write_itr, FreeBSD igb): the write leaves
+    # the countdown alone, a cause is always pending at the interval's end, so
+    # one interrupt per 50 us: 1e6 / 50 = 20 000/s (the port's clock error,
+    # within +-30 ppm, moves that by under one interrupt in 100 ms). Without
+    # the bit each write zeroes the counter and asserts the cause held by the
+    # throttle at once (I210 datasheet 8.8.14): the written value no longer
+    # bounds the rate.
+    base = inline_scenario(name="py-eitr", duration_ms=100, rate_pps=100_000, chip="i210")
+    chip = 'chip = "i210"\n'
+    flag = "" if cnt_ignr else "eitr_cnt_ignr = false\n"
+    text = base.replace(chip, chip + flag)
+    text += '\n[hosts.nics.moderation]\nkind = "python"\nclass = "e"\n'
+    r = holdoff.run(text, moderators={"e": EveryInterrupt})
+    port = r.summary["ports"][0]
+    rate = port["interrupts"] / 0.1
+    if throttled:
+        assert abs(rate - 20_000) <= 10, rate
+    else:
+        assert rate > 1.5 * 20_000, rate

@@ -119,6 +119,13 @@ pub struct PortConfig {
     /// consecutive in-order TCP frames of one connection in one pass go up
     /// the stack as one receive (`host::driver::clean_rx_with`).
     pub gro: bool,
+    /// EITR-class chips (`ThrottleKind::Eitr1us`): whether the driver's EITR
+    /// writes carry CNT_IGNR (bit 31, "don't reset counters on write"), as
+    /// Linux `igb_write_itr` and FreeBSD igb write them on the 82576 and
+    /// later. Set: a write leaves the running countdown alone and the new
+    /// interval times the next one. Clear: the write zeroes the counter and
+    /// pending causes assert at once (I210 datasheet §8.8.14).
+    pub eitr_cnt_ignr: bool,
 }
 
 /// Something the port asks the world to schedule.

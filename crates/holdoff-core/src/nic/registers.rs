@@ -575,9 +575,10 @@ impl NicPort {
     }
 
     /// Write the throttle register of one vector. ITR: the new interval
-    /// applies to later countdowns. EITR (igb class, CNT_IGNR clear): the
-    /// write also zeroes the counter, so pending causes assert at once
-    /// (I210 datasheet §8.8.14). EITR of the 82599/X540/X550: the driver
+    /// applies to later countdowns. EITR (igb class): written with CNT_IGNR
+    /// (`PortConfig::eitr_cnt_ignr`, the drivers' way), likewise; with
+    /// CNT_IGNR clear the write also zeroes the counter, so pending causes
+    /// assert at once (I210 datasheet §8.8.14). EITR of the 82599/X540/X550: the driver
     /// sets CNT_WDIS, so the running countdown is left alone and the new
     /// interval applies from the next one (Linux ixgbe_write_eitr: "set the
     /// WDIS bit to not clear the timer bits and cause an immediate
@@ -595,7 +596,8 @@ impl NicPort {
         // it to immediately trigger", Linux i40e/ice before their DIM
         // rework), but the rate limit still spaces the next assertion.
         let intel = matches!(self.chip.throttle, ThrottleKind::Itr2us { .. });
-        let resets_counter = self.chip.throttle == ThrottleKind::Eitr1us || intel;
+        let resets_counter =
+            (self.chip.throttle == ThrottleKind::Eitr1us && !self.cfg.eitr_cnt_ignr) || intel;
         let period_ps = super::on_clock_ps(interval, self.clock_error_ppb);
         let v = &mut self.vectors[vector as usize];
         v.reg = reg;

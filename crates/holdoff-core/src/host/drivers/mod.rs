@@ -538,6 +538,7 @@ mod tests {
             legacy_itr: chip.legacy_itr,
             max_frame_bytes: 1518,
             gro: false,
+            eitr_cnt_ignr: true,
         };
         let egress = crate::wire::LinkDir::new(crate::units::BitsPerSec::GIGABIT, Nanos(0));
         NicPort::new(chip, cfg, egress)

@@ -245,6 +245,7 @@ fn rss_port(queues: u32, rss: Rss) -> crate::nic::NicPort {
         legacy_itr: chip.legacy_itr,
         max_frame_bytes: 1518,
         gro: false,
+        eitr_cnt_ignr: true,
     };
     let mut p = NicPort::new(
         chip,

@@ -42,6 +42,7 @@ impl Rig {
             legacy_itr: chip.legacy_itr,
             max_frame_bytes: 1518,
             gro: false,
+            eitr_cnt_ignr: true,
         };
         let port = NicPort::new(chip, cfg, LinkDir::new(BitsPerSec::GIGABIT, Nanos(0)));
         let mut r = Rig {
@@ -356,6 +357,7 @@ fn eitr_write_zeroes_the_counter_and_asserts_pending_causes() {
     // igb class: writing EITR without CNT_IGNR resets the counter, so a cause
     // held by the throttle is sent at once (I210 datasheet §8.8.14).
     let mut r = Rig::new(chip::by_name("i210").unwrap(), IntMode::Msi, true, 256);
+    r.port.cfg.eitr_cnt_ignr = false;
     r.set_eitr_us(100);
     r.rx_at(0);
     r.service_at(5_000);
@@ -379,6 +381,48 @@ fn eitr_write_zeroes_the_counter_and_asserts_pending_causes() {
     r.drain();
     assert_eq!(r.asserts.len(), 2);
     assert_eq!(r.asserts[1].0, land);
+}
+
+#[test]
+fn eitr_write_with_cnt_ignr_leaves_the_countdown_alone() {
+    // The drivers' write (Linux igb_write_itr, FreeBSD igb: CNT_IGNR set on
+    // the 82576 and later, "don't reset counters on write"): the same
+    // sequence as above, but the held cause waits for the running 100 us
+    // countdown, and the new 40 us interval times the one after it.
+    let dma = chip::by_name("i210").unwrap().rx_dma_ns.as_ns();
+    let mut r = Rig::new(chip::by_name("i210").unwrap(), IntMode::Msi, true, 256);
+    assert!(r.port.cfg.eitr_cnt_ignr, "the drivers' default");
+    r.set_eitr_us(100);
+    r.rx_at(0);
+    r.service_at(5_000);
+    r.rx_at(10_000);
+    let land = 10_000 + dma;
+    r.run_to(land);
+    let first = r.asserts[0].0;
+    assert_eq!(first, dma);
+    r.port.apply_params(
+        SimTime(land),
+        &ModerationParams {
+            eitr_us: Some(40),
+            ..Default::default()
+        },
+        None,
+        &mut r.out,
+    );
+    r.drain();
+    assert_eq!(r.asserts.len(), 1, "no assertion at the write");
+    // The held cause asserts when the 100 us countdown that began at the
+    // first assertion ends.
+    r.run_to(first + 100_000);
+    assert_eq!(r.assert_times(), vec![first, first + 100_000]);
+    // The next cause is spaced by the new 40 us interval.
+    r.service_at(first + 100_000 + 1_000);
+    r.rx_at(first + 100_000 + 2_000);
+    r.run_to(first + 100_000 + 40_000);
+    assert_eq!(
+        r.assert_times(),
+        vec![first, first + 100_000, first + 100_000 + 40_000]
+    );
 }
 
 #[test]

@@ -86,6 +86,14 @@ pub struct NicCfg {
     /// The datasheet does not settle it; default: the chip's ("honoured").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legacy_itr: Option<LegacyItrCfg>,
+    /// EITR-class chips (82576, i350, i210, i211) only: whether the
+    /// driver's EITR writes carry CNT_IGNR (bit 31), as Linux igb and
+    /// FreeBSD igb write them on these chips: a write leaves the running
+    /// countdown alone and the new interval times the next one. false: a
+    /// write zeroes the counter and held causes assert at once (I210
+    /// datasheet 8.8.14; a driver that writes without the bit). Default true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub eitr_cnt_ignr: bool,
     /// Interface MTU [bytes], 68 to 9216 (OpenBSD em's hardmtu; Linux
     /// e1000/igb go higher); default 1500. The MAC drops received frames
     /// longer than MTU + 18 (`frame_over_mtu`), and TCP on this port uses
@@ -163,6 +171,10 @@ pub const TCP_IP_HEADER_BYTES: u32 = 52;
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_mtu() -> u32 {

@@ -121,6 +121,7 @@ impl World {
                     rdmts_shift: n.rdmts_divisor.trailing_zeros(),
                     max_frame_bytes: n.mtu_bytes + 18,
                     gro: n.gro,
+                    eitr_cnt_ignr: n.eitr_cnt_ignr,
                     legacy_itr: match n.legacy_itr {
                         None => c.legacy_itr,
                         Some(LegacyItrCfg::Honoured) => LegacyItr::Honoured,
