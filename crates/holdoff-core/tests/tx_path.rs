@@ -299,3 +299,38 @@ fn linux_only_features_are_refused_under_a_bsd_driver() {
     ))
     .unwrap();
 }
+
+#[test]
+fn the_send_buffer_ceiling_is_the_kernels() {
+    // 5 ms each way at 1 Gb/s: RTT 10 ms, a bandwidth-delay product of
+    // 1.18 MB. The receiver autotunes (xeon-modern: tcp_rmem[2] 6 MB), so
+    // its window passes the BDP; what bounds the sender is its send
+    // buffer, which follows cwnd (2 x cwnd x MSS, tcp_new_space) up to
+    // tcp_wmem[2] and holds every byte not yet acknowledged. A modern
+    // Linux tcp_init sets tcp_wmem[2] to 4 MB: past the BDP, so the flow
+    // reaches line rate after slow start (the ramp costs under 10 % of 3
+    // s). Linux 2.6.6's 131072 holds 90 segments of 1448 bytes (130320
+    // bytes) per round trip: 130320 x 8 / 10 ms = 104.3 Mb/s, within 3 %
+    // (the ramp and the 15 us of serialisation per round trip).
+    let prop = 5_000_000;
+    let two_hosts = |a_tcp: &str| {
+        TwoHosts {
+            head: "name = \"wmem\"\nseed = 1\nduration_ms = 3000",
+            profile: "xeon-modern",
+            chip: "82574",
+            host_extra: [
+                &format!("driver = \"napi\"\n[hosts.tcp]\nskb_truesize_bytes = 0\n{a_tcp}"),
+                "driver = \"napi\"\n[hosts.tcp]\nskb_truesize_bytes = 0",
+            ],
+            link_extra: &format!("rate = \"1G\"\npropagation_ns = {prop}"),
+            apps: IPERF_A_TO_B,
+            ..TwoHosts::default()
+        }
+        .toml()
+    };
+    let modern = goodput_bps(&run(&two_hosts("")));
+    assert!(modern > LINE_GOODPUT_BPS * 0.9, "modern default: {modern}");
+    let old = goodput_bps(&run(&two_hosts("wmem_max = 131072")));
+    let want = 130_320.0 * 8.0 / (2.0 * prop as f64 / 1e9);
+    assert!((old - want).abs() <= want * 0.03, "131072: {old} vs {want}");
+}

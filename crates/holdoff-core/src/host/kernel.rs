@@ -7,7 +7,8 @@
 //! (`DriverArch::linux`): a BSD driver on the same machine gets none of
 //! them (FreeBSD and OpenBSD have neither TSQ nor BQL). A scenario may set
 //! each one per host (`hosts[].tcp.limit_output_bytes`,
-//! `hosts[].tcp.moderate_rcvbuf`, `hosts[].tcp.rmem_max`) or per NIC
+//! `hosts[].tcp.moderate_rcvbuf`, `hosts[].tcp.rmem_max`,
+//! `hosts[].tcp.wmem_max`) or per NIC
 //! (`hosts[].nics[].bql`).
 //!
 //! Sources, for the modern Linux defaults (Linux 6.12):
@@ -24,7 +25,11 @@
 //! - `tcp_rmem` = 4096 131072 6291456 and `tcp_moderate_rcvbuf` = 1
 //!   (Documentation/networking/ip-sysctl.rst; tcp_rmem[1] since a337531b942b
 //!   "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", v4.20;
-//!   tcp_rmem[2] 6 MB since b49960a05e32, v3.4).
+//!   tcp_rmem[2] 6 MB since b49960a05e32, v3.4);
+//! - `tcp_wmem[2]` = 4194304: `tcp_init` (`net/ipv4/tcp.c`) sets it to
+//!   max(64 KB, min(4 MB, free buffer pages x 32 B)), 4 MB on any host
+//!   with 512 MB of free memory (ip-sysctl.rst: "between 64K and 4MB,
+//!   depending on RAM size"); Linux 2.6.6 fixed it at 128 KB.
 //!
 //! Linux 2.6.6 (the 2004 profile) has none of them: TSQ came in 3.6, BQL in
 //! 3.3, receive-buffer autotuning in 2.6.7. It has its own TCP sender rules
@@ -52,6 +57,9 @@ pub struct KernelDefaults {
     /// `tcp_rmem[2]`, the most autotuning may give a socket [bytes]; 0:
     /// the socket keeps `rmem_default`.
     pub tcp_rmem_max: u32,
+    /// `tcp_wmem[2]`, the most the send buffer grows to [bytes]; 0: Linux
+    /// 2.6.6's 131072 (`scenario::config::host::LINUX26_WMEM_MAX`).
+    pub tcp_wmem_max: u32,
     /// The timer tick rate, Linux `HZ` (the jiffies clock) [1/s]: read by
     /// drivers that gate on jiffies (ixgbe's adaptive moderation).
     pub hz: u32,
@@ -84,6 +92,7 @@ impl KernelDefaults {
         bql: false,
         moderate_rcvbuf: false,
         tcp_rmem_max: 0,
+        tcp_wmem_max: 0,
         // Linux 2.6.0 to 2.6.12 on i386: HZ fixed at 1000 (include/asm-i386/
         // param.h); kernel/Kconfig.hz made it a choice in 2.6.13.
         hz: 1000,
@@ -107,6 +116,7 @@ impl KernelDefaults {
         bql: true,
         moderate_rcvbuf: true,
         tcp_rmem_max: 6_291_456,
+        tcp_wmem_max: 4_194_304,
         // kernel/Kconfig.hz: `default HZ_250` (distributions pick 250 or
         // 1000; `hosts[].hz` sets it).
         hz: 250,

@@ -177,9 +177,11 @@ pub struct TcpSysctls {
     #[schemars(range(min = 536, max = 1_073_741_824))]
     pub wmem_default: u32,
     /// Largest send buffer, tcp_wmem[2] [bytes]; at least wmem_default.
-    #[serde(default = "d_wmem_max")]
+    /// Default: the host kernel's (4194304 on a modern Linux host; 131072,
+    /// Linux 2.6.6's, otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 536, max = 1_073_741_824))]
-    pub wmem_max: u32,
+    pub wmem_max: Option<u32>,
     /// tcp_adv_win_scale (1 to 8).
     #[serde(default = "two")]
     #[schemars(range(min = 1, max = 8))]
@@ -259,9 +261,9 @@ fn d_rmem() -> u32 {
 fn d_wmem() -> u32 {
     16_384
 }
-fn d_wmem_max() -> u32 {
-    131_072
-}
+/// Linux 2.6.6 `sysctl_tcp_wmem[2]` [bytes], the send buffer's ceiling of
+/// every kernel that sets none (`KernelDefaults::tcp_wmem_max` 0).
+pub const LINUX26_WMEM_MAX: u32 = 131_072;
 fn d_delack() -> u64 {
     40_000
 }
@@ -280,7 +282,7 @@ impl Default for TcpSysctls {
         TcpSysctls {
             rmem_default: d_rmem(),
             wmem_default: d_wmem(),
-            wmem_max: d_wmem_max(),
+            wmem_max: None,
             adv_win_scale: 2,
             delack_us: d_delack(),
             rto_min_ms: d_rto_min(),
@@ -462,10 +464,12 @@ impl TcpSysctls {
             "",
         )?;
         range(f("wmem_default"), self.wmem_default, 536, MAX_BUF_BYTES, "")?;
-        range(f("wmem_max"), self.wmem_max, 536, MAX_BUF_BYTES, "")?;
+        if let Some(v) = self.wmem_max {
+            range(f("wmem_max"), v, 536, MAX_BUF_BYTES, "")?;
+        }
         if self.rmem_default < 2 * self.mss_bytes
             || self.wmem_default < self.mss_bytes
-            || self.wmem_max < self.wmem_default
+            || self.wmem_max.is_some_and(|v| v < self.wmem_default)
         {
             return Err(cfg_err(
                 path,
@@ -564,6 +568,19 @@ impl HostCfg {
         self.tcp.linux26_ack_after_copy.unwrap_or(
             self.kernel_defaults().tcp_linux26_ack_after_copy && self.tcp.skb_truesize_bytes > 0,
         )
+    }
+
+    /// tcp_wmem[2] in effect [bytes]: the host kernel's unless given, never
+    /// below wmem_default.
+    pub fn wmem_max(&self) -> u32 {
+        let kernel = match self.kernel_defaults().tcp_wmem_max {
+            0 => LINUX26_WMEM_MAX,
+            v => v,
+        };
+        self.tcp
+            .wmem_max
+            .unwrap_or(kernel)
+            .max(self.tcp.wmem_default)
     }
 
     /// tcp_rmem[2] in effect [bytes]: never below rmem_default.

@@ -44,7 +44,7 @@ pub(super) fn build_apps(
             rcvbuf: t.rmem_default,
             adv_win_scale: t.adv_win_scale,
             sndbuf_init: t.wmem_default,
-            sndbuf_max: t.wmem_max,
+            sndbuf_max: h.wmem_max(),
             nodelay,
             delack: Nanos(t.delack_us * 1000),
             rto_min: Nanos::from_ms(t.rto_min_ms),
