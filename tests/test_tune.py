@@ -191,6 +191,8 @@ def test_every_simulated_driver_has_a_search_space() -> None:
         (["--capture", "nope.pcap", "--driver", "linux-igb"], "not found"),
         (["nope.toml", "--driver", "linux-igb"], "not found"),
         (["--mix", "rr", "--driver", "linux-ixgbe"], "1 GbE workloads"),
+        # The link rate the mixes lack is the chip's: cx5 is a 25 Gb/s preset.
+        (["--mix", "rr", "--driver", "linux-mlx5"], "a scenario file with 25 Gb/s links"),
         (["--mix", "rr", "--driver", "linux-igb", "--rate", "-5"], "--rate"),
         (["--mix", "rr", "--driver", "linux-igb", "--search", "random"], "--search"),
         (["--mix", "rr", "--driver", "linux-igb", "--profile", "nope.toml"], "not found"),

@@ -532,11 +532,12 @@ def mix_workload(
     """
     if mix not in MIXES:
         raise TuneError("--mix", f"unknown mix {mix!r}; choose one of {', '.join(MIXES)}")
-    if _link_mbps(driver, chip) >= 10_000:
+    mbps = _link_mbps(driver, chip)
+    if mbps >= 10_000:
         raise TuneError(
             "--mix",
-            f"the built-in mixes are 1 GbE workloads; for {driver} give --capture FILE or a "
-            "scenario file with 10 GbE links",
+            f"the built-in mixes are 1 GbE workloads; for {driver} ({mbps // 1000} Gb/s) give "
+            f"--capture FILE or a scenario file with {mbps // 1000} Gb/s links",
         )
     if rate is not None and not rate > 0:
         raise TuneError("--rate", f"must be above 0, got {rate}")
