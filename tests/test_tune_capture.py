@@ -206,6 +206,16 @@ def test_pareto_keeps_a_current_setting_on_the_front() -> None:
     assert "costs" in dec.alternative_difference and "saves" in dec.alternative_difference
     assert dec.alternative_paste == ["ethtool -C eth0 rx-usecs 125"]
     assert "no setting beats the current one on both p99 and CPU" in dec.reason
+    assert "beyond their 95 % intervals" in dec.reason
+    # One seed has no interval: the reason says what the comparison was.
+    one = [
+        _point("linux-igb", p.candidate.settings, [p.metrics.cpu_util], [p.metrics.p99_us])
+        for p in (dflt, slow, huge)
+    ]
+    dec = decide.settle(one, obj, one[0])
+    assert dec.pick is one[0]
+    assert "beyond the resolution (one seed: no interval)" in dec.reason
+    assert "95 %" not in dec.reason
     # A setting better on both beyond the intervals: the default is no longer
     # on the front, and the tuner recommends a change (the knee of the front
     # without it).

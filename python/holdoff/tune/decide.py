@@ -196,8 +196,8 @@ def settle(
                 # stays and the front's knee is shown beside it.
                 return Decision(
                     cur,
-                    "no setting beats the current one on both p99 and CPU beyond their "
-                    "95 % intervals, so it stays: any other point of the front trades one "
+                    f"no setting beats the current one on both p99 and CPU {_margin(cur)}, "
+                    "so it stays: any other point of the front trades one "
                     'for the other. Give a budget (--objective "p99<=..." or '
                     '"cpu<=...") to choose a trade',
                     True,
@@ -217,7 +217,7 @@ def settle(
                     best = knee
                     reason = (
                         f"{len(better)} settings beat the current one on both p99 and CPU "
-                        "beyond their 95 % intervals; of those, the one nearest the ideal "
+                        f"{_margin(cur)}; of those, the one nearest the ideal "
                         "corner (each scaled to their range)"
                     )
     metric = objective_metric(objective)
@@ -256,6 +256,14 @@ def settle(
         disruption(pick),
         paste_lines(pick, current, iface),
     )
+
+
+def _margin(p: Point) -> str:
+    """How "beats" was judged: beyond the 95 % intervals over seeds, or with
+    one seed (no interval) beyond the resolution alone."""
+    if p.metrics.seeds > 1:
+        return "beyond their 95 % intervals"
+    return "beyond the resolution (one seed: no interval)"
 
 
 def beats(q: Point, p: Point) -> bool:
