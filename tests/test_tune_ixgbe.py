@@ -407,6 +407,10 @@ def test_port_lines_and_persistent_forms() -> None:
     assert ports.commands(dflt, dflt, "eth0") == []
     forms = {f.kind: f for f in ports.forms(port, dflt, "enp1s0f0")}
     assert "CombinedChannels=4" in forms["networkd"].text
+    # Alone (no coalescing change) the file still says what it matches on
+    # and why it repeats the naming lines.
+    assert "ID_NET_NAME_PATH" in forms["networkd"].note
+    assert "99-default.link" in forms["networkd"].note
     assert "RxBufferSize=4096" in forms["networkd"].text
     unit = forms["systemd-unit"].text
     # systemd expands $ in ExecStart: the lines' $ are written $$; the sh -c

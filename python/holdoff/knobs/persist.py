@@ -315,7 +315,7 @@ def udev_rules_path(iface: str, what: str) -> str:
     return f"/etc/udev/rules.d/90-holdoff-{iface}{what}.rules"
 
 
-def _link_naming_note(iface: str) -> str:
+def link_naming_note(iface: str) -> str:
     """What a .link file for ``iface`` matches on and what it replaces."""
     prop = name_property(iface)
     if prop is None:
@@ -374,7 +374,7 @@ def _networkd(d: Decoded, iface: str) -> Form | None:
         else:
             lines.append(f"{name}={value}")
     note = "A .link file sets these when the interface appears (boot, hotplug, driver reload). "
-    note += _link_naming_note(iface)
+    note += link_naming_note(iface)
     if left:
         note += _keep_otherwise("systemd.link", left, iface)
     return Form(

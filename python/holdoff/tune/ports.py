@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from holdoff.knobs.persist import Form, link_match
+from holdoff.knobs.persist import Form, link_match, link_naming_note
 
 #: Drivers whose tune searches the port knobs.
 PORT_DRIVERS = ("linux-ixgbe", "linux-ice", "linux-i40e", "linux-mlx5")
@@ -239,7 +239,8 @@ def forms(
                 "\n".join(link_match(iface) + link) + "\n",
                 "interface reset",
                 f"udevadm control --reload && udevadm trigger --action=add /sys/class/net/{iface}",
-                "The same file as the coalescing keys: put these [Link] lines beside them.",
+                "The same file as the coalescing keys: put these [Link] lines beside them. "
+                + link_naming_note(iface),
             )
         )
     run = []
