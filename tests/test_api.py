@@ -36,6 +36,7 @@ PERF_KEYS = {
     "peak_queued_events",
     "queued_event_bytes",
     "scheduled_groups",
+    "train_events",
     "peak_rss_bytes",
 }
 

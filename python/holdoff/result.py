@@ -112,7 +112,7 @@ class RunResult:
         perf: wall-clock performance of the run (``wall_time_s``,
             ``events_processed``, ``sim_packets``, ``events_per_s``,
             ``packets_per_s``, ``peak_rss_bytes``, ``peak_queued_events``,
-            ``queued_event_bytes``, ``scheduled_groups``; see docs/outputs.md);
+            ``queued_event_bytes``, ``scheduled_groups``, ``train_events``; see docs/outputs.md);
             not part of the deterministic report.
     """
 

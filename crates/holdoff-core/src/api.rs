@@ -26,6 +26,10 @@ pub struct Perf {
     /// queue for stretches of simulated time); 0 when it took the single
     /// queue (one group, or a scenario the group scheduler does not take).
     pub scheduled_groups: u64,
+    /// Frame events (emissions, arrivals, DMA completions) that frame
+    /// trains handled outside the event queue (`scenario::world::trains`);
+    /// 0 with trains off. Counted in `events_processed` too.
+    pub train_events: u64,
 }
 
 /// A finished run.
@@ -168,6 +172,7 @@ pub fn run_toml_recorded_in(
             peak_queued_events: stats.peak_queued_events as u64,
             queued_event_bytes: World::queued_event_bytes() as u64,
             scheduled_groups: stats.groups as u64,
+            train_events: w.train_events(),
         },
     })
 }

@@ -51,7 +51,7 @@ fn guarded<T>(
 ///     `(report_json, perf, aborted)`: the deterministic report as a JSON
 ///     string, a dict of wall-clock performance numbers (`wall_time_s`,
 ///     `events_processed`, `sim_packets`, `events_per_s`, `packets_per_s`,
-///     `peak_queued_events`, `queued_event_bytes`, `scheduled_groups`), and None, or the reason
+///     `peak_queued_events`, `queued_event_bytes`, `scheduled_groups`, `train_events`), and None, or the reason
 ///     the run stopped early (a Python moderation algorithm misbehaved; the
 ///     report covers the run up to then).
 ///
@@ -199,6 +199,7 @@ fn run_inner<'py>(
     dict.set_item("peak_queued_events", perf.peak_queued_events)?;
     dict.set_item("queued_event_bytes", perf.queued_event_bytes)?;
     dict.set_item("scheduled_groups", perf.scheduled_groups)?;
+    dict.set_item("train_events", perf.train_events)?;
     if let Some(err) = stop {
         let at = output.interrupted_at_ns.unwrap_or(0);
         let partial = (output.report_json, dict, at);

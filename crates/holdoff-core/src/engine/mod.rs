@@ -315,6 +315,19 @@ impl<E: QueueEvent, const TO_W: usize, const TO_H: usize> WheelQueue<E, TO_W, TO
         Some((at, ev))
     }
 
+    /// The next event, without taking it, while the queue is in its short
+    /// mode: `Some(None)` when it is empty, `None` in the wheel mode (whose
+    /// next event is found only by popping it). Frame trains
+    /// (`scenario::world::trains`) compare their own next event with it.
+    #[inline(always)]
+    pub fn peek_short(&self) -> Option<Option<(SimTime, [u64; 2])>> {
+        if self.in_wheel {
+            None
+        } else {
+            Some(self.short.peek())
+        }
+    }
+
     /// Advance the clock to `t` without an event (end of run).
     pub fn advance_to(&mut self, t: SimTime) {
         if t > self.now {

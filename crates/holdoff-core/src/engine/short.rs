@@ -76,6 +76,12 @@ impl ShortQueue {
         }
     }
 
+    /// The earliest entry, without taking it.
+    #[inline(always)]
+    pub(super) fn peek(&self) -> Option<(SimTime, [u64; 2])> {
+        self.v.last().map(|e| (e.at, e.ev))
+    }
+
     /// Every entry, earliest first; the queue is left empty.
     pub(super) fn take_sorted(&mut self) -> Vec<(SimTime, [u64; 2])> {
         let all = self.v.iter().rev().map(|e| (e.at, e.ev)).collect();

@@ -113,6 +113,13 @@ impl NicPort {
         }
     }
 
+    /// Frames in the receive buffer (arrived, their DMA not complete). The
+    /// oldest one's completion is queued whenever there is one.
+    #[inline(always)]
+    pub fn rx_buffer_frames(&self) -> usize {
+        self.rx_fifo.len()
+    }
+
     /// Receive descriptors with DD set, waiting for the driver.
     #[inline]
     pub fn rx_ready(&self, queue: u16) -> u32 {

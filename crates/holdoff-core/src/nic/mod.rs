@@ -244,6 +244,19 @@ impl NicOut {
         self.events.iter().map(|&(at, w)| (at, NicEvent::unpack(w)))
     }
 
+    /// How many events are queued.
+    #[inline(always)]
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// The `i`-th queued event.
+    #[inline(always)]
+    pub fn event(&self, i: usize) -> (SimTime, NicEvent) {
+        let (at, w) = self.events[i];
+        (at, NicEvent::unpack(w))
+    }
+
     /// Forget the queued events (after `events`).
     #[inline(always)]
     pub fn clear_events(&mut self) {

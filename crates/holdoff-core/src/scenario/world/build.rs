@@ -324,6 +324,12 @@ impl World {
             gen_on: s.generators.iter().map(|g| g.enabled).collect(),
             gen_scheduled: vec![false; s.generators.len()],
             group_sched: super::groups::group_scheduler_from_env(),
+            trains: super::trains::trains_from_env(),
+            train_arrivals: VecDeque::new(),
+            train_virtual: 0,
+            train_total: 0,
+            pop_limit: end,
+            event_log: None,
         };
         w.init();
         Ok(w)

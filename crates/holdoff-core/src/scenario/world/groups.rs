@@ -350,7 +350,9 @@ impl World {
                 }
                 std::mem::swap(&mut self.q, &mut staging);
                 self.q.advance_to(t);
+                self.pop_limit = t;
                 self.handle(t, w);
+                self.pop_limit = self.end;
                 std::mem::swap(&mut self.q, &mut staging);
                 gr.global_done += 1;
                 staging.drain_into(|at, w| gr.place(nports, at, w));
@@ -363,6 +365,7 @@ impl World {
                 lo = SimTime(limit.as_ns() + 1);
                 limit
             };
+            guard.add_events(std::mem::take(&mut self.train_virtual));
             if let Some(l) = guard.check(now, gr.queued) {
                 break Err(self.guard_error(guard, l, now));
             }
@@ -400,7 +403,10 @@ impl World {
         for g in 0..gr.queues.len() {
             std::mem::swap(&mut self.q, &mut gr.queues[g]);
             let others = gr.queued - self.q.len();
+            // A train run handles no event past the stretch's end.
+            self.pop_limit = limit;
             let r = self.stretch(limit, others, guard, since_check, &gr.groups, g);
+            self.pop_limit = self.end;
             gr.queued = others + self.q.len();
             std::mem::swap(&mut self.q, &mut gr.queues[g]);
             r?;

@@ -130,6 +130,13 @@ impl Guard {
         self.kind_last[k] = ev;
     }
 
+    /// Count `n` events handled outside the queue (frame trains,
+    /// `scenario::world::trains`) toward the event-rate limit.
+    #[inline]
+    pub(super) fn add_events(&mut self, n: u64) {
+        self.window_events += n;
+    }
+
     /// The periodic check (every few thousand events): rate and queue.
     pub(super) fn check(&mut self, now: SimTime, queued: usize) -> Option<Limit> {
         if let Some(l) = self.check_queue(queued) {
@@ -351,6 +358,9 @@ impl World {
                 continue;
             }
             since_check = 0;
+            // A train run may have handled events past the popped one.
+            let now = self.q.now();
+            guard.add_events(std::mem::take(&mut self.train_virtual));
             if let Some(limit) = guard.check(now, self.q.len()) {
                 return Err(self.guard_error(&guard, limit, now));
             }

@@ -68,6 +68,7 @@ mod napi;
 mod outcome;
 mod series;
 mod topology;
+mod trains;
 mod txpath;
 
 pub use changes::AppliedChange;
@@ -75,6 +76,7 @@ pub use groups::{ENV_GROUP_SCHEDULER, STRETCH};
 pub use guard::{Limit, Limits};
 pub use moderation::{ExternalFactory, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use napi::{NapiStats, NetisrStats};
+pub use trains::ENV_TRAINS;
 
 use super::config::{AppCfg, Scenario};
 use super::netstack::{flush_tcp, StackOut, TcpConn};
@@ -404,6 +406,22 @@ pub struct World {
     watchdog_pending: Vec<bool>,
     /// Runs go by connected groups where they can (`groups`).
     group_sched: bool,
+    /// Generator emissions run as frame trains (`trains`).
+    trains: bool,
+    /// A train run's frames on the link whose arrival it holds, oldest
+    /// first, by key (`trains::Key`: due at, creation number; kept here to
+    /// reuse its memory).
+    train_arrivals: VecDeque<u128>,
+    /// Events train runs handled outside the queue since the run loop's
+    /// guard last took them (its event-rate limit counts them).
+    train_virtual: u64,
+    /// Events train runs handled outside the queue, in the whole run.
+    train_total: u64,
+    /// The latest time the run loop pops events up to now (the end of the
+    /// run, or of a group's stretch): a train run goes no further.
+    pop_limit: SimTime,
+    /// Every event handled, in order, when asked for ([`World::log_events`]).
+    event_log: Option<Vec<(SimTime, [u64; 2])>>,
 }
 
 impl World {
@@ -535,9 +553,16 @@ impl World {
     /// others' stack frame.
     #[inline]
     fn handle(&mut self, now: SimTime, w: [u64; 2]) {
+        if let Some(log) = &mut self.event_log {
+            log.push((now, w));
+        }
         let a = (w[0] >> 8) as u16;
         match w[0] & 0xff {
-            TAG_GEN_EMIT => self.gen_emit(now, a),
+            TAG_GEN_EMIT => {
+                if !(self.trains && self.train_run(now, a)) {
+                    self.gen_emit(now, a)
+                }
+            }
             TAG_ARRIVE => self.arrive(now, a),
             TAG_NIC => {
                 let port = a;
@@ -570,34 +595,48 @@ impl World {
     /// emission is scheduled.
     #[inline(always)]
     fn gen_emit(&mut self, now: SimTime, gen: u16) {
-        self.gen_scheduled[gen as usize] = false;
-        if !self.gen_on[gen as usize] {
-            // Switched off by a change: the emission is skipped and the
-            // generator stops until switched on again.
-            return;
-        }
-        let (pkt, next) = self.gens[gen as usize].emit(now);
-        self.ledger.injected += 1;
-        if self.gens[gen as usize].over_mtu(&pkt) {
-            self.ledger.drop(crate::packet::DropReason::FrameOverMtu);
-        } else {
-            let dep = self.gen_egress[gen as usize].send(now, pkt);
+        let (arrive, next) = self.emit_frame(now, gen);
+        if let Some(at) = arrive {
             let ep = self.peer[self.ports.len() + gen as usize];
             self.q.schedule(
-                dep.arrive,
+                at,
                 Ev::Arrive {
                     ep: ep_index(ep, self.ports.len()),
                 },
             );
         }
         if let Some(t) = next {
+            self.q.schedule(t, Ev::GenEmit { gen });
+        }
+    }
+
+    /// A generator's emission, without scheduling: the frame goes on the
+    /// link. Returns when it arrives at the far end (none when the
+    /// generator is off or the frame is over the MTU) and when the next
+    /// emission is due (none when the generator stops).
+    #[inline(always)]
+    fn emit_frame(&mut self, now: SimTime, gen: u16) -> (Option<SimTime>, Option<SimTime>) {
+        self.gen_scheduled[gen as usize] = false;
+        if !self.gen_on[gen as usize] {
+            // Switched off by a change: the emission is skipped and the
+            // generator stops until switched on again.
+            return (None, None);
+        }
+        let (pkt, next) = self.gens[gen as usize].emit(now);
+        self.ledger.injected += 1;
+        let arrive = if self.gens[gen as usize].over_mtu(&pkt) {
+            self.ledger.drop(crate::packet::DropReason::FrameOverMtu);
+            None
+        } else {
+            Some(self.gen_egress[gen as usize].send(now, pkt).arrive)
+        };
+        let next = next.and_then(|t| {
             // Never faster than the line: wait for the wire to be free.
             let t = t.max(self.gen_egress[gen as usize].free_at());
-            if t <= self.end {
-                self.gen_scheduled[gen as usize] = true;
-                self.q.schedule(t, Ev::GenEmit { gen });
-            }
-        }
+            (t <= self.end).then_some(t)
+        });
+        self.gen_scheduled[gen as usize] = next.is_some();
+        (arrive, next)
     }
 
     /// The oldest frame on the link into endpoint `ep` arrives.
@@ -751,6 +790,13 @@ impl World {
             }
             self.out.clear_events();
         }
+        self.flush_frames(port);
+        self.flush_drops_and_asserts(port);
+    }
+
+    /// `flush`'s frames: each one's arrival at the far end is scheduled.
+    #[inline(always)]
+    fn flush_frames(&mut self, port: u16) {
         if !self.out.frames.is_empty() {
             let ep = ep_index(self.peer[port as usize], self.ports.len());
             for &at in &self.out.frames {
@@ -758,6 +804,12 @@ impl World {
             }
             self.out.frames.clear();
         }
+    }
+
+    /// `flush`'s drops (booked) and interrupt assertions (queued for
+    /// `process_asserts`).
+    #[inline(always)]
+    fn flush_drops_and_asserts(&mut self, port: u16) {
         if !self.out.drops.is_empty() {
             for &r in &self.out.drops {
                 self.ledger.drop(r);
