@@ -323,6 +323,7 @@ impl World {
             watchdog_pending: vec![false; s.hosts.iter().map(|h| h.nics.len()).sum()],
             gen_on: s.generators.iter().map(|g| g.enabled).collect(),
             gen_scheduled: vec![false; s.generators.len()],
+            train_backoff: vec![(0, 0); s.generators.len()],
             group_sched: super::groups::group_scheduler_from_env(),
             trains: super::trains::trains_from_env(),
             train_arrivals: VecDeque::new(),

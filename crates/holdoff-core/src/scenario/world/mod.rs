@@ -408,6 +408,9 @@ pub struct World {
     group_sched: bool,
     /// Generator emissions run as frame trains (`trains`).
     trains: bool,
+    /// Per generator: emissions left to run without a train, and the
+    /// current back-off (`trains::TrainBackoff`).
+    train_backoff: Vec<(u32, u32)>,
     /// A train run's frames on the link whose arrival it holds, oldest
     /// first, by key (`trains::Key`: due at, creation number; kept here to
     /// reuse its memory).
