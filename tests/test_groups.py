@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import pytest
@@ -62,18 +62,38 @@ MIN_FRAME_NS = 672
 DMA_82546_NS = 1500
 
 
+#: The settings of the engine property tests (this file's and
+#: ``tests/test_trains.py``): reproducible examples, no deadline (a run's
+#: time varies with the machine's load).
+ENGINE_PROPERTY_SETTINGS = settings(
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+    derandomize=True,
+)
+
+
 @contextmanager
-def scheduler(mode: str) -> Iterator[None]:
-    """The group scheduler ``on`` or ``off`` for the runs inside."""
-    old = os.environ.get(ENV)
-    os.environ[ENV] = mode
+def environ(name: str, value: str) -> Iterator[None]:
+    """Environment variable ``name`` set to ``value`` for the runs inside (the
+    core reads it when it builds a world)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
         if old is None:
-            del os.environ[ENV]
+            del os.environ[name]
         else:
-            os.environ[ENV] = old
+            os.environ[name] = old
+
+
+def scheduler(mode: str) -> AbstractContextManager[None]:
+    """The group scheduler ``on`` or ``off`` for the runs inside."""
+    return environ(ENV, mode)
 
 
 def ticker_group(i: int, skew: int, driver: str) -> dict[str, list[dict[str, Any]]]:
@@ -158,16 +178,7 @@ def scenario(
     return tomli_w.dumps(doc)
 
 
-@settings(
-    max_examples=N_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-    ],
-    derandomize=True,
-)
+@settings(ENGINE_PROPERTY_SETTINGS, max_examples=N_EXAMPLES)
 @given(
     data=st.data(),
     n=st.integers(min_value=2, max_value=4),

@@ -47,36 +47,26 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomli_w
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holdoff.api import run_text
-from test_groups import changes, scenario, scheduler, ticker
+from test_groups import ENGINE_PROPERTY_SETTINGS, changes, environ, scenario, scheduler, ticker
 from test_independence import EXAMPLES_DIR, group, host
 
 N_EXAMPLES = int(os.environ.get("HOLDOFF_TRAINS_EXAMPLES", "500"))
 ENV = "HOLDOFF_TRAINS"
 
 
-@contextmanager
-def trains(mode: str) -> Iterator[None]:
+def trains(mode: str) -> AbstractContextManager[None]:
     """Frame trains ``on`` or ``off`` for the runs inside."""
-    old = os.environ.get(ENV)
-    os.environ[ENV] = mode
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ[ENV]
-        else:
-            os.environ[ENV] = old
+    return environ(ENV, mode)
 
 
 @st.composite
@@ -143,16 +133,7 @@ def both_ways(text: str, base_dir: Path = EXAMPLES_DIR) -> tuple[Any, Any]:
     return frames, train
 
 
-@settings(
-    max_examples=N_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-    ],
-    derandomize=True,
-)
+@settings(ENGINE_PROPERTY_SETTINGS, max_examples=N_EXAMPLES)
 @given(
     data=st.data(),
     n=st.integers(min_value=1, max_value=3),

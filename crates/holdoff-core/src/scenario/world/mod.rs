@@ -409,7 +409,7 @@ pub struct World {
     /// Generator emissions run as frame trains (`trains`).
     trains: bool,
     /// Per generator: emissions left to run without a train, and the
-    /// current back-off (`trains::TrainBackoff`).
+    /// current back-off (`trains::MAX_TRAIN_BACKOFF`).
     train_backoff: Vec<(u32, u32)>,
     /// A train run's frames on the link whose arrival it holds, oldest
     /// first, by key (`trains::Key`: due at, creation number; kept here to
