@@ -38,3 +38,31 @@ def test_bad_flags_exit_2_naming_the_flag(
     assert "Traceback" not in err
     for word in words:
         assert word in err, f"{word!r} not in {err!r}"
+
+
+@pytest.mark.parametrize(
+    ("counts", "round_index", "order"),
+    [
+        ([1, 64, 1024], 0, [1, 64, 1024]),
+        ([1, 64, 1024], 1, [64, 1024, 1]),
+        ([1, 64, 1024], 2, [1024, 1, 64]),
+        ([1, 64, 1024], 3, [1, 64, 1024]),
+        ([7], 5, [7]),
+    ],
+)
+def test_rounds_rotate_the_order_of_the_host_counts(
+    counts: list[int], round_index: int, order: list[int]
+) -> None:
+    # Rotated each round, so no count always runs first (on a cold cache)
+    # or last (after the machine drifted the most).
+    assert benchscale.round_order(counts, round_index) == order
+
+
+def test_round_costs_are_ratios_within_each_round() -> None:
+    # Packets per wall second of counts (1, 64) in three rounds; the machine
+    # ran at half speed during round 2. Cost = wall time per packet against
+    # the first count of the same round = pps[0] / pps[i]: 1.25 in every
+    # round, where the 64-host run of round 2 set against the 1-host run of
+    # round 1 would read 2.5.
+    pps = [[20e6, 16e6], [10e6, 8e6], [20e6, 16e6]]
+    assert benchscale.round_costs(pps) == [[1.0, 1.25], [1.0, 1.25], [1.0, 1.25]]

@@ -181,6 +181,11 @@ def test_bench_hosts_json_fields(capsys: pytest.CaptureFixture[str]) -> None:
     # the copies are independent: three hosts inject three times as many.
     assert one["sim_packets"] == 2977
     assert three["sim_packets"] == 3 * 2977
+    # The cost is a ratio to the first count taken round by round, so the
+    # first count's is its own rate over itself in every round.
+    assert one["cost_vs_first"] == 1.0 and one["cost_vs_first_range"] == [1.0, 1.0]
+    low, high = three["cost_vs_first_range"]
+    assert 0 < low <= three["cost_vs_first"] <= high
     for row in rows:
         assert row["repeat"] == 2
         assert row["duration_ms"] == 2

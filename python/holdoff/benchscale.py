@@ -8,11 +8,20 @@ copy's index, so the copies share nothing but the event queue. Each host
 count runs in a child process of its own, so that its peak resident memory
 is its own (a later, smaller run does not inherit an earlier one's peak).
 
+The counts are measured in interleaved rounds: every child stays up, and
+each round runs every count once (in an order rotated each round), so that
+a drift of the machine's speed during the call moves all counts of a round
+alike. The cost of a count is the median over rounds of the round's ratio
+(wall time per packet against the first count of the same round), with its
+range; medians of whole separate runs moved 30 % between two calls
+(BENCHMARKS.md, sixth sitting).
+
 Reported per host count: simulated packets per wall-clock second (best and
-median of the repeats), events per simulated packet, the event queue's peak
-length, and the child's peak resident set size (``VmHWM`` on Linux) next to
-its resident size just before the first run (the interpreter and libraries),
-so that ``peak - base`` is what the simulated hosts cost.
+median of the repeats), the cost against the first count, events per
+simulated packet, the event queue's peak length, and the child's peak
+resident set size (``VmHWM`` on Linux) next to its resident size just before
+the first run (the interpreter and libraries), so that ``peak - base`` is
+what the simulated hosts cost.
 
 Units: times [s], memory [bytes], rates [per wall-clock second].
 """
@@ -25,7 +34,8 @@ import statistics
 import subprocess
 import sys
 import tomllib
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import tomli_w
 
@@ -159,47 +169,154 @@ def _rss_bytes(field: str) -> int:
 
 
 def child_main(argv: list[str]) -> int:
-    """Child process: run the scenario text from stdin ``repeat`` times and
-    print the perf figures of every run and the memory figures as JSON."""
-    repeat = int(argv[0])
-    text = sys.stdin.read()
+    """Child process (``serve``): read the scenario text (one JSON string on
+    the first line of stdin), say it is ready with its resident size, then
+    run it once per ``run`` line, printing that run's perf figures, until
+    ``quit``, which prints the peak resident size. One JSON object a line."""
+    if argv != ["serve"]:
+        sys.stderr.write("usage: python -m holdoff.benchscale serve\n")
+        return 2
+    text = json.loads(sys.stdin.readline())
     from holdoff import _core
 
-    base = _rss_bytes("VmRSS")
-    runs = []
-    for _ in range(repeat):
+    def say(obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    say({"ready": True, "base_rss_bytes": _rss_bytes("VmRSS")})
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "quit":
+            break
         try:
             _report, perf, _aborted = _core.run_toml(text)
         except (_core.ScenarioError, _core.SimulationError) as err:
-            sys.stdout.write(json.dumps({"error": str(err)}) + "\n")
+            say({"error": str(err)})
             return 1
-        runs.append(dict(perf))
-    out = {"runs": runs, "peak_rss_bytes": _rss_bytes("VmHWM"), "base_rss_bytes": base}
-    sys.stdout.write(json.dumps(out) + "\n")
+        say({"perf": dict(perf)})
+    say({"peak_rss_bytes": _rss_bytes("VmHWM")})
     return 0
 
 
-def measure(text: str, hosts: int, repeat: int, duration_ms: int | None) -> dict[str, Any]:
-    """Run the scenario replicated over ``hosts`` hosts ``repeat`` times in
-    a child process; the row of the report for that host count."""
-    scenario = replicate(text, hosts, duration_ms)
-    proc = subprocess.run(
-        [sys.executable, "-m", "holdoff.benchscale", str(repeat)],
-        input=scenario,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    try:
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
+class _Child:
+    """One host count's child process (``child_main``), kept up for every
+    round."""
+
+    def __init__(self, hosts: int, scenario: str) -> None:
+        self.hosts = hosts
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "holdoff.benchscale", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._send(json.dumps(scenario))
+        self.base_rss = int(self._answer("ready")["base_rss_bytes"])
+        self.runs: list[dict[str, Any]] = []
+
+    def _send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self._fail()
+
+    def _answer(self, key: str) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        try:
+            out: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError:
+            self._fail()
+        if "error" in out:
+            self.close()
+            raise BenchError(f"{self.hosts} hosts: {out['error']}")
+        if key not in out:
+            self._fail()
+        return out
+
+    def _fail(self) -> NoReturn:
+        self.proc.kill()
+        _out, err = self.proc.communicate()
         raise BenchError(
-            f"the benchmark child for {hosts} hosts failed (exit {proc.returncode}): "
-            f"{proc.stderr.strip()[-2000:]}"
-        ) from None
-    if "error" in out:
-        raise BenchError(f"{hosts} hosts: {out['error']}")
-    runs: list[dict[str, Any]] = out["runs"]
+            f"the benchmark child for {self.hosts} hosts failed (exit {self.proc.returncode}): "
+            f"{(err or '').strip()[-2000:]}"
+        )
+
+    def run(self) -> dict[str, Any]:
+        """One run; its perf figures (also kept in ``runs``)."""
+        self._send("run")
+        perf: dict[str, Any] = self._answer("perf")["perf"]
+        self.runs.append(perf)
+        return perf
+
+    def finish(self) -> int:
+        """Stop the child; its peak resident size [bytes]."""
+        self._send("quit")
+        peak = int(self._answer("peak_rss_bytes")["peak_rss_bytes"])
+        self.proc.communicate()
+        return peak
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+def round_order(counts: Sequence[int], round_index: int) -> list[int]:
+    """The order in which round ``round_index`` runs the host counts: the
+    list rotated by the round's index, so that no count is always first."""
+    k = round_index % len(counts)
+    return list(counts[k:]) + list(counts[:k])
+
+
+def round_costs(pps: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Per round, each count's wall time per packet relative to the first
+    count's in the same round: ``pps[r][0] / pps[r][i]`` (packets per wall
+    second, so the inverse ratio of the rates)."""
+    return [[row[0] / max(v, 1e-9) for v in row] for row in pps]
+
+
+def measure_counts(
+    text: str,
+    counts: Sequence[int],
+    repeat: int,
+    duration_ms: int | None,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run the scenario replicated over each host count, ``repeat`` rounds
+    of every count (one child per count, kept up; the order rotated each
+    round); one report row per count. ``progress(round, rounds, hosts)`` is
+    called before each run."""
+    children: list[_Child] = []
+    try:
+        for n in counts:
+            children.append(_Child(n, replicate(text, n, duration_ms)))
+        pps: list[list[float]] = []
+        for r in range(repeat):
+            got: dict[int, float] = {}
+            for i in round_order(range(len(counts)), r):
+                if progress is not None:
+                    progress(r, repeat, counts[i])
+                got[i] = float(children[i].run()["packets_per_s"])
+            pps.append([got[i] for i in range(len(counts))])
+        peaks = [c.finish() for c in children]
+    finally:
+        for c in children:
+            c.close()
+    costs = round_costs(pps)
+    return [
+        _row(c.hosts, c.runs, peak, c.base_rss, [row[i] for row in costs])
+        for i, (c, peak) in enumerate(zip(children, peaks, strict=True))
+    ]
+
+
+def _row(
+    hosts: int, runs: list[dict[str, Any]], peak: int, base: int, costs: list[float]
+) -> dict[str, Any]:
+    """The report row of one host count."""
 
     def best_and_median(key: str, best: Any) -> dict[str, float]:
         values = [float(r[key]) for r in runs]
@@ -216,10 +333,18 @@ def measure(text: str, hosts: int, repeat: int, duration_ms: int | None) -> dict
         "packets_per_s": best_and_median("packets_per_s", max),
         "events_per_s": best_and_median("events_per_s", max),
         "wall_time_s": best_and_median("wall_time_s", min),
+        # Wall time per packet against the first count, round by round.
+        "cost_vs_first": float(statistics.median(costs)),
+        "cost_vs_first_range": [float(min(costs)), float(max(costs))],
         "peak_queue_len": max(int(r["peak_queued_events"]) for r in runs),
-        "peak_rss_bytes": int(out["peak_rss_bytes"]),
-        "base_rss_bytes": int(out["base_rss_bytes"]),
+        "peak_rss_bytes": peak,
+        "base_rss_bytes": base,
     }
+
+
+def measure(text: str, hosts: int, repeat: int, duration_ms: int | None) -> dict[str, Any]:
+    """One host count alone (``measure_counts`` of one count)."""
+    return measure_counts(text, [hosts], repeat, duration_ms)[0]
 
 
 def main() -> None:

@@ -237,26 +237,27 @@ def _bench_hosts(
         _fail(str(err), 2)
     except _core.ScenarioError as err:
         _fail(str(err), 2)
-    rows: list[dict[str, Any]] = []
-    for n in counts:
-        try:
-            row = benchscale.measure(text, n, repeat, ms)
-        except benchscale.BenchError as err:
-            _fail(str(err), 1)
-        row.update({"scenario": scenario_name(text) or "", "file": path, "duration_ms": ms})
-        rows.append(row)
-    base = rows[0]["packets_per_s"]["median"]
+    err_console = _stderr()
+
+    def progress(round_index: int, rounds: int, hosts: int) -> None:
+        if not json_output or err_console.is_terminal:
+            err_console.print(f"round {round_index + 1}/{rounds}: {hosts} hosts", highlight=False)
+
+    try:
+        rows = benchscale.measure_counts(text, counts, repeat, ms, progress)
+    except benchscale.BenchError as err:
+        _fail(str(err), 1)
     for row in rows:
-        # Wall time per packet relative to the first host count.
-        row["cost_vs_first"] = base / max(row["packets_per_s"]["median"], 1e-9)
+        row.update({"scenario": scenario_name(text) or "", "file": path, "duration_ms": ms})
     if json_output:
         report: dict[str, Any] = rows[0] if len(rows) == 1 else {"results": rows}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
+    first = f"{rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}"
     caption = (
-        f"{ms} ms simulated per run, {repeat} run{'s' if repeat != 1 else ''} per "
+        f"{ms} ms simulated per run, {repeat} round{'s' if repeat != 1 else ''} of every "
         f"host count (best / median), each count in its own process; cost = wall time per "
-        f"packet relative to {rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}"
+        f"packet relative to {first} in the same round, median of the rounds (range)"
     )
     columns = (
         "hosts",
@@ -274,7 +275,8 @@ def _bench_hosts(
             f"{row['sim_packets']:,}",
             f"{row['packets_per_s']['best'] / 1e6:.2f}",
             f"{row['packets_per_s']['median'] / 1e6:.2f}",
-            f"{row['cost_vs_first']:.2f}x",
+            f"{row['cost_vs_first']:.2f}x ({row['cost_vs_first_range'][0]:.2f}-"
+            f"{row['cost_vs_first_range'][1]:.2f})",
             f"{row['events_per_packet']:.3f}",
             f"{row['peak_queue_len']:,}",
             f"{row['peak_rss_bytes'] / 1e6:.0f}",
