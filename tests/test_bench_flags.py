@@ -66,3 +66,20 @@ def test_round_costs_are_ratios_within_each_round() -> None:
     # round 1 would read 2.5.
     pps = [[20e6, 16e6], [10e6, 8e6], [20e6, 16e6]]
     assert benchscale.round_costs(pps) == [[1.0, 1.25], [1.0, 1.25], [1.0, 1.25]]
+
+
+@pytest.mark.parametrize(
+    ("duration_ms", "hosts", "largest", "expected"),
+    [
+        (50, 1024, 1024, 50),  # the largest count runs the time given
+        (50, 64, 1024, 800),  # 16 times fewer hosts, 16 times longer
+        (50, 1, 1024, 51_200),
+        (2, 2, 3, 3),  # 2 x 3 / 2 = 3
+        (5, 2, 3, 8),  # 7.5, rounded up: never less work than the largest
+        (600_000, 1, 4, benchscale.MAX_DURATION_MS),  # capped at ten minutes
+    ],
+)
+def test_smaller_host_counts_simulate_longer_for_equal_work(
+    duration_ms: int, hosts: int, largest: int, expected: int
+) -> None:
+    assert benchscale.equal_work_ms(duration_ms, hosts, largest) == expected

@@ -8,6 +8,8 @@ copy's index, so the copies share nothing but the event queue. Each host
 count runs in a child process of its own, so that its peak resident memory
 is its own (a later, smaller run does not inherit an earlier one's peak).
 
+Every run does the same work: the simulated time given is the largest
+count's, and a smaller count simulates as much longer as it has fewer hosts.
 The counts are measured in interleaved rounds: every child stays up, and
 each round runs every count once (in an order rotated each round), so that
 a drift of the machine's speed during the call moves all counts of a round
@@ -279,6 +281,15 @@ def round_costs(pps: Sequence[Sequence[float]]) -> list[list[float]]:
     return [[row[0] / max(v, 1e-9) for v in row] for row in pps]
 
 
+def equal_work_ms(duration_ms: int, hosts: int, largest: int) -> int:
+    """Simulated time [ms] of a run over ``hosts`` hosts that does the work
+    of ``duration_ms`` over ``largest`` hosts: ``duration_ms * largest /
+    hosts``, rounded up, at most :data:`MAX_DURATION_MS`. A cost per packet
+    compares runs of equal work: a one-host run of the 1024-host run's 50 ms
+    lasts about 5 ms of wall time, too short to time against a warm-up."""
+    return min(-(-duration_ms * largest // hosts), MAX_DURATION_MS)
+
+
 def measure_counts(
     text: str,
     counts: Sequence[int],
@@ -288,12 +299,19 @@ def measure_counts(
 ) -> list[dict[str, Any]]:
     """Run the scenario replicated over each host count, ``repeat`` rounds
     of every count (one child per count, kept up; the order rotated each
-    round); one report row per count. ``progress(round, rounds, hosts)`` is
-    called before each run."""
+    round); one report row per count (with ``duration_ms``, the simulated
+    time of its runs). With ``duration_ms`` given it is the largest count's
+    simulated time, and every smaller count simulates as much longer as it
+    has fewer hosts (:func:`equal_work_ms`), so that every run does the same
+    work. ``progress(round, rounds, hosts)`` is called before each run."""
+    largest = max(counts)
+    durations = [
+        None if duration_ms is None else equal_work_ms(duration_ms, n, largest) for n in counts
+    ]
     children: list[_Child] = []
     try:
-        for n in counts:
-            children.append(_Child(n, replicate(text, n, duration_ms)))
+        for n, ms in zip(counts, durations, strict=True):
+            children.append(_Child(n, replicate(text, n, ms)))
         pps: list[list[float]] = []
         for r in range(repeat):
             got: dict[int, float] = {}
@@ -307,10 +325,13 @@ def measure_counts(
         for c in children:
             c.close()
     costs = round_costs(pps)
-    return [
+    rows = [
         _row(c.hosts, c.runs, peak, c.base_rss, [row[i] for row in costs])
         for i, (c, peak) in enumerate(zip(children, peaks, strict=True))
     ]
+    for row, ms in zip(rows, durations, strict=True):
+        row["duration_ms"] = ms
+    return rows
 
 
 def _row(

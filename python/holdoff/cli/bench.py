@@ -78,7 +78,9 @@ def bench_command(
     duration_ms: Annotated[
         int | None,
         _duration_ms_option(
-            f"With --hosts: simulated time of each run [ms] (default {BENCH_HOSTS_DURATION_MS})."
+            "With --hosts: simulated time of each run of the largest host count [ms] "
+            f"(default {BENCH_HOSTS_DURATION_MS}); a count with k times fewer hosts "
+            "simulates k times longer, so every run does the same work."
         ),
     ] = None,
 ) -> None:
@@ -248,19 +250,22 @@ def _bench_hosts(
     except benchscale.BenchError as err:
         _fail(str(err), 1)
     for row in rows:
-        row.update({"scenario": scenario_name(text) or "", "file": path, "duration_ms": ms})
+        row.update({"scenario": scenario_name(text) or "", "file": path})
     if json_output:
         report: dict[str, Any] = rows[0] if len(rows) == 1 else {"results": rows}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
     first = f"{rows[0]['hosts']} host{'s' if rows[0]['hosts'] != 1 else ''}"
     caption = (
-        f"{ms} ms simulated per run, {repeat} round{'s' if repeat != 1 else ''} of every "
+        f"{ms} ms simulated per run at {max(counts)} hosts "
+        f"(fewer hosts simulate longer: the same work per run), "
+        f"{repeat} round{'s' if repeat != 1 else ''} of every "
         f"host count (best / median), each count in its own process; cost = wall time per "
         f"packet relative to {first} in the same round, median of the rounds (range)"
     )
     columns = (
         "hosts",
+        "sim ms",
         "sim packets",
         "M pkt/s best",
         "M pkt/s median",
@@ -272,6 +277,7 @@ def _bench_hosts(
     cells = [
         (
             str(row["hosts"]),
+            f"{row['duration_ms']:,}",
             f"{row['sim_packets']:,}",
             f"{row['packets_per_s']['best'] / 1e6:.2f}",
             f"{row['packets_per_s']['median'] / 1e6:.2f}",
