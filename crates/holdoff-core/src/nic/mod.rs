@@ -747,6 +747,7 @@ impl NicPort {
     }
 
     /// Set cause bits (hardware event or ICS write).
+    #[inline]
     pub fn raise(&mut self, now: SimTime, vector: u16, bits: u32, out: &mut NicOut) {
         let v = &mut self.vectors[vector as usize];
         let was = v.pending();
@@ -756,6 +757,7 @@ impl NicPort {
         }
     }
 
+    #[inline(never)]
     fn try_assert(v: &mut Vector, vector: u16, now: SimTime, out: &mut NicOut) {
         if now >= v.next_allowed {
             Self::assert(v, vector, now, out);

@@ -97,8 +97,10 @@ pub(super) struct Train {
     /// The next emission is queued.
     emit_real: bool,
     /// Frames at the head of the link whose arrival is queued (those after
-    /// them are held in `World::train_arrivals`).
+    /// them are held: the oldest here, the rest in `World::train_arrivals`).
     arrive_real: u64,
+    /// The oldest held arrival (`NONE`: none held).
+    arrive: Key,
     /// The port's oldest DMA completion, if held, and its receive queue.
     dma: Key,
     dma_queue: u16,
@@ -174,6 +176,7 @@ impl World {
             emit: NONE,
             emit_real: false,
             arrive_real: self.gen_egress[gen as usize].in_flight(),
+            arrive: NONE,
             dma: NONE,
             dma_queue: 0,
             dma_real: self.ports[port as usize].rx_buffer_frames() > 0,
@@ -231,7 +234,7 @@ impl World {
                     }
                     Next::Arrive => {
                         self.train_log(t, Ev::Arrive { ep: tr.port });
-                        self.train_arrivals.pop_front();
+                        tr.arrive = self.train_arrivals.pop_front().unwrap_or(NONE);
                         self.train_arrive(t, tr);
                     }
                     Next::Dma => {
@@ -273,10 +276,8 @@ impl World {
     #[inline(always)]
     fn train_next(&self, tr: &Train) -> (Key, Next) {
         let (mut k, mut kind) = (tr.emit, Next::Emit);
-        if let Some(&a) = self.train_arrivals.front() {
-            if a < k {
-                (k, kind) = (a, Next::Arrive);
-            }
+        if tr.arrive < k {
+            (k, kind) = (tr.arrive, Next::Arrive);
         }
         if tr.dma < k {
             (k, kind) = (tr.dma, Next::Dma);
@@ -323,7 +324,12 @@ impl World {
     fn train_emit(&mut self, now: SimTime, tr: &mut Train) {
         let (arrive, next) = self.emit_frame(now, tr.gen);
         if let Some(at) = arrive {
-            self.train_arrivals.push_back(key(at, tr.cseq));
+            let k = key(at, tr.cseq);
+            if tr.arrive == NONE {
+                tr.arrive = k;
+            } else {
+                self.train_arrivals.push_back(k);
+            }
             tr.cseq += 1;
         }
         tr.emit = match next {
@@ -441,12 +447,13 @@ impl World {
         held.sort_unstable_by_key(|h| h.0);
         let mut hi = 0;
         let (gen, port, queue) = (tr.gen, tr.port, tr.dma_queue);
-        while let Some(&a) = self.train_arrivals.front() {
+        while tr.arrive != NONE {
+            let a = tr.arrive;
             while hi < held.len() && held[hi].0 < a as u64 {
                 self.train_schedule(key_time(held[hi].1), held[hi].2, gen, port, queue);
                 hi += 1;
             }
-            self.train_arrivals.pop_front();
+            tr.arrive = self.train_arrivals.pop_front().unwrap_or(NONE);
             self.q.schedule(key_time(a), Ev::Arrive { ep: port });
             tr.arrive_real += 1;
         }
