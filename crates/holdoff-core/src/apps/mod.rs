@@ -244,29 +244,43 @@ impl Generator {
     }
 
     /// Emit a frame at `now`; returns it and the next emission time.
+    /// Inlined into the caller; the replay path is not.
+    #[inline(always)]
     pub fn emit(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
-        if let Some(r) = &mut self.replay {
-            let (f, rel) = r.take().expect("emit follows a frame read ahead");
-            // Sent when the line was free, at or after its capture time.
-            r.note_sent(
-                now.as_ns()
-                    .saturating_sub(self.start.as_ns().saturating_add(rel)),
-            );
-            let mut pkt =
-                Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
-            pkt.selected = r.selects(&f);
-            if let (Some(h), Some(t)) = (&self.rss, f.tuple()) {
-                pkt.rss = rss::tag(h.hash(&t));
-            }
-            self.next_seq = self.next_seq.wrapping_add(1);
-            self.sent_packets += 1;
-            self.sent_bytes += pkt.frame_bytes as u64;
-            let next = r
-                .advance()
-                .map(|rel| SimTime(self.start.as_ns().saturating_add(rel)))
-                .filter(|t| *t < self.stop);
-            return (pkt, next);
+        if self.replay.is_some() {
+            return self.emit_replay(now);
         }
+        self.emit_generated(now)
+    }
+
+    /// `emit` of a replay generator: the next frame read ahead.
+    #[inline(never)]
+    fn emit_replay(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
+        let r = self.replay.as_mut().expect("a replay generator");
+        let (f, rel) = r.take().expect("emit follows a frame read ahead");
+        // Sent when the line was free, at or after its capture time.
+        r.note_sent(
+            now.as_ns()
+                .saturating_sub(self.start.as_ns().saturating_add(rel)),
+        );
+        let mut pkt = Packet::datagram(PktKind::Udp, now, f.frame_bytes(), self.next_seq, f.flow);
+        pkt.selected = r.selects(&f);
+        if let (Some(h), Some(t)) = (&self.rss, f.tuple()) {
+            pkt.rss = rss::tag(h.hash(&t));
+        }
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.sent_packets += 1;
+        self.sent_bytes += pkt.frame_bytes as u64;
+        let next = r
+            .advance()
+            .map(|rel| SimTime(self.start.as_ns().saturating_add(rel)))
+            .filter(|t| *t < self.stop);
+        (pkt, next)
+    }
+
+    /// `emit` of a constant, Poisson or on-off generator.
+    #[inline(always)]
+    fn emit_generated(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
         let bytes = self.pick_size();
         // One flow (the common case) needs no division.
         let flow = if self.flows == 1 {

@@ -695,6 +695,8 @@ impl NicPort {
     #[inline]
     pub fn rx_queue_of_flow(&self, flow: u16) -> u16 {
         match &self.rss {
+            // One queue (the common case) needs no division.
+            None if self.rxq.len() == 1 => 0,
             None => (flow as usize % self.rxq.len()) as u16,
             Some(r) => r.queue_of_hash(flow),
         }
