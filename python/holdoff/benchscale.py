@@ -363,11 +363,6 @@ def _row(
     }
 
 
-def measure(text: str, hosts: int, repeat: int, duration_ms: int | None) -> dict[str, Any]:
-    """One host count alone (``measure_counts`` of one count)."""
-    return measure_counts(text, [hosts], repeat, duration_ms)[0]
-
-
 def main() -> None:
     sys.exit(child_main(sys.argv[1:]))
 
