@@ -33,9 +33,10 @@
 //! it (by it, or by a group event at `T`) follow the marker and run in the
 //! next round, after it, as in the single queue. Within a group the order
 //! is the single queue's; across groups it differs, which no result can see
-//! (the groups share no state). Without a global event within `STRETCH`,
-//! a round runs every group up to a horizon (no marker is needed: no
-//! global event lies between).
+//! (the groups share no state). Without a global event within the
+//! stretch (`stretch_for`: 1 to 16 ms, shorter with more groups), a round
+//! runs every group up to a horizon (no marker is needed: no global event
+//! lies between).
 //!
 //! While group `g` runs, its queue is swapped into `World::q`, so every
 //! handler's `schedule` reaches it with no routing per event. A global
@@ -71,11 +72,30 @@ use std::time::{Duration, Instant};
 const TAG_MARKER: u64 = 0xff;
 const MARKER: [u64; 2] = [TAG_MARKER, 0];
 
-/// The longest stretch a round gives each group [ns] when no global event
-/// comes sooner: long enough that a saturated 1 GbE host runs thousands of
-/// events per switch, short enough that the guard and the control callback
-/// are reached about once a wall second at 1024 such hosts.
-pub const STRETCH: Nanos = Nanos(1_000_000);
+/// The simulated time one round gives all groups together [ns]: each
+/// group's stretch is this shared out among the groups, within
+/// [`STRETCH_MIN`, `STRETCH_MAX`]. A round of 1024 saturated 1 GbE hosts
+/// at 1 ms each (4.6 M events) reaches the guard and the control callback
+/// within a wall second; no round does more work than that one.
+pub const ROUND_BUDGET: Nanos = Nanos(1_024_000_000);
+
+/// The shortest stretch a round gives each group [ns] (when no global event
+/// comes sooner): a saturated 1 GbE host runs thousands of events in it.
+pub const STRETCH_MIN: Nanos = Nanos(1_000_000);
+
+/// The longest stretch [ns]. Longer stretches mean fewer switches: a
+/// saturated host sweeps its whole receive ring and socket queue (tens of
+/// KB) about once a millisecond, and every switch away leaves those lines
+/// to be fetched again from outside the core's L2 cache when there are
+/// dozens of hosts (BENCHMARKS.md, eighth sitting).
+pub const STRETCH_MAX: Nanos = Nanos(16_000_000);
+
+/// The stretch a round gives each of `groups` groups [ns]:
+/// `ROUND_BUDGET / groups` within [`STRETCH_MIN`, `STRETCH_MAX`].
+pub fn stretch_for(groups: usize) -> Nanos {
+    let share = ROUND_BUDGET.as_ns() / (groups.max(1) as u64);
+    Nanos(share.clamp(STRETCH_MIN.as_ns(), STRETCH_MAX.as_ns()))
+}
 
 /// The environment variable that turns the group scheduler off (`off` or
 /// `0`); it is on otherwise.
@@ -331,10 +351,11 @@ impl World {
         let mut since_check = 0u64;
         // Every event before `lo` is processed, in every group.
         let mut lo = start;
+        let stretch = stretch_for(gr.queues.len());
         let result = loop {
             let end = self.end;
             let next_global = gr.global.front().map(|e| e.0).filter(|&t| t <= end);
-            let horizon = SimTime(lo.as_ns().saturating_add(STRETCH.as_ns() - 1));
+            let horizon = SimTime(lo.as_ns().saturating_add(stretch.as_ns() - 1));
             let (limit, to_global) = match next_global {
                 Some(t) if t <= horizon => (t, true),
                 _ => (horizon.min(end), false),

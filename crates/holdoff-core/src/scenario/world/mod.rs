@@ -72,7 +72,7 @@ mod trains;
 mod txpath;
 
 pub use changes::AppliedChange;
-pub use groups::{ENV_GROUP_SCHEDULER, STRETCH};
+pub use groups::{stretch_for, ENV_GROUP_SCHEDULER, ROUND_BUDGET, STRETCH_MAX, STRETCH_MIN};
 pub use guard::{Limit, Limits};
 pub use moderation::{ExternalFactory, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use napi::{NapiStats, NetisrStats};
