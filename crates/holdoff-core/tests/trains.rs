@@ -128,6 +128,9 @@ fn run(text: &str, trains: bool) -> (Vec<(holdoff_core::units::SimTime, [u64; 2]
     w.log_events();
     w.run();
     let log = w.take_event_log().expect("logging was on");
+    // Every event handled, queued or held by a train, counts once as
+    // processed: the count is the log's length either way.
+    assert_eq!(w.events_processed(), log.len() as u64, "events processed");
     let json = holdoff_core::scenario::report::to_json(&w).expect("the report");
     (log, json, w.train_events())
 }

@@ -42,6 +42,34 @@ impl NicPort {
     /// The DMA into host memory of the oldest frame in the receive buffer
     /// completed (`queue` is its receive queue).
     pub fn rx_dma_done(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
+        // The next frame's completion is queued first, before anything
+        // this one causes (as it was when queued at the frame's arrival).
+        if let Some(&(_, t, q)) = self.rx_fifo.get(1) {
+            out.push_event(t, NicEvent::RxDmaDone { queue: q });
+        }
+        self.rx_dma_complete(now, queue, out);
+    }
+
+    /// `rx_dma_done` for a caller that holds the next completion itself
+    /// (a frame train): the next frame's completion (time, receive queue)
+    /// is returned instead of queued in `out`; it comes before every
+    /// output in `out`.
+    #[inline(always)]
+    pub fn rx_dma_done_held(
+        &mut self,
+        now: SimTime,
+        queue: u16,
+        out: &mut NicOut,
+    ) -> Option<(SimTime, u16)> {
+        let next = self.rx_fifo.get(1).map(|&(_, t, q)| (t, q));
+        self.rx_dma_complete(now, queue, out);
+        next
+    }
+
+    /// The oldest frame's DMA completion, after its successor's completion
+    /// was queued (`rx_dma_done`) or handed back (`rx_dma_done_held`).
+    #[inline(always)]
+    fn rx_dma_complete(&mut self, now: SimTime, queue: u16, out: &mut NicOut) {
         // The frame is copied from the receive buffer straight into its
         // ring slot (not through a temporary: BENCHMARKS.md, second round).
         let frame_bytes = self
@@ -54,11 +82,6 @@ impl NicPort {
             (self.rx_fifo[0].1, self.rx_queue_of(&self.rx_fifo[0].0)),
             (now, queue)
         );
-        // The next frame's completion is queued first, before anything
-        // this one causes (as it was when queued at the frame's arrival).
-        if let Some(&(_, t, q)) = self.rx_fifo.get(1) {
-            out.push_event(t, NicEvent::RxDmaDone { queue: q });
-        }
         self.rx_fifo_used -= frame_bytes;
         let ring = self.cfg.rx_ring;
         let thr = ring >> self.cfg.rdmts_shift;
