@@ -12,31 +12,46 @@ impl NicPort {
 
     /// A frame's last byte arrived from the wire.
     pub fn frame_arrived(&mut self, now: SimTime, pkt: Packet, out: &mut NicOut) {
+        if let Some((done, queue)) = self.frame_arrived_held(now, pkt, out) {
+            out.push_event(done, NicEvent::RxDmaDone { queue });
+        }
+    }
+
+    /// `frame_arrived` for a caller that holds DMA completions itself (a
+    /// frame train): the frame's DMA completion (time, receive queue), due
+    /// when the receive buffer was empty, is returned instead of queued in
+    /// `out` (it is then the only output).
+    #[inline(always)]
+    pub fn frame_arrived_held(
+        &mut self,
+        now: SimTime,
+        pkt: Packet,
+        out: &mut NicOut,
+    ) -> Option<(SimTime, u16)> {
         if pkt.frame_bytes > self.cfg.max_frame_bytes {
             out.drops.push(DropReason::FrameOverMtu);
-            return;
+            return None;
         }
         if self.rx_fifo_used + pkt.frame_bytes > self.chip.rx_fifo_bytes {
             self.stats.rx_missed += 1;
             out.drops.push(DropReason::RxFifoOverrun);
             if self.cq_moderated() {
                 // No overrun interrupt cause on a CQ chip.
-                return;
+                return None;
             }
             let q = self.rx_queue_of(&pkt);
             let vec = self.vector_of_queue(q);
             self.raise(now, vec, ICR_RXO, out);
-            return;
+            return None;
         }
         self.rx_fifo_used += pkt.frame_bytes;
         let start = now.max(self.rx_engine_free_at);
         self.rx_engine_free_at = start + self.chip.rx_desc_min_ns;
         let queue = self.rx_queue_of(&pkt);
         let done = start + self.chip.rx_dma_ns;
-        if self.rx_fifo.is_empty() {
-            out.push_event(done, NicEvent::RxDmaDone { queue });
-        }
+        let first = self.rx_fifo.is_empty();
         self.rx_fifo.push_back((pkt, done, queue));
+        first.then_some((done, queue))
     }
 
     /// The DMA into host memory of the oldest frame in the receive buffer

@@ -361,7 +361,18 @@ impl World {
     #[inline(always)]
     fn train_arrive(&mut self, now: SimTime, tr: &mut Train) {
         let pkt = self.gen_egress[tr.gen as usize].arrived();
-        self.ports[tr.port as usize].frame_arrived(now, pkt, &mut self.out);
+        let dma = self.ports[tr.port as usize].frame_arrived_held(now, pkt, &mut self.out);
+        if let Some((at, queue)) = dma {
+            // The frame found the receive buffer empty: its completion is
+            // the port's only one, held as `train_flush` would hold it.
+            if tr.dma == NONE && !tr.dma_real {
+                tr.dma = key(at, tr.cseq);
+                tr.dma_queue = queue;
+                tr.cseq += 1;
+            } else {
+                self.out.push_event(at, NicEvent::RxDmaDone { queue });
+            }
+        }
         self.train_flush(now, tr);
     }
 
