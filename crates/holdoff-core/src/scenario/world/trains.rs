@@ -363,15 +363,13 @@ impl World {
         let pkt = self.gen_egress[tr.gen as usize].arrived();
         let dma = self.ports[tr.port as usize].frame_arrived_held(now, pkt, &mut self.out);
         if let Some((at, queue)) = dma {
-            // The frame found the receive buffer empty: its completion is
+            // The frame found the receive buffer empty, so no completion
+            // was pending (each has its frame in the buffer): this one is
             // the port's only one, held as `train_flush` would hold it.
-            if tr.dma == NONE && !tr.dma_real {
-                tr.dma = key(at, tr.cseq);
-                tr.dma_queue = queue;
-                tr.cseq += 1;
-            } else {
-                self.out.push_event(at, NicEvent::RxDmaDone { queue });
-            }
+            debug_assert!(tr.dma == NONE && !tr.dma_real);
+            tr.dma = key(at, tr.cseq);
+            tr.dma_queue = queue;
+            tr.cseq += 1;
         }
         self.train_flush(now, tr);
     }
