@@ -322,18 +322,10 @@ impl Generator {
         (pkt, (next < self.stop).then_some(next))
     }
 
-    #[inline(always)]
     fn pick_size(&mut self) -> u32 {
-        // One size (the common case) draws nothing.
-        if let [(bytes, _)] = self.sizes[..] {
-            return bytes;
+        if self.sizes.len() == 1 {
+            return self.sizes[0].0;
         }
-        self.pick_weighted_size()
-    }
-
-    /// `pick_size` among several weighted sizes.
-    #[inline(never)]
-    fn pick_weighted_size(&mut self) -> u32 {
         let r = self.rng.random_range(0..self.total_weight);
         self.sizes
             .iter()

@@ -748,10 +748,8 @@ impl NicPort {
         self.vectors[vector as usize].ims
     }
 
-    /// Set cause bits (hardware event or ICS write). Inlined: a receive
-    /// completion raises RXT0 on every frame, and the assertion it rarely
-    /// leads to is out of line (`try_assert`).
-    #[inline(always)]
+    /// Set cause bits (hardware event or ICS write).
+    #[inline]
     pub fn raise(&mut self, now: SimTime, vector: u16, bits: u32, out: &mut NicOut) {
         let v = &mut self.vectors[vector as usize];
         let was = v.pending();
