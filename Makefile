@@ -8,6 +8,9 @@ VENV ?= .venv
 PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
 DEV_STAMP := $(VENV)/.holdoff-dev
+# `make install` builds the extension profile-guided (scripts/pgo-install.sh)
+# when an llvm-profdata of the compiler's LLVM version is found; PGO=0: plain.
+PGO ?= 1
 
 .PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate replay-1g clean
 
@@ -19,8 +22,8 @@ $(VENV)/bin/python:
 
 venv: $(VENV)/bin/python ## create the virtual environment .venv
 
-install: venv ## user install: holdoff into .venv (builds the Rust extension; no dev tools, no Ray)
-	$(PIP) install .
+install: venv ## user install: holdoff into .venv (a profile-guided build of the Rust extension, PGO=0 for the plain one; no dev tools, no Ray)
+	scripts/pgo-install.sh $(PYTHON) $(PGO)
 	rm -f $(DEV_STAMP)
 	@echo "installed: run .venv/bin/holdoff, or 'source .venv/bin/activate' first"
 

@@ -5,6 +5,7 @@ from typing import Any, Final
 
 __all__ = [
     "__version__",
+    "build",
     "HoldoffError",
     "ScenarioError",
     "SimulationError",
@@ -84,6 +85,9 @@ def schema_json() -> str:
 
 def version() -> str:
     """The version of the simulation core."""
+
+def build() -> str:
+    """How the extension was built: ``profile-guided`` (``make install``) or ``plain``."""
 
 def replay(
     table_json: str,

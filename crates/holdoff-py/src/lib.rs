@@ -334,6 +334,17 @@ fn version() -> &'static str {
     api::VERSION
 }
 
+/// How this extension was built, as the installer named it when compiling
+/// (`HOLDOFF_BUILD`: `profile-guided` from `scripts/pgo-install.sh`),
+/// `plain` otherwise. Benchmarks quote it with their figures.
+#[pyfunction]
+fn build() -> &'static str {
+    match option_env!("HOLDOFF_BUILD") {
+        Some(kind) if !kind.is_empty() => kind,
+        _ => "plain",
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::VERSION)?;
@@ -347,6 +358,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     Ok(())
 }

@@ -165,6 +165,8 @@ def _bench_report(name: str, path: str, runs: list[dict[str, Any]]) -> dict[str,
     return {
         "scenario": name,
         "file": path,
+        # `profile-guided` (make install) or `plain`: figures differ by ~10 %.
+        "build": _core.build(),
         "repeat": len(runs),
         "sim_packets": runs[0]["sim_packets"] if runs else 0,
         "events_processed": runs[0]["events_processed"] if runs else 0,
@@ -199,7 +201,7 @@ def _bench_table(report: dict[str, Any]) -> Table:
         title=f"bench: {report['scenario']}",
         caption=f"{report['repeat']} run{'s' if report['repeat'] != 1 else ''} of "
         f"{report['sim_packets']:,} simulated packets, "
-        f"{report['events_processed']:,} events",
+        f"{report['events_processed']:,} events; {report['build']} build of the core",
         title_justify="left",
         caption_justify="left",
         header_style="bold",
@@ -250,7 +252,7 @@ def _bench_hosts(
     except benchscale.BenchError as err:
         _fail(str(err), 1)
     for row in rows:
-        row.update({"scenario": scenario_name(text) or "", "file": path})
+        row.update({"scenario": scenario_name(text) or "", "file": path, "build": _core.build()})
     if json_output:
         report: dict[str, Any] = rows[0] if len(rows) == 1 else {"results": rows}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
@@ -261,7 +263,8 @@ def _bench_hosts(
         f"(fewer hosts simulate longer: the same work per run), "
         f"{repeat} round{'s' if repeat != 1 else ''} of every "
         f"host count (best / median), each count in its own process; cost = wall time per "
-        f"packet relative to {first} in the same round, median of the rounds (range)"
+        f"packet relative to {first} in the same round, median of the rounds (range); "
+        f"{_core.build()} build of the core"
     )
     columns = (
         "hosts",
