@@ -12,7 +12,7 @@ DEV_STAMP := $(VENV)/.holdoff-dev
 # when an llvm-profdata of the compiler's LLVM version is found; PGO=0: plain.
 PGO ?= 1
 
-.PHONY: help venv install dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate replay-1g clean
+.PHONY: help venv install pgo-check dev develop test test-rust test-python lint fmt typecheck bench bench-sweep bench-core fuzz calibrate replay-1g clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 dev: $(DEV_STAMP) ## developer install: editable, with the dev tools and Ray, into .venv
+
+pgo-check: venv ## say whether `make install` would build profile-guided, and with which llvm-profdata (installs nothing)
+	scripts/pgo-install.sh $(PYTHON) check
 
 develop: ## rebuild the Rust extension after changing Rust code
 	$(PIP) install --no-deps -e .
