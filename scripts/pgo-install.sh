@@ -64,6 +64,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'echo "pgo-install: interrupted; the environment may hold the instrumented build: run make install again" >&2; exit 130' INT TERM
 flags=${RUSTFLAGS:-}
 
 echo "pgo-install: 1/4 instrumented build" >&2
